@@ -1,0 +1,26 @@
+//! Memory fences. A fence orders this thread's earlier memory accesses before its later ones as
+//! seen by the named scope; it waits for nothing else (no barrier).
+
+use core::arch::asm;
+
+/// `__threadfence_block()`: `membar.cta` (on sm_70+ the same as `fence.sc.cta`).
+#[inline(always)]
+pub fn fence_block() {
+    // SAFETY: a fence has no preconditions.
+    unsafe { asm!("membar.cta;", options(nostack)) }
+}
+
+/// `__threadfence()`: `membar.gl` (on sm_70+ the same as `fence.sc.gpu`). Needed between writing a result and
+/// publishing it through an atomic that another block will read.
+#[inline(always)]
+pub fn fence_device() {
+    // SAFETY: a fence has no preconditions.
+    unsafe { asm!("membar.gl;", options(nostack)) }
+}
+
+/// `__threadfence_system()`: `membar.sys`, also ordering against the host and peer devices.
+#[inline(always)]
+pub fn fence_system() {
+    // SAFETY: a fence has no preconditions.
+    unsafe { asm!("membar.sys;", options(nostack)) }
+}

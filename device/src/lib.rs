@@ -1,0 +1,55 @@
+//! warpkit's device crate: every GPU kernel and every formula a kernel uses.
+//!
+//! The crate compiles twice. `build.rs` compiles it for `nvptx64-nvidia-cuda` into the PTX module
+//! that the host embeds; the host crate links it as an ordinary library, so the CPU backend and the
+//! tests call the very functions the kernels call. One copy of every formula.
+//!
+//! | module | what it holds | on the host |
+//! | --- | --- | --- |
+//! | [`gpu`] (nvptx only) | indices, barriers, fences, warp vote and shuffles, scoped atomics, static shared memory | absent |
+//! | [`math`] | sqrt, rsqrt, fma, exp2 as single PTX instructions | the same functions through `std` |
+//! | [`rng`] | a counter-based generator for reproducible inputs on either side | yes |
+//! | [`selftest`] | the warp-reduction self test and one probe kernel per intrinsic | formulas and launch shapes |
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
+)]
+
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+#[cfg(target_arch = "nvptx64")]
+pub mod gpu;
+pub mod math;
+pub mod rng;
+pub mod selftest;
+
+/// Marks `#[repr(C)]` `Pod` types shared with kernels as valid cudarc buffer elements on the host
+/// (`DeviceRepr`, `ValidAsZeroBits`); expands to nothing on the device.
+#[macro_export]
+macro_rules! shared_type {
+    ($($t:ty),* $(,)?) => {
+        $(
+            #[cfg(not(target_arch = "nvptx64"))]
+            // SAFETY: $t is #[repr(C)] and Pod: any bit pattern, including zero, is valid, and it
+            // has the same layout on the host and on the device.
+            unsafe impl cudarc::driver::DeviceRepr for $t {}
+            #[cfg(not(target_arch = "nvptx64"))]
+            // SAFETY: as above.
+            unsafe impl cudarc::driver::ValidAsZeroBits for $t {}
+        )*
+    };
+}
+
+/// Threads per warp on every NVIDIA GPU warpkit targets; kernels and host agree through this.
+pub const WARP_SIZE: u32 = 32;
+
+/// A device-side panic (bounds check, `unwrap`, explicit `panic!`) executes `trap`: the kernel
+/// aborts and the host's next synchronisation reports a launch error naming it.
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` has no preconditions; it ends the grid with an error.
+    unsafe { core::arch::nvptx::trap() }
+}

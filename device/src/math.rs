@@ -1,0 +1,127 @@
+//! Fast math that is one PTX instruction on the device and `std` on the host.
+//!
+//! rustc's NVPTX backend has no libm: `f32::sqrt` and friends lower to calls it cannot select.
+//! Device formulas call these instead. On the host they are the correctly rounded `std` functions,
+//! so CPU and GPU agree exactly for [`sqrt`] and [`fma`] and within the bounds documented on
+//! [`rsqrt`] and [`exp2`] (asserted by the GPU tests).
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+macro_rules! unary {
+    ($(#[$doc:meta])* $name:ident, $ty:ty, $reg:ident, $ptx:literal, |$x:ident| $host:expr) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name($x: $ty) -> $ty {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let r: $ty;
+                // SAFETY: a pure arithmetic instruction.
+                unsafe {
+                    asm!(concat!($ptx, " {r}, {x};"), x = in($reg) $x, r = out($reg) r,
+                        options(pure, nomem, nostack))
+                };
+                r
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                $host
+            }
+        }
+    };
+}
+
+unary!(/// Correctly rounded square root: `sqrt.rn.f32`.
+    sqrt, f32, reg32, "sqrt.rn.f32", |x| x.sqrt());
+unary!(/// Correctly rounded square root: `sqrt.rn.f64`.
+    sqrt_f64, f64, reg64, "sqrt.rn.f64", |x| x.sqrt());
+unary!(
+    /// Reciprocal square root, `rsqrt.approx.ftz.f32`: relative error below 2^-22 (about 2.4e-7)
+    /// for normal inputs; subnormals flush to zero, so `rsqrt(0) = +inf`. The host computes
+    /// `1 / sqrt(x)` correctly rounded.
+    rsqrt, f32, reg32, "rsqrt.approx.ftz.f32", |x| 1.0 / x.sqrt()
+);
+unary!(
+    /// `2^x`, `ex2.approx.ftz.f32`: relative error below 2^-22 (about 2.4e-7) for |x| < 126 in
+    /// practice (PTX documents a 2-ulp bound over the full range). Host: `f32::exp2`.
+    exp2, f32, reg32, "ex2.approx.ftz.f32", |x| x.exp2()
+);
+
+/// `a * b + c` with one rounding: `fma.rn.f32`.
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        // SAFETY: a pure arithmetic instruction.
+        unsafe {
+            asm!("fma.rn.f32 {r}, {a}, {b}, {c};", a = in(reg32) a, b = in(reg32) b,
+                c = in(reg32) c, r = out(reg32) r, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a.mul_add(b, c)
+    }
+}
+
+/// `a * b + c` with one rounding: `fma.rn.f64`.
+#[inline(always)]
+pub fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f64;
+        // SAFETY: a pure arithmetic instruction.
+        unsafe {
+            asm!("fma.rn.f64 {r}, {a}, {b}, {c};", a = in(reg64) a, b = in(reg64) b,
+                c = in(reg64) c, r = out(reg64) r, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a.mul_add(b, c)
+    }
+}
+
+/// Natural exponential through [`exp2`]: `exp(x) = 2^(x log2 e)`. The product's rounding adds a
+/// relative error of about |x|·6e-8 to exp2's own.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    exp2(x * core::f32::consts::LOG2_E)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_cases() {
+        assert_eq!(sqrt(16.0), 4.0);
+        assert_eq!(sqrt_f64(2.25), 1.5);
+        assert_eq!(rsqrt(4.0), 0.5);
+        assert_eq!(exp2(10.0), 1024.0);
+        assert_eq!(fma(2.0, 3.0, 1.0), 7.0);
+        assert_eq!(fma_f64(-2.0, 3.0, 1.0), -5.0);
+    }
+
+    #[test]
+    fn fma_rounds_once() {
+        // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: a separate multiply rounds the 2^-24 away (ties to
+        // even), the fused form keeps it when 1 + 2^-11 is subtracted.
+        let a = 1.0 + f32::EPSILON * 2048.0;
+        let c = -(1.0 + f32::EPSILON * 4096.0);
+        assert_eq!(fma(a, a, c), 2f32.powi(-24));
+        assert_eq!(a * a + c, 0.0);
+    }
+
+    #[test]
+    fn exp_matches_std() {
+        for i in -40..=40 {
+            let x = i as f32 * 0.37;
+            let rel = (exp(x) as f64 / (x as f64).exp() - 1.0).abs();
+            assert!(rel < 4e-6, "exp({x}) rel err {rel}");
+        }
+    }
+}

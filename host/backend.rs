@@ -1,0 +1,56 @@
+//! Choosing where work runs: the GPU when one is usable, else the CPU backend (rayon) with one
+//! clear line saying why.
+
+use crate::runtime::{Gpu, GpuError};
+use std::sync::Arc;
+
+/// `--backend`: what the user asked for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendChoice {
+    /// The GPU when one is usable, else the CPU with a notice.
+    #[default]
+    Auto,
+    /// The GPU, or an error.
+    Gpu,
+    /// The CPU backend, without probing for a GPU.
+    Cpu,
+}
+
+/// Where work runs.
+#[derive(Clone)]
+pub enum Backend {
+    Gpu(Arc<Gpu>),
+    Cpu,
+}
+
+impl Backend {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Gpu(_) => "gpu",
+            Backend::Cpu => "cpu",
+        }
+    }
+
+    pub fn gpu(&self) -> Option<&Arc<Gpu>> {
+        match self {
+            Backend::Gpu(g) => Some(g),
+            Backend::Cpu => None,
+        }
+    }
+}
+
+/// The backend for `choice`, with a notice when `Auto` fell back to the CPU. Only an explicit
+/// `Gpu` request turns a missing GPU into an error.
+pub fn select(choice: BackendChoice) -> Result<(Backend, Option<String>), GpuError> {
+    match choice {
+        BackendChoice::Cpu => Ok((Backend::Cpu, None)),
+        BackendChoice::Gpu => Ok((Backend::Gpu(Arc::new(Gpu::new(0)?)), None)),
+        BackendChoice::Auto => match Gpu::new(0) {
+            Ok(gpu) => Ok((Backend::Gpu(Arc::new(gpu)), None)),
+            Err(e) => Ok((
+                Backend::Cpu,
+                Some(format!("no usable CUDA GPU ({e}); using the CPU backend")),
+            )),
+        },
+    }
+}

@@ -1,0 +1,174 @@
+//! The `warpkit` command line.
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use warpkit::backend::{self, Backend, BackendChoice};
+use warpkit::runtime::probe;
+
+#[derive(Parser)]
+#[command(
+    name = "warpkit",
+    version,
+    about = "GPU kernels in Rust: Barnes–Hut, FEM assembly, stochastic summation"
+)]
+struct Cli {
+    /// Where to run: the GPU if usable (auto), the GPU or fail (gpu), or the CPU backend (cpu).
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, global = true)]
+    backend: BackendChoice,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the device (name, SMs, memory, driver, PTX arch), or why the CPU backend is used.
+    Info {
+        /// Also list every kernel with its registers and memory (GPU), or its name (CPU).
+        #[arg(long)]
+        kernels: bool,
+    },
+    /// Run the warp-reduction self test on the GPU and the CPU and compare.
+    Selftest {
+        /// Number of elements.
+        #[arg(long, default_value_t = 1 << 20)]
+        n: usize,
+        /// Seed of the input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Write the embedded PTX module (for ptxas, cuobjdump or reading).
+    Ptx {
+        /// Output file; standard output when absent.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Info { kernels } => info(cli.backend, kernels),
+        Command::Selftest { n, seed } => selftest(cli.backend, n, seed),
+        Command::Ptx { out } => match out {
+            Some(path) => std::fs::write(&path, warpkit::PTX)
+                .with_context(|| format!("writing {}", path.display())),
+            None => {
+                print!("{}", warpkit::PTX);
+                Ok(())
+            }
+        },
+    }
+}
+
+fn select(choice: BackendChoice) -> Result<Backend> {
+    let (backend, notice) = backend::select(choice)?;
+    if let Some(n) = notice {
+        eprintln!("note: {n}");
+    }
+    Ok(backend)
+}
+
+fn info(choice: BackendChoice, kernels: bool) -> Result<()> {
+    println!(
+        "warpkit {} (PTX for {}, {} kernels)",
+        env!("CARGO_PKG_VERSION"),
+        warpkit::PTX_ARCH,
+        warpkit::kernel_names().len()
+    );
+    let backend = select(choice)?;
+    match &backend {
+        Backend::Gpu(gpu) => {
+            let i = gpu.info();
+            println!("backend: gpu");
+            println!("device {}: {}", i.ordinal, i.name);
+            println!(
+                "  compute capability {}.{}, {} SMs at {} MHz",
+                i.compute_capability.0, i.compute_capability.1, i.multiprocessors, i.clock_mhz
+            );
+            println!(
+                "  memory {:.1} GiB, L2 {:.1} MiB",
+                i.total_memory as f64 / (1u64 << 30) as f64,
+                i.l2_bytes as f64 / (1u64 << 20) as f64
+            );
+            println!(
+                "  driver {} (CUDA {})",
+                i.driver_version,
+                probe::version_string(i.driver_version)
+            );
+            if kernels {
+                println!(
+                    "| kernel | registers | local bytes | static shared bytes | max threads/block |"
+                );
+                println!("| --- | --- | --- | --- | --- |");
+                for name in warpkit::kernel_names() {
+                    let a = gpu.kernel(name)?.attributes()?;
+                    println!(
+                        "| {name} | {} | {} | {} | {} |",
+                        a.registers, a.local_bytes, a.static_shared_bytes, a.max_threads_per_block
+                    );
+                }
+            }
+        }
+        Backend::Cpu => {
+            println!("backend: cpu ({} threads)", rayon::current_num_threads());
+            if kernels {
+                for name in warpkit::kernel_names() {
+                    println!("  {name}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn selftest(choice: BackendChoice, n: usize, seed: u64) -> Result<()> {
+    if n == 0 || n > u32::MAX as usize {
+        bail!("--n must be in 1..=4294967295 (got {n})");
+    }
+    let backend = select(choice)?;
+    let x = warpkit::selftest::input(n, seed);
+    let cpu = warpkit::selftest::cpu(&x);
+    let Some(gpu) = backend.gpu() else {
+        println!(
+            "selftest on the CPU only (n = {n}): sum {:.6}, max {}, passing {}, all-passing warps {}",
+            cpu.sum, cpu.max, cpu.passing, cpu.all_passing_warps
+        );
+        return Ok(());
+    };
+    let g = warpkit::selftest::gpu(gpu, &x)?;
+    println!(
+        "selftest on {} (n = {n}, warp kernel {:.3} ms)",
+        gpu.info().name,
+        g.warp_kernel_ms
+    );
+    println!("| quantity | GPU (f32) | CPU (f64) | abs. difference | |");
+    println!("| --- | --- | --- | --- | --- |");
+    let rows = warpkit::selftest::compare(&g, &cpu);
+    for r in &rows {
+        println!(
+            "| {} | {} | {} | {:.3e} | {} |",
+            r.quantity,
+            r.gpu,
+            r.cpu,
+            r.diff,
+            if r.ok { "ok" } else { "MISMATCH" }
+        );
+    }
+    let max_rel = rows
+        .iter()
+        .map(|r| r.diff / r.cpu.abs().max(1.0))
+        .fold(0.0, f64::max);
+    println!("max relative difference: {max_rel:.3e}");
+    if rows.iter().any(|r| !r.ok) {
+        bail!("selftest failed: GPU and CPU disagree");
+    }
+    Ok(())
+}

@@ -1,0 +1,343 @@
+//! The GPU runtime: one device, one stream, the embedded PTX module, typed launches that name their
+//! kernel on failure, and CUDA-event timing.
+//!
+//! ```no_run
+//! use warpkit::runtime::{Gpu, LaunchConfig};
+//! let gpu = Gpu::new(0)?;                                   // probe, context, stream, module
+//! let k = gpu.kernel("probe_math")?;
+//! let x = gpu.upload(&[1.0f32, 2.0])?;
+//! let mut out = gpu.alloc_poisoned::<f32>(8)?;               // NaN until the kernel writes
+//! let n = 2u32;
+//! // SAFETY: probe_math reads x[0..n] and writes out[0..4n].
+//! unsafe { gpu.launch(&k).arg(&x).arg(&mut out).arg(&n).run(LaunchConfig::for_num_elems(n))? };
+//! let host = gpu.download(&out)?;                           // synchronises, names a failed kernel
+//! # Ok::<(), warpkit::runtime::GpuError>(())
+//! ```
+//!
+//! On thread safety: a [`Gpu`] is `Send + Sync`; launches from several threads go to its one stream
+//! in call order.
+
+mod error;
+pub mod probe;
+
+pub use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, ValidAsZeroBits};
+pub use error::GpuError;
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaStream, DevicePtrMut, LaunchArgs, PushKernelArg,
+};
+use error::op;
+use std::sync::{Arc, Mutex};
+
+/// The oldest driver warpkit runs on: the cudarc bindings are built for the CUDA 12.0 API.
+const MIN_DRIVER: i32 = 12000;
+
+/// What `warpkit info` prints about a device.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    /// (major, minor), e.g. (9, 0) for Hopper.
+    pub compute_capability: (u32, u32),
+    pub multiprocessors: u32,
+    pub total_memory: usize,
+    pub l2_bytes: u32,
+    pub clock_mhz: u32,
+    /// `cuDriverGetVersion`, e.g. 13000.
+    pub driver_version: i32,
+    /// The embedded module's target.
+    pub ptx_arch: &'static str,
+}
+
+/// A loaded kernel and its name, for launches and for error messages.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    name: &'static str,
+    func: CudaFunction,
+}
+
+/// Registers and memory that ptxas/JIT assigned to a kernel (`cuFuncGetAttribute`).
+#[derive(Clone, Copy, Debug)]
+pub struct KernelAttributes {
+    pub registers: i32,
+    pub local_bytes: i32,
+    pub static_shared_bytes: i32,
+    pub max_threads_per_block: i32,
+}
+
+impl Kernel {
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    pub fn attributes(&self) -> Result<KernelAttributes, GpuError> {
+        let f = &self.func;
+        let get = |r: Result<i32, _>| r.map_err(op("reading kernel attributes"));
+        Ok(KernelAttributes {
+            registers: get(f.num_regs())?,
+            local_bytes: get(f.local_size_bytes())?,
+            static_shared_bytes: get(f.shared_size_bytes())?,
+            max_threads_per_block: get(f.max_threads_per_block())?,
+        })
+    }
+}
+
+/// One CUDA device with warpkit's module loaded.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    info: DeviceInfo,
+    /// Kernels launched since the last successful synchronisation, for naming a failure.
+    pending: Mutex<Vec<&'static str>>,
+    /// `WARPKIT_SYNC_LAUNCHES=1`: synchronise after every launch (exact blame, slower).
+    sync_each: bool,
+}
+
+impl Gpu {
+    /// Probes the driver, checks versions and architecture, creates the context and loads the
+    /// embedded PTX. Never panics: a machine without CUDA gets [`GpuError::NoDriver`].
+    pub fn new(ordinal: usize) -> Result<Self, GpuError> {
+        let driver = probe::driver()?;
+        if ordinal >= driver.device_count {
+            return Err(GpuError::NoDevice {
+                ordinal,
+                count: driver.device_count,
+            });
+        }
+        let (isa_major, isa_minor) = probe::ptx_isa(crate::PTX).unwrap_or((7, 8));
+        let needed = probe::cuda_for_ptx_isa(isa_major, isa_minor).max(MIN_DRIVER);
+        if driver.version < needed {
+            return Err(GpuError::DriverTooOld {
+                found: probe::version_string(driver.version),
+                needed: probe::version_string(needed),
+                ptx_isa: format!("{isa_major}.{isa_minor}"),
+            });
+        }
+        probe::guarded(|| Self::open(ordinal, driver.version))
+    }
+
+    fn open(ordinal: usize, driver_version: i32) -> Result<Self, GpuError> {
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let ctx = CudaContext::new(ordinal).map_err(GpuError::Init)?;
+        let attr = |a| {
+            ctx.attribute(a)
+                .map(|v| v.max(0) as u32)
+                .map_err(op("reading device attributes"))
+        };
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(op("reading compute capability"))?;
+        let info = DeviceInfo {
+            ordinal,
+            name: ctx.name().map_err(op("reading the device name"))?,
+            compute_capability: (major as u32, minor as u32),
+            multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            total_memory: ctx.total_mem().map_err(op("reading device memory"))?,
+            l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            clock_mhz: attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000,
+            driver_version,
+            ptx_arch: crate::PTX_ARCH,
+        };
+        let cc = info.compute_capability.0 * 10 + info.compute_capability.1;
+        if probe::arch_number(crate::PTX_ARCH).is_some_and(|a| a > cc) {
+            return Err(GpuError::ArchTooNew {
+                ptx_arch: crate::PTX_ARCH.into(),
+                device: info.name.clone(),
+                cc,
+            });
+        }
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX))
+            .map_err(|source| GpuError::LoadModule {
+                arch: crate::PTX_ARCH,
+                source,
+            })?;
+        let stream = ctx.default_stream();
+        let sync_each = std::env::var("WARPKIT_SYNC_LAUNCHES").is_ok_and(|v| v == "1");
+        Ok(Gpu {
+            ctx,
+            stream,
+            module,
+            info,
+            pending: Mutex::new(Vec::new()),
+            sync_each,
+        })
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Looks a kernel up by its PTX entry name.
+    pub fn kernel(&self, name: &'static str) -> Result<Kernel, GpuError> {
+        let func = self
+            .module
+            .load_function(name)
+            .map_err(|source| GpuError::MissingKernel {
+                kernel: name.into(),
+                source,
+            })?;
+        Ok(Kernel { name, func })
+    }
+
+    /// Starts a launch of `kernel` on this GPU's stream; add arguments in the kernel's parameter
+    /// order, then [`Launch::run`].
+    pub fn launch<'a>(&'a self, kernel: &'a Kernel) -> Launch<'a> {
+        Launch {
+            gpu: self,
+            kernel,
+            args: self.stream.launch_builder(&kernel.func),
+        }
+    }
+
+    /// Waits for all queued work. A kernel that failed is reported with the names of the kernels
+    /// launched since the last good synchronisation.
+    pub fn sync(&self) -> Result<(), GpuError> {
+        let r = self.stream.synchronize();
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let kernels = pending.join("`, `");
+        pending.clear();
+        r.map_err(|source| {
+            if kernels.is_empty() {
+                GpuError::Driver {
+                    op: "synchronising the stream",
+                    source,
+                }
+            } else {
+                GpuError::Kernel { kernels, source }
+            }
+        })
+    }
+
+    /// Copies host data to a new device buffer.
+    pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>, GpuError> {
+        self.stream
+            .clone_htod(data)
+            .map_err(op("copying to the device"))
+    }
+
+    /// A zeroed device buffer.
+    pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        len: usize,
+    ) -> Result<CudaSlice<T>, GpuError> {
+        self.stream
+            .alloc_zeros(len)
+            .map_err(op("allocating device memory"))
+    }
+
+    /// A device buffer with every byte 0xFF (NaN for floats, `u32::MAX` / -1 for integers), so an
+    /// element a kernel forgot to write stands out.
+    pub fn alloc_poisoned<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>, GpuError> {
+        // SAFETY: every byte is set below before the buffer is handed out.
+        let mut buf =
+            unsafe { self.stream.alloc::<T>(len) }.map_err(op("allocating device memory"))?;
+        let num_bytes = buf.num_bytes();
+        let (ptr, _record) = buf.device_ptr_mut(&self.stream);
+        // SAFETY: sets exactly the buffer's bytes, on the stream that owns it.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(ptr, 0xff, num_bytes, self.stream.cu_stream())
+        }
+        .map_err(op("poisoning device memory"))?;
+        drop(_record);
+        Ok(buf)
+    }
+
+    /// Synchronises (reporting any failed kernel by name), then copies a device buffer back.
+    pub fn download<T: DeviceRepr + Default + Clone>(
+        &self,
+        buf: &CudaSlice<T>,
+    ) -> Result<Vec<T>, GpuError> {
+        self.sync()?;
+        self.stream
+            .clone_dtoh(buf)
+            .map_err(op("copying from the device"))
+    }
+
+    /// Runs `f` (which queues work on this GPU's stream) between two CUDA events and returns its
+    /// result with the elapsed GPU time in milliseconds. Synchronises at the end.
+    pub fn time<T>(&self, f: impl FnOnce() -> Result<T, GpuError>) -> Result<(T, f64), GpuError> {
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .stream
+            .record_event(timing)
+            .map_err(op("recording an event"))?;
+        let out = f()?;
+        let end = self
+            .stream
+            .record_event(timing)
+            .map_err(op("recording an event"))?;
+        self.sync()?;
+        let ms = start.elapsed_ms(&end).map_err(op("reading event times"))?;
+        Ok((out, ms as f64))
+    }
+}
+
+/// A launch being assembled: [`Gpu::launch`], then `.arg(..)` per kernel parameter, then
+/// [`Launch::run`].
+pub struct Launch<'a> {
+    gpu: &'a Gpu,
+    kernel: &'a Kernel,
+    args: LaunchArgs<'a>,
+}
+
+impl<'a> Launch<'a> {
+    /// Appends the next kernel argument: `&CudaSlice<T>` (read), `&mut CudaSlice<T>` (written) or
+    /// `&T` for a plain value.
+    pub fn arg<T>(&mut self, value: T) -> &mut Self
+    where
+        LaunchArgs<'a>: PushKernelArg<T>,
+    {
+        self.args.arg(value);
+        self
+    }
+
+    /// Queues the kernel. Launch refusals are returned at once; failures while running surface at
+    /// the next [`Gpu::sync`] (or here, with `WARPKIT_SYNC_LAUNCHES=1`), naming this kernel.
+    ///
+    /// # Safety
+    /// The arguments must match the kernel's parameters in number, order and type, and every
+    /// buffer must be large enough for what the kernel reads and writes under `cfg`; the kernel's
+    /// doc states its contract. The device cannot check either.
+    pub unsafe fn run(&mut self, cfg: LaunchConfig) -> Result<(), GpuError> {
+        let name = self.kernel.name;
+        if cfg.grid_dim.0 == 0 || cfg.block_dim.0 == 0 {
+            return Err(GpuError::InvalidLaunch {
+                kernel: name,
+                reason: "empty grid or block".into(),
+            });
+        }
+        // SAFETY: forwarded to the caller.
+        unsafe { self.args.launch(cfg) }.map_err(|source| GpuError::Launch {
+            kernel: name,
+            source,
+        })?;
+        self.gpu
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(name);
+        if self.gpu.sync_each {
+            self.gpu.sync()?;
+        }
+        Ok(())
+    }
+}
+
+/// `ceil(n / block)` blocks of `block` threads.
+pub fn grid_for(n: u32, block: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(block).max(1), 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
