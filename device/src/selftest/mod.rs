@@ -118,3 +118,41 @@ pub const ATOMIC_INIT: [u32; slot::COUNT] = [
 
 /// What `probe_trap` indexes with; any value ≥ 4 makes the kernel panic (bounds check → trap).
 pub const TRAP_TABLE: [u32; 4] = [3, 1, 4, 1];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_is_hypot_with_one() {
+        assert_eq!(value(0.0), 1.0);
+        assert!((value(1.0) - core::f32::consts::SQRT_2).abs() <= f32::EPSILON);
+        assert!((value(-0.75) - 1.25).abs() <= f32::EPSILON);
+    }
+
+    #[test]
+    fn vote_predicate_is_balanced() {
+        // Both vote outcomes must occur often, or vote.all is never exercised.
+        let n = 1 << 14;
+        let pass = (0..n).filter(|&i| passes(input(5, i))).count() as f64 / n as f64;
+        assert!((pass - 0.95).abs() < 0.01, "pass rate {pass}");
+        assert!(!passes(-0.95) && passes(-0.85));
+    }
+
+    #[test]
+    fn atomic_keys_cover_both_signs_out_of_order() {
+        let keys: std::vec::Vec<i32> = (0..1000).map(atomic_key).collect();
+        assert!(keys.iter().any(|&k| k < 0) && keys.iter().any(|&k| k > 0));
+        assert!(keys.windows(2).any(|w| w[0] > w[1]) && keys.windows(2).any(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn math_inputs_include_zero_and_both_signs() {
+        let xs: std::vec::Vec<f32> = (0..500).map(|i| math_input(3, i)).collect();
+        assert!(xs.contains(&0.0));
+        assert!(xs.iter().all(|x| (-8.0..8.0).contains(x)));
+        assert!(xs.iter().any(|&x| x < -4.0) && xs.iter().any(|&x| x > 4.0));
+        assert_eq!(math_probe(-4.0)[0], 2.0);
+        assert_eq!(math_probe(2.0)[2], 2.25);
+    }
+}
