@@ -4,6 +4,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use warpkit::backend::{self, Backend, BackendChoice};
+use warpkit::bh::scene::{self, Scene};
+use warpkit::bh::{Mode, Params};
 use warpkit::runtime::probe;
 
 #[derive(Parser)]
@@ -37,6 +39,32 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Barnes–Hut self-gravity: per-stage timings (GPU) and the error against direct summation.
+    Gravity {
+        /// Number of bodies.
+        #[arg(long, default_value_t = 1 << 20)]
+        n: usize,
+        /// Opening angle θ.
+        #[arg(long, default_value_t = 0.5)]
+        theta: f32,
+        /// Plummer softening ε.
+        #[arg(long, default_value_t = 0.05)]
+        eps: f32,
+        /// Gravitational constant.
+        #[arg(long = "G", default_value_t = 1.0)]
+        g: f32,
+        #[arg(long, value_enum, default_value_t = Scene::Lattice)]
+        scene: Scene,
+        /// Traversal order: random (shuffled, unsorted), regular (generation order), sorted.
+        #[arg(long, value_enum, default_value_t = Mode::Sorted)]
+        mode: Mode,
+        /// Bodies sampled for the error against float64 direct summation (0: skip).
+        #[arg(long, default_value_t = 1000)]
+        check: usize,
+        /// Seed of the scene and of the shuffle.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Write the embedded PTX module (for ptxas, cuobjdump or reading).
     Ptx {
         /// Output file; standard output when absent.
@@ -57,6 +85,24 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Info { kernels } => info(cli.backend, kernels),
         Command::Selftest { n, seed } => selftest(cli.backend, n, seed),
+        Command::Gravity {
+            n,
+            theta,
+            eps,
+            g,
+            scene,
+            mode,
+            check,
+            seed,
+        } => gravity(
+            cli.backend,
+            n,
+            Params { theta, eps, g },
+            scene,
+            mode,
+            check,
+            seed,
+        ),
         Command::Ptx { out } => match out {
             Some(path) => std::fs::write(&path, warpkit::PTX)
                 .with_context(|| format!("writing {}", path.display())),
@@ -169,6 +215,92 @@ fn selftest(choice: BackendChoice, n: usize, seed: u64) -> Result<()> {
     println!("max relative difference: {max_rel:.3e}");
     if rows.iter().any(|r| !r.ok) {
         bail!("selftest failed: GPU and CPU disagree");
+    }
+    Ok(())
+}
+
+fn gravity(
+    choice: BackendChoice,
+    n: usize,
+    p: Params,
+    scene_kind: Scene,
+    mode: Mode,
+    check: usize,
+    seed: u64,
+) -> Result<()> {
+    let backend = select(choice)?;
+    let mut bodies = scene::generate(scene_kind, n, seed);
+    if mode != Mode::Regular {
+        scene::shuffle(&mut bodies, seed);
+    }
+    warpkit::bh::validate(&bodies, &p)?;
+    let sorted = mode == Mode::Sorted;
+    let acc = match &backend {
+        Backend::Gpu(gpu) => {
+            // One warm-up, then the timed run.
+            warpkit::bh::gpu::gravity(gpu, &bodies, &p, sorted, false)?;
+            let run = warpkit::bh::gpu::gravity(gpu, &bodies, &p, sorted, false)?;
+            let t = run.times;
+            println!(
+                "Barnes–Hut on {} ({scene_kind:?}, N = {n}, θ = {}, ε = {}, mode {mode:?})",
+                gpu.info().name,
+                p.theta,
+                p.eps
+            );
+            println!("| stage | ms |\n| --- | --- |");
+            for (name, ms) in [
+                ("reset", t.reset),
+                ("bounding box", t.bounding_box),
+                ("build", t.build),
+                ("centre of mass", t.summarize),
+                ("sort", t.sort),
+                ("gravity", t.gravity),
+                ("total", t.total()),
+            ] {
+                println!("| {name} | {ms:.3} |");
+            }
+            println!(
+                "cells used {} of {} (depth {}, bucketed {}, retries {})",
+                run.cells as i32 - run.header.bottom,
+                run.cells,
+                run.header.depth,
+                run.header.bucketed,
+                run.retries
+            );
+            run.acc
+        }
+        Backend::Cpu => {
+            let start = std::time::Instant::now();
+            let tree = warpkit::bh::cpu::build_tree(&bodies);
+            let build = start.elapsed().as_secs_f64() * 1e3;
+            let identity: Vec<u32> = (0..n as u32).collect();
+            let order = if sorted { &tree.sort } else { &identity };
+            let start = std::time::Instant::now();
+            let acc = warpkit::bh::cpu::gravity(&bodies, &tree, order, &p);
+            let grav = start.elapsed().as_secs_f64() * 1e3;
+            println!(
+                "Barnes–Hut on the CPU ({} threads; {scene_kind:?}, N = {n}, θ = {}, mode {mode:?}): tree {build:.1} ms, gravity {grav:.1} ms",
+                rayon::current_num_threads(),
+                p.theta
+            );
+            acc
+        }
+    };
+    if let Some(step) = n.checked_div(check) {
+        let step = step.max(1);
+        let idx: Vec<usize> = (0..n).step_by(step).collect();
+        let reference = warpkit::bh::cpu::brute_force_f64(&bodies, &idx, &p);
+        let picked: Vec<_> = idx.iter().map(|&i| acc[i]).collect();
+        let mut e = warpkit::bh::relative_errors(&picked, &reference);
+        e.sort_by(f64::total_cmp);
+        let mean = e.iter().sum::<f64>() / e.len() as f64;
+        println!(
+            "relative error vs float64 direct summation on {} bodies: mean {mean:.3e}, median {:.3e}, p99 {:.3e}, max {:.3e}",
+            e.len(),
+            e[e.len() / 2],
+            e[e.len() * 99 / 100],
+            e[e.len() - 1]
+        );
     }
     Ok(())
 }

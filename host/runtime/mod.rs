@@ -70,6 +70,26 @@ impl Kernel {
         self.name
     }
 
+    /// A grid of `block`-thread blocks that is entirely resident at once (every SM filled to its
+    /// occupancy limit), for kernels whose threads wait on each other.
+    pub fn resident_grid(&self, gpu: &Gpu, block: u32) -> Result<LaunchConfig, GpuError> {
+        let per_sm = self
+            .func
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .map_err(op("querying occupancy"))?;
+        if per_sm == 0 {
+            return Err(GpuError::InvalidLaunch {
+                kernel: self.name,
+                reason: format!("a {block}-thread block does not fit on one SM"),
+            });
+        }
+        Ok(LaunchConfig {
+            grid_dim: (per_sm * gpu.info.multiprocessors, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        })
+    }
+
     pub fn attributes(&self) -> Result<KernelAttributes, GpuError> {
         let f = &self.func;
         let get = |r: Result<i32, _>| r.map_err(op("reading kernel attributes"));
@@ -252,11 +272,13 @@ impl Gpu {
         Ok(buf)
     }
 
+    /// Free and total device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize), GpuError> {
+        self.ctx.mem_get_info().map_err(op("reading free memory"))
+    }
+
     /// Synchronises (reporting any failed kernel by name), then copies a device buffer back.
-    pub fn download<T: DeviceRepr + Default + Clone>(
-        &self,
-        buf: &CudaSlice<T>,
-    ) -> Result<Vec<T>, GpuError> {
+    pub fn download<T: DeviceRepr>(&self, buf: &CudaSlice<T>) -> Result<Vec<T>, GpuError> {
         self.sync()?;
         self.stream
             .clone_dtoh(buf)

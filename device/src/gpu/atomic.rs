@@ -103,6 +103,26 @@ pub unsafe fn atomic_max_f32(ptr: *mut f32, value: f32) -> f32 {
     f32::from_bits(seen)
 }
 
+/// Minimum of an `f32` slot by a CAS loop, for any sign (NaN never wins). Returns the old value.
+///
+/// # Safety
+/// See the module docs.
+#[inline(always)]
+pub unsafe fn atomic_min_f32(ptr: *mut f32, value: f32) -> f32 {
+    let slot = ptr.cast::<u32>();
+    // SAFETY: caller guarantees `ptr`; a plain first read only seeds the loop.
+    let mut seen = unsafe { core::ptr::read_volatile(slot) };
+    while value < f32::from_bits(seen) {
+        // SAFETY: as above.
+        let found = unsafe { atomic_cas_u32(slot, seen, value.to_bits()) };
+        if found == seen {
+            break;
+        }
+        seen = found;
+    }
+    f32::from_bits(seen)
+}
+
 /// A load that orders later accesses after it at GPU scope: `ld.acquire.gpu.b32`. The reading side
 /// of a flag or lock published by [`store_release_u32`].
 ///

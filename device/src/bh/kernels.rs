@@ -1,0 +1,553 @@
+//! Barnes–Hut kernels. Launch shapes: the constants in the parent module. `bh_summarize` and
+//! `bh_sort` wait on other threads' results, so their whole grid must be resident at once
+//! (the host launches at most the occupancy limit), as in ECL-BH.
+
+use super::*;
+use crate::gpu::atomic::*;
+use crate::gpu::fence::fence_device;
+use crate::gpu::thread::*;
+use crate::gpu::warp::*;
+use core::ptr::{read_volatile, write_volatile};
+
+// ---------------------------------------------------------------------------------------------
+// reset: header and root
+// ---------------------------------------------------------------------------------------------
+
+/// Resets `*header` for a tree of `cells` cells and empties the root's eight child slots.
+/// Launch one block of at least 8 threads.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bh_reset(header: *mut TreeHeader, child: *mut i32, cells: u32) {
+    let t = thread_idx_x();
+    // SAFETY: the root is cell `cells - 1`; child has 8 * cells slots.
+    unsafe {
+        if t < 8 {
+            *child.add(slot(cells as i32 - 1, t)) = EMPTY;
+        }
+        if t == 0 {
+            *header = TreeHeader::new(cells);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// bounding box
+// ---------------------------------------------------------------------------------------------
+
+crate::static_shared!(bbox_tile: [f32; 6 * (TREE_BLOCK / crate::WARP_SIZE) as usize]);
+
+/// Min and max of the bodies' coordinates into `header.min/max` (which start at ±inf). Any grid
+/// of `TREE_BLOCK`-thread blocks.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bh_bounding_box(
+    bodies: *const Body,
+    n: u32,
+    header: *mut TreeHeader,
+) {
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    let mut i = index_1d();
+    while i < n {
+        // SAFETY: i < n.
+        let p = unsafe { (*bodies.add(i as usize)).pos() };
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+        i += grid_size_1d();
+    }
+    // Warp butterflies, then one value per warp in shared memory, then warp 0 finishes.
+    for k in 0..3 {
+        let mut off = 16;
+        while off > 0 {
+            // SAFETY: every lane of every warp runs this loop (no early exit above).
+            unsafe {
+                lo[k] = lo[k].min(shfl_xor_f32(FULL_MASK, lo[k], off).0);
+                hi[k] = hi[k].max(shfl_xor_f32(FULL_MASK, hi[k], off).0);
+            }
+            off /= 2;
+        }
+    }
+    let warps = (block_dim_x() / crate::WARP_SIZE) as usize;
+    let tile = bbox_tile();
+    let w = warp_idx() as usize;
+    // SAFETY: 6 values per warp fit the tile; barriers are reached by the whole block.
+    unsafe {
+        if lane_id() == 0 {
+            for k in 0..3 {
+                *tile.add(6 * w + k) = lo[k];
+                *tile.add(6 * w + 3 + k) = hi[k];
+            }
+        }
+        sync_threads();
+        if thread_idx_x() == 0 {
+            for v in 1..warps {
+                for k in 0..3 {
+                    lo[k] = lo[k].min(*tile.add(6 * v + k));
+                    hi[k] = hi[k].max(*tile.add(6 * v + 3 + k));
+                }
+            }
+            for k in 0..3 {
+                atomic_min_f32(&raw mut (*header).min[k], lo[k]);
+                atomic_max_f32(&raw mut (*header).max[k], hi[k]);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// build tree (dense storage: cells allocated downward from `cells - 1`)
+// ---------------------------------------------------------------------------------------------
+
+/// Initialises a freshly allocated cell: no children, not yet summarized, not yet placed.
+///
+/// # Safety
+/// `cell` < cells, arrays sized per [`bh_build`].
+#[inline(always)]
+unsafe fn init_cell(cell: i32, child: *mut i32, count: *mut u32, start: *mut i32) {
+    // SAFETY: per the contract.
+    unsafe {
+        for o in 0..8 {
+            *child.add(slot(cell, o)) = EMPTY;
+        }
+        *count.add(cell as usize) = 0;
+        *start.add(cell as usize) = -1;
+    }
+}
+
+/// Inserts bodies `0..n` into the octree. Child slots hold `EMPTY`, `LOCKED`, a body `0..n`, or a
+/// cell as `n + cell`. `next[i]` must be -1 for every body (bucket chains). `child` has `8 *
+/// cells` slots; `count`, `start` have `cells` entries. On overflow sets `header.error` and stops.
+///
+/// A thread locks the slot where its body belongs (CAS EMPTY/body → LOCKED); a thread that finds
+/// a locked slot retries its body from the root. Under Volta+ independent thread scheduling a
+/// lane waiting on a lane of its own warp still lets it progress, so there is no deadlock.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bh_build(
+    bodies: *const Body,
+    n: u32,
+    header: *mut TreeHeader,
+    child: *mut i32,
+    next: *mut i32,
+    count: *mut u32,
+    start: *mut i32,
+    cells: u32,
+) {
+    // SAFETY: the header was completed by the bounding-box launch before this one.
+    let (root_c, root_half) = root_cell(unsafe { &*header });
+    let root = cells as i32 - 1;
+    let ni = n as i32;
+    let stride = grid_size_1d() as i32;
+    let mut i = index_1d() as i32;
+    // SAFETY: all indices below stay within the documented array sizes.
+    unsafe {
+        while i < ni {
+            if read_volatile(&raw const (*header).error) != 0 {
+                return;
+            }
+            let p = (*bodies.add(i as usize)).pos();
+            // Descend to the slot where body i belongs.
+            let (mut c, mut half, mut depth) = (root_c, root_half, 0u32);
+            let mut o = octant(p, c);
+            let mut s = slot(root, o);
+            let mut ch = read_volatile(child.add(s));
+            while ch >= ni {
+                half *= 0.5;
+                c = child_center(c, half, o);
+                depth += 1;
+                o = octant(p, c);
+                s = slot(ch - ni, o);
+                ch = read_volatile(child.add(s));
+            }
+            if ch == LOCKED || atomic_cas_i32(child.add(s), ch, LOCKED) != ch {
+                continue; // another thread is rewriting this slot: retry from the root
+            }
+            if ch == EMPTY {
+                write_volatile(child.add(s), i);
+                i += stride;
+                continue;
+            }
+            // The slot holds body b: subdivide until b and i fall in different octants. New cells
+            // stay private (behind the lock) until the lock is released with the top one.
+            let b = ch;
+            let q = (*bodies.add(b as usize)).pos();
+            let mut top = b; // what the locked slot will hold on release
+            let mut cur = s;
+            loop {
+                if depth as usize >= MAX_DEPTH {
+                    // Coincident for float32: bucket i behind b.
+                    *next.add(i as usize) = *next.add(b as usize);
+                    *next.add(b as usize) = i;
+                    atomic_add_u32(&raw mut (*header).bucketed, 1);
+                    if cur != s {
+                        *child.add(cur) = b;
+                    }
+                    break;
+                }
+                let cell = atomic_add_i32(&raw mut (*header).bottom, -1) - 1;
+                if cell < 0 {
+                    // Out of cells: put b back where it was and stop every thread.
+                    if cur != s {
+                        *child.add(cur) = b;
+                    }
+                    write_volatile(&raw mut (*header).error, ERR_OVERFLOW);
+                    fence_device();
+                    write_volatile(child.add(s), top);
+                    return;
+                }
+                init_cell(cell, child, count, start);
+                half *= 0.5;
+                c = child_center(c, half, o);
+                depth += 1;
+                atomic_max_u32(&raw mut (*header).depth, depth);
+                if top == b {
+                    top = ni + cell;
+                } else {
+                    *child.add(cur) = ni + cell;
+                }
+                let ob = octant(q, c);
+                o = octant(p, c);
+                if ob != o {
+                    *child.add(slot(cell, ob)) = b;
+                    *child.add(slot(cell, o)) = i;
+                    break;
+                }
+                cur = slot(cell, o);
+            }
+            // Publish the new subtree: its contents must be visible before the slot says so.
+            fence_device();
+            write_volatile(child.add(s), top);
+            i += stride;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// summarize: centre of mass and counts, bottom-up
+// ---------------------------------------------------------------------------------------------
+
+/// Mass, centre of mass (`cell_pm`) and body count (`count`) of every cell `bottom..cells`. A cell
+/// waits until each child cell's count is non-zero (published last). All blocks must be resident.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bh_summarize(
+    bodies: *const Body,
+    n: u32,
+    header: *const TreeHeader,
+    child: *const i32,
+    next: *const i32,
+    count: *mut u32,
+    cell_pm: *mut Body,
+    cells: u32,
+) {
+    let ni = n as i32;
+    // SAFETY: arrays sized per bh_build; cells in bottom..cells are initialised.
+    unsafe {
+        let bottom = (*header).bottom;
+        let mut k = bottom + index_1d() as i32;
+        while k < cells as i32 {
+            let (mut m, mut x, mut y, mut z, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);
+            for o in 0..8 {
+                let ch = *child.add(slot(k, o));
+                if ch >= ni {
+                    let cc = (ch - ni) as usize;
+                    let mut c_cnt = read_volatile(count.add(cc));
+                    while c_cnt == 0 {
+                        c_cnt = load_acquire_u32(count.add(cc));
+                    }
+                    let pm = read_volatile(cell_pm.add(cc));
+                    m += pm.m;
+                    x = math::fma(pm.m, pm.x, x);
+                    y = math::fma(pm.m, pm.y, y);
+                    z = math::fma(pm.m, pm.z, z);
+                    cnt += c_cnt;
+                } else {
+                    let mut b = ch;
+                    while b >= 0 {
+                        let q = *bodies.add(b as usize);
+                        m += q.m;
+                        x = math::fma(q.m, q.x, x);
+                        y = math::fma(q.m, q.y, y);
+                        z = math::fma(q.m, q.z, z);
+                        cnt += 1;
+                        b = *next.add(b as usize);
+                    }
+                }
+            }
+            let inv = 1.0 / m;
+            *cell_pm.add(k as usize) = Body {
+                x: x * inv,
+                y: y * inv,
+                z: z * inv,
+                m,
+            };
+            store_release_u32(count.add(k as usize), cnt);
+            k += grid_size_1d() as i32;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sort: top-down placement by counts into the gather index
+// ---------------------------------------------------------------------------------------------
+
+/// Fills `sort[0..n]` with the bodies in depth-first octant order (children in octant order,
+/// buckets in chain order). A cell waits until its parent published its `start`. All blocks must
+/// be resident.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bh_sort(
+    n: u32,
+    header: *const TreeHeader,
+    child: *const i32,
+    next: *const i32,
+    count: *const u32,
+    start: *mut i32,
+    sort: *mut u32,
+    cells: u32,
+) {
+    let ni = n as i32;
+    let root = cells as i32 - 1;
+    // SAFETY: arrays sized per bh_build, counts complete after bh_summarize.
+    unsafe {
+        let bottom = (*header).bottom;
+        let mut k = root - index_1d() as i32;
+        while k >= bottom {
+            let mut s = if k == root {
+                0
+            } else {
+                read_volatile(start.add(k as usize))
+            };
+            while s < 0 {
+                s = load_acquire_u32(start.add(k as usize).cast()) as i32;
+            }
+            for o in 0..8 {
+                let ch = *child.add(slot(k, o));
+                if ch >= ni {
+                    let cc = (ch - ni) as usize;
+                    store_release_u32(start.add(cc).cast(), s as u32);
+                    s += *count.add(cc) as i32;
+                } else {
+                    let mut b = ch;
+                    while b >= 0 {
+                        *sort.add(s as usize) = b as u32;
+                        s += 1;
+                        b = *next.add(b as usize);
+                    }
+                }
+            }
+            k -= grid_size_1d() as i32;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// gravity: one traversal per warp, warp vote on the opening test
+// ---------------------------------------------------------------------------------------------
+
+const STACK: usize = MAX_DEPTH + 1;
+const WARPS: usize = (GRAVITY_BLOCK / crate::WARP_SIZE) as usize;
+crate::static_shared!(gravity_stack: [i32; WARPS * STACK]);
+crate::static_shared!(gravity_w2: [f32; STACK]);
+
+/// Accelerations `acc[i] = G Σ m_j d / (|d|² + ε²)^{3/2}` over the tree. Lane k of the grid
+/// handles body `sort[k]` (or `k` when `sort` is null). A warp opens a cell unless all its lanes
+/// find it far (`is_far`); bodies in leaves and buckets interact one by one, skipping the body
+/// itself. Launch `GRAVITY_BLOCK`-thread blocks; any grid size.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bh_gravity(
+    bodies: *const Body,
+    n: u32,
+    sort: *const u32,
+    header: *const TreeHeader,
+    child: *const i32,
+    next: *const i32,
+    cell_pm: *const Body,
+    cells: u32,
+    theta2: f32,
+    eps2: f32,
+    g: f32,
+    acc: *mut Accel,
+) {
+    let ni = n as i32;
+    let lane = lane_id();
+    let base = warp_idx() as usize * STACK;
+    let stack = gravity_stack();
+    let w2 = gravity_w2();
+    // SAFETY: header complete; shared arrays sized above; barriers reached by all threads.
+    unsafe {
+        let (_, root_half) = root_cell(&*header);
+        let t = thread_idx_x() as usize;
+        if t < STACK {
+            *w2.add(t) = width2_at(root_half, t);
+        }
+        sync_threads();
+        let root = cells as i32 - 1;
+        let warps_total = grid_size_1d() / crate::WARP_SIZE;
+        let mut w = index_1d() / crate::WARP_SIZE;
+        while w * crate::WARP_SIZE < n {
+            let k = w * crate::WARP_SIZE + lane;
+            let active = k < n;
+            let i = if !active {
+                0
+            } else if sort.is_null() {
+                k as i32
+            } else {
+                *sort.add(k as usize) as i32
+            };
+            let p = (*bodies.add(i as usize)).pos();
+            let mut a = [0.0f32; 3];
+            // Warp-uniform traversal state: current cell, next octant, depth; the parents sit in
+            // this warp's shared stack as cell * 8 + octant.
+            let (mut cell, mut oct, mut depth) = (root, 0u32, 0usize);
+            loop {
+                if oct == 8 {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                    sync_warp(FULL_MASK); // lane 0's push is visible to all lanes
+                    let e = *stack.add(base + depth);
+                    cell = e >> 3;
+                    oct = (e & 7) as u32;
+                    continue;
+                }
+                let ch = *child.add(slot(cell, oct));
+                oct += 1;
+                if ch >= ni {
+                    let pm = *cell_pm.add((ch - ni) as usize);
+                    let far = !active || is_far(dist2(p, pm.pos()), *w2.add(depth + 1), theta2);
+                    // All lanes must agree a cell is far before any uses its summary.
+                    if vote_all(FULL_MASK, far) {
+                        if active {
+                            let d = pair_accel(p, pm.pos(), pm.m, eps2);
+                            a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+                        }
+                    } else {
+                        sync_warp(FULL_MASK); // every lane has read the slot lane 0 overwrites
+                        if lane == 0 {
+                            *stack.add(base + depth) = cell * 8 + oct as i32;
+                        }
+                        depth += 1;
+                        cell = ch - ni;
+                        oct = 0;
+                    }
+                } else {
+                    let mut b = ch;
+                    while b >= 0 {
+                        if active && b != i {
+                            let q = *bodies.add(b as usize);
+                            let d = pair_accel(p, q.pos(), q.m, eps2);
+                            a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+                        }
+                        b = *next.add(b as usize);
+                    }
+                }
+            }
+            if active {
+                *acc.add(i as usize) = Accel {
+                    x: g * a[0],
+                    y: g * a[1],
+                    z: g * a[2],
+                };
+            }
+            w += warps_total;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// brute force: O(N²) with shared-memory tiles
+// ---------------------------------------------------------------------------------------------
+
+crate::static_shared!(brute_tile: [Body; BRUTE_BLOCK as usize]);
+
+/// Direct summation in float32: every body against every other, tiles of `BRUTE_BLOCK` bodies in
+/// shared memory. Launch `BRUTE_BLOCK`-thread blocks covering n.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bh_brute_force(
+    bodies: *const Body,
+    n: u32,
+    eps2: f32,
+    g: f32,
+    acc: *mut Accel,
+) {
+    let i = index_1d();
+    let t = thread_idx_x() as usize;
+    let tile = brute_tile();
+    // SAFETY: i < n guards body reads; the tile holds BRUTE_BLOCK bodies; whole-block barriers.
+    unsafe {
+        let p = if i < n {
+            (*bodies.add(i as usize)).pos()
+        } else {
+            [0.0; 3]
+        };
+        let mut a = [0.0f32; 3];
+        let mut base = 0;
+        while base < n {
+            let j = base + t as u32;
+            // Padding bodies have zero mass: they add exactly zero.
+            *tile.add(t) = if j < n {
+                *bodies.add(j as usize)
+            } else {
+                Body::default()
+            };
+            sync_threads();
+            for jj in 0..BRUTE_BLOCK as usize {
+                let q = *tile.add(jj);
+                let d = pair_accel(p, q.pos(), q.m, eps2);
+                a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+            }
+            sync_threads();
+            base += BRUTE_BLOCK;
+        }
+        if i < n {
+            *acc.add(i as usize) = Accel {
+                x: g * a[0],
+                y: g * a[1],
+                z: g * a[2],
+            };
+        }
+    }
+}
+
+/// Direct summation accumulated in float64 (positions converted exactly), the GPU reference.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bh_brute_force_f64(
+    bodies: *const Body,
+    n: u32,
+    eps2: f64,
+    g: f64,
+    acc: *mut [f64; 3],
+) {
+    let i = index_1d();
+    let t = thread_idx_x() as usize;
+    let tile = brute_tile();
+    // SAFETY: as in bh_brute_force.
+    unsafe {
+        let p = if i < n {
+            (*bodies.add(i as usize)).pos()
+        } else {
+            [0.0; 3]
+        };
+        let p = [p[0] as f64, p[1] as f64, p[2] as f64];
+        let mut a = [0.0f64; 3];
+        let mut base = 0;
+        while base < n {
+            let j = base + t as u32;
+            *tile.add(t) = if j < n {
+                *bodies.add(j as usize)
+            } else {
+                Body::default()
+            };
+            sync_threads();
+            for jj in 0..BRUTE_BLOCK as usize {
+                let q = *tile.add(jj);
+                let d = pair_accel_f64(p, [q.x as f64, q.y as f64, q.z as f64], q.m as f64, eps2);
+                a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+            }
+            sync_threads();
+            base += BRUTE_BLOCK;
+        }
+        if i < n {
+            *acc.add(i as usize) = [g * a[0], g * a[1], g * a[2]];
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! Barnes–Hut self-gravity on an octree, after Burtscher & Pingali, "An Efficient CUDA
+//! Implementation of the Tree-Based Barnes Hut n-Body Algorithm", GPU Computing Gems Emerald
+//! Edition, 2011 (ECL-BH), as used by GASPHiA (seeds 000 and 001).
+//!
+//! Pipeline, one kernel per stage, each with a CPU twin in `warpkit::bh::cpu`:
+//! 1. bounding box — block min/max reduction, then float atomics on the [`TreeHeader`];
+//! 2. build — top-down parallel insertion with a CAS lock per child slot; internal cells are
+//!    allocated downward from the end of the cell array by an atomic counter (dense storage);
+//! 3. summarize — bottom-up centre of mass and subtree counts, each cell waiting for its children;
+//! 4. sort — top-down placement by subtree counts into a gather index (`sort[k]` = body of lane k);
+//! 5. gravity — one traversal per warp with a shared stack; a cell is accepted only when the whole
+//!    warp votes it far enough (`vote.sync.all`), so lanes never diverge in the tree.
+//!
+//! Coincident bodies cannot be separated by subdivision: past [`MAX_DEPTH`] a leaf becomes a
+//! bucket, a chain through `next` of bodies that are treated one by one.
+
+#[cfg(target_arch = "nvptx64")]
+mod kernels;
+
+use crate::math;
+
+/// A body or a cell summary: position (or centre of mass) and mass, float4 layout.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Body {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+    pub m: f32,
+}
+
+/// An acceleration, float3 layout (the `acc.npy` N×3 rows).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Accel {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+}
+
+/// Tree-wide state shared by the kernels: bounding box, allocation counter, error flags.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct TreeHeader {
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+    /// Lowest cell index in use: cells `bottom..cells` are allocated (dense storage).
+    pub bottom: i32,
+    /// Non-zero when the build failed (see [`ERR_OVERFLOW`]).
+    pub error: u32,
+    /// Deepest cell level created.
+    pub depth: u32,
+    /// Bodies that ended in a bucket (coincident within [`MAX_DEPTH`] subdivisions).
+    pub bucketed: u32,
+}
+
+crate::shared_type!(Body, Accel, TreeHeader);
+
+impl TreeHeader {
+    /// The header before the bounding-box stage: an empty box, no cell but the root.
+    pub fn new(cells: u32) -> Self {
+        TreeHeader {
+            min: [f32::INFINITY; 3],
+            max: [f32::NEG_INFINITY; 3],
+            bottom: cells as i32 - 1,
+            error: 0,
+            depth: 0,
+            bucketed: 0,
+        }
+    }
+}
+
+/// The build ran out of cells: the host retries with a larger array.
+pub const ERR_OVERFLOW: u32 = 1;
+
+/// A child slot nobody has written.
+pub const EMPTY: i32 = -1;
+/// A child slot a thread is rewriting; others wait and retry.
+pub const LOCKED: i32 = -2;
+
+/// Deepest cell level. Two distinct float32 positions in the box separate by about level 24
+/// (2^-24 of the box); deeper than this they are coincident for float32 and are bucketed.
+pub const MAX_DEPTH: usize = 30;
+
+/// Threads per block of the gravity kernel (8 warps, one shared stack each).
+pub const GRAVITY_BLOCK: u32 = 256;
+/// Threads per block of the other tree kernels.
+pub const TREE_BLOCK: u32 = 256;
+/// Threads per block of the brute-force kernel, and bodies per shared-memory tile.
+pub const BRUTE_BLOCK: u32 = 256;
+const _: () = assert!(GRAVITY_BLOCK.is_multiple_of(crate::WARP_SIZE));
+
+/// Child slot `octant` of cell `cell` in the child array.
+#[inline(always)]
+pub fn slot(cell: i32, octant: u32) -> usize {
+    cell as usize * 8 + octant as usize
+}
+
+/// The root cell: centre of the box, and half the longest side (slightly enlarged so that rounding
+/// never puts a body outside).
+#[inline(always)]
+pub fn root_cell(h: &TreeHeader) -> ([f32; 3], f32) {
+    let c = [
+        0.5 * (h.min[0] + h.max[0]),
+        0.5 * (h.min[1] + h.max[1]),
+        0.5 * (h.min[2] + h.max[2]),
+    ];
+    let ext = (h.max[0] - h.min[0])
+        .max(h.max[1] - h.min[1])
+        .max(h.max[2] - h.min[2]);
+    // Degenerate (all bodies on one point) boxes still get a non-zero size.
+    let half = 0.5 * ext * (1.0 + 1e-6) + f32::MIN_POSITIVE;
+    (c, half)
+}
+
+/// Octant of point `p` in a cell centred at `c`: bit 0 for x > cx, bit 1 for y, bit 2 for z.
+#[inline(always)]
+pub fn octant(p: [f32; 3], c: [f32; 3]) -> u32 {
+    (p[0] > c[0]) as u32 | ((p[1] > c[1]) as u32) << 1 | ((p[2] > c[2]) as u32) << 2
+}
+
+/// Centre of the child cell in `octant` of a cell centred at `c` whose child half-size is `half`.
+#[inline(always)]
+pub fn child_center(c: [f32; 3], half: f32, octant: u32) -> [f32; 3] {
+    let off = |bit: u32| if octant & bit != 0 { half } else { -half };
+    [c[0] + off(1), c[1] + off(2), c[2] + off(4)]
+}
+
+/// Opening test (multipole acceptance): a cell of width `w` whose centre of mass lies at squared
+/// distance `r2` is far enough when `w / r < θ`, i.e. `w² < r² θ²`. θ = 0 opens every cell.
+#[inline(always)]
+pub fn is_far(r2: f32, w2: f32, theta2: f32) -> bool {
+    w2 < r2 * theta2
+}
+
+/// Squared width of a cell at `depth` below a root of half-size `root_half`.
+#[inline(always)]
+pub fn width2_at(root_half: f32, depth: usize) -> f32 {
+    let w = 2.0 * root_half / (1u64 << depth) as f32;
+    w * w
+}
+
+/// Acceleration (without G) on a body at `p` from mass `m` at `q`, Plummer-softened: `m d /
+/// (|d|² + ε²)^{3/2}`. Zero when the softened distance is zero (a body on itself with ε = 0).
+#[inline(always)]
+pub fn pair_accel(p: [f32; 3], q: [f32; 3], m: f32, eps2: f32) -> [f32; 3] {
+    let d = [q[0] - p[0], q[1] - p[1], q[2] - p[2]];
+    let r2 = math::fma(
+        d[0],
+        d[0],
+        math::fma(d[1], d[1], math::fma(d[2], d[2], eps2)),
+    );
+    if r2 <= 0.0 {
+        return [0.0; 3];
+    }
+    let inv = math::rsqrt(r2);
+    let f = m * inv * inv * inv;
+    [d[0] * f, d[1] * f, d[2] * f]
+}
+
+/// The float64 form of [`pair_accel`], for the reference.
+#[inline(always)]
+pub fn pair_accel_f64(p: [f64; 3], q: [f64; 3], m: f64, eps2: f64) -> [f64; 3] {
+    let d = [q[0] - p[0], q[1] - p[1], q[2] - p[2]];
+    let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2;
+    if r2 <= 0.0 {
+        return [0.0; 3];
+    }
+    let r = math::sqrt_f64(r2);
+    let f = m / (r2 * r);
+    [d[0] * f, d[1] * f, d[2] * f]
+}
+
+/// Squared distance between two points.
+#[inline(always)]
+pub fn dist2(p: [f32; 3], q: [f32; 3]) -> f32 {
+    let d = [q[0] - p[0], q[1] - p[1], q[2] - p[2]];
+    d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+}
+
+impl Body {
+    #[inline(always)]
+    pub fn pos(&self) -> [f32; 3] {
+        [self.x, self.y, self.z]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn octants_and_children_agree() {
+        let c = [0.0, 0.0, 0.0];
+        for o in 0..8 {
+            let cc = child_center(c, 0.5, o);
+            assert_eq!(octant(cc, c), o);
+        }
+        // Points on a dividing plane go to the lower side.
+        assert_eq!(octant([0.0, 1.0, 0.0], c), 2);
+    }
+
+    #[test]
+    fn root_cell_contains_the_box() {
+        let mut h = TreeHeader::new(8);
+        h.min = [-1.0, 0.0, 2.0];
+        h.max = [3.0, 1.0, 2.5];
+        let (c, half) = root_cell(&h);
+        for (k, ck) in c.iter().enumerate() {
+            assert!(ck - half <= h.min[k] && h.max[k] <= ck + half);
+        }
+        h.max = h.min;
+        assert!(root_cell(&h).1 > 0.0);
+    }
+
+    #[test]
+    fn pair_accel_is_inverse_square_and_softened() {
+        let a = pair_accel([0.0; 3], [2.0, 0.0, 0.0], 4.0, 0.0);
+        assert!((a[0] - 1.0).abs() < 1e-6 && a[1] == 0.0);
+        assert_eq!(pair_accel([1.0; 3], [1.0; 3], 1.0, 0.0), [0.0; 3]);
+        let s = pair_accel([0.0; 3], [1.0, 0.0, 0.0], 1.0, 1.0);
+        assert!((s[0] - 2f32.powf(-1.5)).abs() < 1e-6);
+        let d = pair_accel_f64([0.0; 3], [0.0, 3.0, 4.0], 25.0, 0.0);
+        assert!((d[1] - 0.6).abs() < 1e-12 && (d[2] - 0.8).abs() < 1e-12);
+    }
+
+    #[test]
+    fn opening_test() {
+        assert!(is_far(4.0, 0.5, 0.25)); // w/r = 0.35 < 0.5
+        assert!(!is_far(4.0, 2.0, 0.25)); // w/r = 0.71
+        assert!(!is_far(1e30, 1e-30, 0.0)); // θ = 0 opens everything
+        assert_eq!(width2_at(1.0, 0), 4.0);
+        assert_eq!(width2_at(1.0, 3), 0.0625);
+    }
+}

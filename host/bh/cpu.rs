@@ -1,0 +1,272 @@
+//! The CPU twin of the GPU pipeline: the same layout, the same formulas, and a gravity traversal
+//! that emulates the warp vote over groups of 32 consecutive bodies, so that GPU and CPU results
+//! differ only by float32 rounding. Also the float64 direct-summation reference.
+
+use super::{Params, Tree, initial_cells};
+use crate::device::bh::{self as dev, Accel, Body, EMPTY, MAX_DEPTH, TreeHeader};
+use crate::device::{WARP_SIZE, math};
+use rayon::prelude::*;
+
+/// Builds, summarizes and sorts the octree of `bodies` (valid per [`super::validate`]).
+pub fn build_tree(bodies: &[Body]) -> Tree {
+    build_tree_with_cells(bodies, initial_cells(bodies.len()))
+}
+
+/// [`build_tree`] starting from `cells` cells, doubled until the tree fits (as the GPU retries).
+pub fn build_tree_with_cells(bodies: &[Body], cells: usize) -> Tree {
+    let mut cells = cells.max(1);
+    loop {
+        if let Some(t) = try_build(bodies, cells) {
+            return t;
+        }
+        cells *= 2;
+    }
+}
+
+fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
+    let n = bodies.len() as i32;
+    let mut h = TreeHeader::new(cells as u32);
+    let (lo, hi) = bodies
+        .par_iter()
+        .fold(
+            || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
+            |(mut lo, mut hi), b| {
+                for (k, v) in b.pos().iter().enumerate() {
+                    lo[k] = lo[k].min(*v);
+                    hi[k] = hi[k].max(*v);
+                }
+                (lo, hi)
+            },
+        )
+        .reduce(
+            || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
+            |a, b| {
+                (
+                    std::array::from_fn(|k| a.0[k].min(b.0[k])),
+                    std::array::from_fn(|k| a.1[k].max(b.1[k])),
+                )
+            },
+        );
+    h.min = lo;
+    h.max = hi;
+    let (root_c, root_half) = dev::root_cell(&h);
+    let root = cells as i32 - 1;
+    let mut child = vec![EMPTY; 8 * cells];
+    let mut next = vec![-1i32; bodies.len()];
+    let mut bottom = root;
+
+    // Build: the GPU kernel's insertion, one body at a time.
+    for i in 0..n {
+        let p = bodies[i as usize].pos();
+        let (mut c, mut half, mut depth) = (root_c, root_half, 0u32);
+        let mut o = dev::octant(p, c);
+        let mut s = dev::slot(root, o);
+        while child[s] >= n {
+            let cell = child[s] - n;
+            half *= 0.5;
+            c = dev::child_center(c, half, o);
+            depth += 1;
+            o = dev::octant(p, c);
+            s = dev::slot(cell, o);
+        }
+        let b = child[s];
+        if b == EMPTY {
+            child[s] = i;
+            continue;
+        }
+        let q = bodies[b as usize].pos();
+        let mut cur = s;
+        loop {
+            if depth as usize >= MAX_DEPTH {
+                next[i as usize] = next[b as usize];
+                next[b as usize] = i;
+                h.bucketed += 1;
+                child[cur] = b;
+                break;
+            }
+            bottom -= 1;
+            if bottom < 0 {
+                return None;
+            }
+            let cell = bottom;
+            half *= 0.5;
+            c = dev::child_center(c, half, o);
+            depth += 1;
+            h.depth = h.depth.max(depth);
+            child[cur] = n + cell;
+            let ob = dev::octant(q, c);
+            o = dev::octant(p, c);
+            if ob != o {
+                child[dev::slot(cell, ob)] = b;
+                child[dev::slot(cell, o)] = i;
+                break;
+            }
+            cur = dev::slot(cell, o);
+        }
+    }
+    h.bottom = bottom;
+
+    // Summarize bottom-up: children always have lower indices than their parents.
+    let mut count = vec![0u32; cells];
+    let mut cell_pm = vec![Body::default(); cells];
+    for k in bottom..cells as i32 {
+        let (mut m, mut x, mut y, mut z, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);
+        let mut add = |q: Body, c: u32| {
+            m += q.m;
+            x = math::fma(q.m, q.x, x);
+            y = math::fma(q.m, q.y, y);
+            z = math::fma(q.m, q.z, z);
+            cnt += c;
+        };
+        for o in 0..8 {
+            let ch = child[dev::slot(k, o)];
+            if ch >= n {
+                add(cell_pm[(ch - n) as usize], count[(ch - n) as usize]);
+            } else {
+                let mut b = ch;
+                while b >= 0 {
+                    add(bodies[b as usize], 1);
+                    b = next[b as usize];
+                }
+            }
+        }
+        let inv = 1.0 / m;
+        cell_pm[k as usize] = Body {
+            x: x * inv,
+            y: y * inv,
+            z: z * inv,
+            m,
+        };
+        count[k as usize] = cnt;
+    }
+
+    // Sort: depth-first octant order, bodies and child cells interleaved as the GPU places them.
+    fn visit(k: i32, n: i32, child: &[i32], next: &[i32], out: &mut Vec<u32>) {
+        for o in 0..8 {
+            let ch = child[dev::slot(k, o)];
+            if ch >= n {
+                visit(ch - n, n, child, next, out);
+            } else {
+                let mut b = ch;
+                while b >= 0 {
+                    out.push(b as u32);
+                    b = next[b as usize];
+                }
+            }
+        }
+    }
+    let mut sort = Vec::with_capacity(bodies.len());
+    visit(root, n, &child, &next, &mut sort);
+    Some(Tree {
+        n: bodies.len(),
+        header: h,
+        child,
+        next,
+        count,
+        cell_pm,
+        sort,
+    })
+}
+
+/// Accelerations over `tree`, lanes of 32 consecutive entries of `order` voting together as on
+/// the GPU (`order[k]` is the body of lane k: the identity or `tree.sort`).
+pub fn gravity(bodies: &[Body], tree: &Tree, order: &[u32], p: &Params) -> Vec<Accel> {
+    let n = tree.n as i32;
+    let (_, root_half) = dev::root_cell(&tree.header);
+    let w2: Vec<f32> = (0..=MAX_DEPTH)
+        .map(|d| dev::width2_at(root_half, d))
+        .collect();
+    let theta2 = p.theta * p.theta;
+    let eps2 = p.eps * p.eps;
+    let mut acc = vec![Accel::default(); tree.n];
+    let groups: Vec<(usize, Vec<Accel>)> = order
+        .par_chunks(WARP_SIZE as usize)
+        .enumerate()
+        .map(|(g, lanes)| {
+            let pos: Vec<[f32; 3]> = lanes.iter().map(|&i| bodies[i as usize].pos()).collect();
+            let mut a = vec![[0.0f32; 3]; lanes.len()];
+            let mut stack: Vec<(i32, u32)> = Vec::with_capacity(MAX_DEPTH + 1);
+            let (mut cell, mut oct, mut depth) = (tree.root(), 0u32, 0usize);
+            loop {
+                if oct == 8 {
+                    match stack.pop() {
+                        Some((c, o)) => {
+                            (cell, oct) = (c, o);
+                            depth -= 1;
+                            continue;
+                        }
+                        None => break,
+                    }
+                }
+                let ch = tree.child[dev::slot(cell, oct)];
+                oct += 1;
+                if ch >= n {
+                    let pm = tree.cell_pm[(ch - n) as usize];
+                    let all_far = pos
+                        .iter()
+                        .all(|&q| dev::is_far(dev::dist2(q, pm.pos()), w2[depth + 1], theta2));
+                    if all_far {
+                        for (ai, &q) in a.iter_mut().zip(&pos) {
+                            let d = dev::pair_accel(q, pm.pos(), pm.m, eps2);
+                            *ai = [ai[0] + d[0], ai[1] + d[1], ai[2] + d[2]];
+                        }
+                    } else {
+                        stack.push((cell, oct));
+                        depth += 1;
+                        (cell, oct) = (ch - n, 0);
+                    }
+                } else {
+                    let mut b = ch;
+                    while b >= 0 {
+                        let qb = bodies[b as usize];
+                        for ((ai, &q), &i) in a.iter_mut().zip(&pos).zip(lanes) {
+                            if b as u32 != i {
+                                let d = dev::pair_accel(q, qb.pos(), qb.m, eps2);
+                                *ai = [ai[0] + d[0], ai[1] + d[1], ai[2] + d[2]];
+                            }
+                        }
+                        b = tree.next[b as usize];
+                    }
+                }
+            }
+            let out = a
+                .iter()
+                .map(|v| Accel {
+                    x: p.g * v[0],
+                    y: p.g * v[1],
+                    z: p.g * v[2],
+                })
+                .collect();
+            (g, out)
+        })
+        .collect();
+    for (g, out) in groups {
+        for (k, a) in out.into_iter().enumerate() {
+            acc[order[g * WARP_SIZE as usize + k] as usize] = a;
+        }
+    }
+    acc
+}
+
+/// Float64 direct summation for the bodies `targets` (indices), against all bodies.
+pub fn brute_force_f64(bodies: &[Body], targets: &[usize], p: &Params) -> Vec<[f64; 3]> {
+    let eps2 = (p.eps as f64) * (p.eps as f64);
+    let src: Vec<([f64; 3], f64)> = bodies
+        .iter()
+        .map(|b| ([b.x as f64, b.y as f64, b.z as f64], b.m as f64))
+        .collect();
+    targets
+        .par_iter()
+        .map(|&i| {
+            let pi = src[i].0;
+            let mut a = [0.0f64; 3];
+            for (j, (q, m)) in src.iter().enumerate() {
+                if j != i {
+                    let d = dev::pair_accel_f64(pi, *q, *m, eps2);
+                    a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+                }
+            }
+            [p.g as f64 * a[0], p.g as f64 * a[1], p.g as f64 * a[2]]
+        })
+        .collect()
+}

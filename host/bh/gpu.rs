@@ -1,0 +1,315 @@
+//! The GPU pipeline: reset → bounding box → build (retried with twice the cells on overflow) →
+//! summarize → sort → gravity, each stage timed with CUDA events.
+
+use super::{InputError, Params, Tree, initial_cells, validate};
+use crate::device::bh::{self as dev, Accel, Body, TreeHeader};
+use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig, grid_for};
+
+/// Failures of a GPU gravity evaluation.
+#[derive(Debug, thiserror::Error)]
+pub enum BhError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error("{n} bodies need about {need} MiB of device memory but {free} MiB are free")]
+    TooLarge { n: usize, need: usize, free: usize },
+}
+
+/// Milliseconds per stage (CUDA events), as the seed's profile prints them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageTimes {
+    pub reset: f64,
+    pub bounding_box: f64,
+    pub build: f64,
+    pub summarize: f64,
+    pub sort: f64,
+    pub gravity: f64,
+}
+
+impl StageTimes {
+    /// Everything but gravity: the tree's cost.
+    pub fn tree(&self) -> f64 {
+        self.reset + self.bounding_box + self.build + self.summarize + self.sort
+    }
+    pub fn total(&self) -> f64 {
+        self.tree() + self.gravity
+    }
+}
+
+/// One evaluation's outputs.
+pub struct GpuRun {
+    pub acc: Vec<Accel>,
+    pub times: StageTimes,
+    pub header: TreeHeader,
+    /// Cells allocated (capacity) on the successful attempt.
+    pub cells: usize,
+    /// Builds repeated after an overflow.
+    pub retries: u32,
+    /// The tree, when asked for (for invariant checks).
+    pub tree: Option<Tree>,
+}
+
+/// Bytes of device memory for `n` bodies and `cells` cells.
+pub fn device_bytes(n: usize, cells: usize) -> usize {
+    // bodies, accelerations, next, sort; per cell 8 child slots, count, start, summary.
+    n * (16 + 12 + 4 + 4) + cells * (32 + 4 + 4 + 16) + 64
+}
+
+struct TreeBuffers {
+    header: CudaSlice<TreeHeader>,
+    child: CudaSlice<i32>,
+    next: CudaSlice<i32>,
+    count: CudaSlice<u32>,
+    start: CudaSlice<i32>,
+    cell_pm: CudaSlice<Body>,
+}
+
+impl TreeBuffers {
+    fn new(gpu: &Gpu, n: usize, cells: usize) -> Result<Self, GpuError> {
+        Ok(TreeBuffers {
+            header: gpu.upload(&[TreeHeader::new(cells as u32)])?,
+            child: gpu.alloc_poisoned(8 * cells)?,
+            // 0xFF bytes: every chain starts empty (-1).
+            next: gpu.alloc_poisoned(n)?,
+            count: gpu.alloc_poisoned(cells)?,
+            start: gpu.alloc_poisoned(cells)?,
+            cell_pm: gpu.alloc_poisoned(cells)?,
+        })
+    }
+}
+
+/// Evaluates the accelerations of `bodies` on the GPU. With `sorted`, lanes follow the tree's
+/// gather index; without, lane k handles body k (the caller's order). `keep_tree` downloads the
+/// tree for checks.
+pub fn gravity(
+    gpu: &Gpu,
+    bodies: &[Body],
+    p: &Params,
+    sorted: bool,
+    keep_tree: bool,
+) -> Result<GpuRun, BhError> {
+    gravity_with_cells(
+        gpu,
+        bodies,
+        p,
+        sorted,
+        keep_tree,
+        initial_cells(bodies.len()),
+    )
+}
+
+/// [`gravity`] starting from `cells` cells (doubled until the tree fits).
+pub fn gravity_with_cells(
+    gpu: &Gpu,
+    bodies: &[Body],
+    p: &Params,
+    sorted: bool,
+    keep_tree: bool,
+    cells: usize,
+) -> Result<GpuRun, BhError> {
+    validate(bodies, p)?;
+    let n = bodies.len();
+    let n32 = n as u32;
+    let mut cells = cells.max(1);
+    let (free, _) = gpu.memory()?;
+    if device_bytes(n, cells) > free {
+        return Err(BhError::TooLarge {
+            n,
+            need: device_bytes(n, cells) >> 20,
+            free: free >> 20,
+        });
+    }
+    let k_reset = gpu.kernel("bh_reset")?;
+    let k_bbox = gpu.kernel("bh_bounding_box")?;
+    let k_build = gpu.kernel("bh_build")?;
+    let k_sum = gpu.kernel("bh_summarize")?;
+    let k_sort = gpu.kernel("bh_sort")?;
+    let k_grav = gpu.kernel("bh_gravity")?;
+
+    let d_bodies = gpu.upload(bodies)?;
+    let mut times = StageTimes::default();
+    let mut retries = 0;
+    let bbox_cfg = k_bbox.resident_grid(gpu, dev::TREE_BLOCK)?;
+    let build_cfg = k_build.resident_grid(gpu, dev::TREE_BLOCK)?;
+    let one_block = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+
+    let (mut t, header) = loop {
+        let mut t = TreeBuffers::new(gpu, n, cells)?;
+        let c32 = cells as u32;
+        // SAFETY (all launches below): buffers sized as each kernel's doc requires.
+        times.reset = gpu
+            .time(|| unsafe {
+                gpu.launch(&k_reset)
+                    .arg(&mut t.header)
+                    .arg(&mut t.child)
+                    .arg(&c32)
+                    .run(one_block)
+            })?
+            .1;
+        times.bounding_box = gpu
+            .time(|| unsafe {
+                gpu.launch(&k_bbox)
+                    .arg(&d_bodies)
+                    .arg(&n32)
+                    .arg(&mut t.header)
+                    .run(bbox_cfg)
+            })?
+            .1;
+        times.build = gpu
+            .time(|| unsafe {
+                gpu.launch(&k_build)
+                    .arg(&d_bodies)
+                    .arg(&n32)
+                    .arg(&mut t.header)
+                    .arg(&mut t.child)
+                    .arg(&mut t.next)
+                    .arg(&mut t.count)
+                    .arg(&mut t.start)
+                    .arg(&c32)
+                    .run(build_cfg)
+            })?
+            .1;
+        let header = gpu.download(&t.header)?[0];
+        if header.error & dev::ERR_OVERFLOW == 0 {
+            break (t, header);
+        }
+        cells *= 2;
+        retries += 1;
+        let (free, _) = gpu.memory()?;
+        if device_bytes(n, cells) > free {
+            return Err(BhError::TooLarge {
+                n,
+                need: device_bytes(n, cells) >> 20,
+                free: free >> 20,
+            });
+        }
+    };
+    let c32 = cells as u32;
+    let sum_cfg = k_sum.resident_grid(gpu, dev::TREE_BLOCK)?;
+    times.summarize = gpu
+        .time(|| unsafe {
+            gpu.launch(&k_sum)
+                .arg(&d_bodies)
+                .arg(&n32)
+                .arg(&t.header)
+                .arg(&t.child)
+                .arg(&t.next)
+                .arg(&mut t.count)
+                .arg(&mut t.cell_pm)
+                .arg(&c32)
+                .run(sum_cfg)
+        })?
+        .1;
+    let mut d_sort = gpu.alloc_poisoned::<u32>(n)?;
+    if sorted || keep_tree {
+        let sort_cfg = k_sort.resident_grid(gpu, dev::TREE_BLOCK)?;
+        times.sort = gpu
+            .time(|| unsafe {
+                gpu.launch(&k_sort)
+                    .arg(&n32)
+                    .arg(&t.header)
+                    .arg(&t.child)
+                    .arg(&t.next)
+                    .arg(&t.count)
+                    .arg(&mut t.start)
+                    .arg(&mut d_sort)
+                    .arg(&c32)
+                    .run(sort_cfg)
+            })?
+            .1;
+    }
+    let mut d_acc = gpu.alloc_poisoned::<Accel>(n)?;
+    let grav_cfg = k_grav.resident_grid(gpu, dev::GRAVITY_BLOCK)?;
+    let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
+    let null = 0u64;
+    times.gravity = gpu
+        .time(|| unsafe {
+            let mut l = gpu.launch(&k_grav);
+            l.arg(&d_bodies).arg(&n32);
+            if sorted {
+                l.arg(&d_sort);
+            } else {
+                l.arg(&null);
+            }
+            l.arg(&t.header)
+                .arg(&t.child)
+                .arg(&t.next)
+                .arg(&t.cell_pm)
+                .arg(&c32)
+                .arg(&theta2)
+                .arg(&eps2)
+                .arg(&p.g)
+                .arg(&mut d_acc)
+                .run(grav_cfg)
+        })?
+        .1;
+    let acc = gpu.download(&d_acc)?;
+    let tree = if keep_tree {
+        Some(Tree {
+            n,
+            header,
+            child: gpu.download(&t.child)?,
+            next: gpu.download(&t.next)?,
+            count: gpu.download(&t.count)?,
+            cell_pm: gpu.download(&t.cell_pm)?,
+            sort: gpu.download(&d_sort)?,
+        })
+    } else {
+        None
+    };
+    Ok(GpuRun {
+        acc,
+        times,
+        header,
+        cells,
+        retries,
+        tree,
+    })
+}
+
+/// Direct summation on the GPU: float32 (`bh_brute_force`) and its time in ms.
+pub fn brute_force(gpu: &Gpu, bodies: &[Body], p: &Params) -> Result<(Vec<Accel>, f64), BhError> {
+    validate(bodies, p)?;
+    let n32 = bodies.len() as u32;
+    let k = gpu.kernel("bh_brute_force")?;
+    let d_bodies = gpu.upload(bodies)?;
+    let mut d_acc = gpu.alloc_poisoned::<Accel>(bodies.len())?;
+    let eps2 = p.eps * p.eps;
+    let ((), ms) = gpu.time(|| unsafe {
+        gpu.launch(&k)
+            .arg(&d_bodies)
+            .arg(&n32)
+            .arg(&eps2)
+            .arg(&p.g)
+            .arg(&mut d_acc)
+            .run(grid_for(n32, dev::BRUTE_BLOCK))
+    })?;
+    Ok((gpu.download(&d_acc)?, ms))
+}
+
+/// Direct summation on the GPU accumulated in float64 (`bh_brute_force_f64`), the reference.
+pub fn brute_force_f64(gpu: &Gpu, bodies: &[Body], p: &Params) -> Result<Vec<[f64; 3]>, BhError> {
+    validate(bodies, p)?;
+    let n32 = bodies.len() as u32;
+    let k = gpu.kernel("bh_brute_force_f64")?;
+    let d_bodies = gpu.upload(bodies)?;
+    let mut d_acc = gpu.alloc_poisoned::<[f64; 3]>(bodies.len())?;
+    let eps2 = (p.eps as f64) * (p.eps as f64);
+    let g = p.g as f64;
+    // SAFETY: n bodies in, n triples out.
+    unsafe {
+        gpu.launch(&k)
+            .arg(&d_bodies)
+            .arg(&n32)
+            .arg(&eps2)
+            .arg(&g)
+            .arg(&mut d_acc)
+            .run(grid_for(n32, dev::BRUTE_BLOCK))?
+    };
+    Ok(gpu.download(&d_acc)?)
+}

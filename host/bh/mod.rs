@@ -1,0 +1,216 @@
+//! Barnes–Hut self-gravity: validation, the tree as the host sees it, its invariants, and the two
+//! backends ([`cpu`] twin and [`gpu`] pipeline) over the kernels and formulas of
+//! `warpkit_device::bh` (whose module docs describe the algorithm).
+
+pub mod cpu;
+pub mod gpu;
+pub mod scene;
+
+use crate::device::bh::{self as dev, Accel, Body, TreeHeader};
+
+/// Parameters of one gravity evaluation.
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    /// Opening angle: a cell of width w at distance r is used whole when w / r < θ.
+    pub theta: f32,
+    /// Plummer softening length ε (ε² is added to r²).
+    pub eps: f32,
+    /// Gravitational constant.
+    pub g: f32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            theta: 0.5,
+            eps: 0.05,
+            g: 1.0,
+        }
+    }
+}
+
+/// Everything that makes a gravity request invalid, caught before any work or launch.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum InputError {
+    #[error("no bodies: N = 0")]
+    Empty,
+    #[error("N = {0} exceeds the 2^31 - 1 bodies that 32-bit tree indices address")]
+    TooMany(usize),
+    #[error("body {index} has a non-finite coordinate or mass ({body:?})")]
+    NonFinite { index: usize, body: Body },
+    #[error("body {index} has mass {mass}; masses must be positive")]
+    NonPositiveMass { index: usize, mass: f32 },
+    #[error("θ = {0} is invalid: it must be finite and ≥ 0")]
+    Theta(f32),
+    #[error("ε = {0} is invalid: it must be finite and ≥ 0")]
+    Eps(f32),
+    #[error("G = {0} is invalid: it must be finite")]
+    G(f32),
+}
+
+/// Checks bodies and parameters.
+pub fn validate(bodies: &[Body], p: &Params) -> Result<(), InputError> {
+    if bodies.is_empty() {
+        return Err(InputError::Empty);
+    }
+    if bodies.len() > i32::MAX as usize / 2 {
+        return Err(InputError::TooMany(bodies.len()));
+    }
+    if !(p.theta.is_finite() && p.theta >= 0.0) {
+        return Err(InputError::Theta(p.theta));
+    }
+    if !(p.eps.is_finite() && p.eps >= 0.0) {
+        return Err(InputError::Eps(p.eps));
+    }
+    if !p.g.is_finite() {
+        return Err(InputError::G(p.g));
+    }
+    for (index, b) in bodies.iter().enumerate() {
+        if ![b.x, b.y, b.z, b.m].iter().all(|v| v.is_finite()) {
+            return Err(InputError::NonFinite { index, body: *b });
+        }
+        if b.m <= 0.0 {
+            return Err(InputError::NonPositiveMass { index, mass: b.m });
+        }
+    }
+    Ok(())
+}
+
+/// Cells to allocate first for `n` bodies; the build doubles it on overflow.
+pub fn initial_cells(n: usize) -> usize {
+    (2 * n).max(64)
+}
+
+/// Traversal order of the seed's three modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Bodies in shuffled order, no tree sort (the seed's "completely random").
+    Random,
+    /// Bodies in generation order (a lattice's is spatially regular), no tree sort.
+    Regular,
+    /// Bodies in shuffled order, traversed in tree-sorted order (gather index).
+    Sorted,
+}
+
+/// An octree in the layout the kernels use (see `warpkit_device::bh`), on the host.
+#[derive(Clone, Debug)]
+pub struct Tree {
+    pub n: usize,
+    pub header: TreeHeader,
+    /// `8 * cells` child slots.
+    pub child: Vec<i32>,
+    /// Bucket chains, -1 terminated.
+    pub next: Vec<i32>,
+    pub count: Vec<u32>,
+    pub cell_pm: Vec<Body>,
+    /// The gather index (bodies in depth-first octant order).
+    pub sort: Vec<u32>,
+}
+
+impl Tree {
+    pub fn cells(&self) -> usize {
+        self.count.len()
+    }
+    pub fn root(&self) -> i32 {
+        self.cells() as i32 - 1
+    }
+    /// Cells in use.
+    pub fn used_cells(&self) -> usize {
+        self.cells() - self.header.bottom as usize
+    }
+}
+
+/// Checks the tree's invariants: every body exactly once; each cell's count and mass equal the sum
+/// over its bodies; each centre of mass inside its cell's box; `sort` a permutation in the same
+/// depth-first order. Returns the first violation.
+pub fn check_tree(bodies: &[Body], t: &Tree) -> Result<(), String> {
+    let n = t.n as i32;
+    let mut seen = vec![false; t.n];
+    let mut order = Vec::with_capacity(t.n);
+    let (rc, rh) = dev::root_cell(&t.header);
+    // (cell, centre, half) → (mass, count)
+    fn walk(
+        t: &Tree,
+        bodies: &[Body],
+        cell: i32,
+        c: [f32; 3],
+        half: f32,
+        seen: &mut [bool],
+        order: &mut Vec<u32>,
+    ) -> Result<(f64, u32), String> {
+        let n = t.n as i32;
+        let (mut m, mut cnt) = (0.0f64, 0u32);
+        for o in 0..8 {
+            let ch = t.child[dev::slot(cell, o)];
+            if ch >= n {
+                let cc = ch - n;
+                let h = half * 0.5;
+                let (cm, ccnt) = walk(t, bodies, cc, dev::child_center(c, h, o), h, seen, order)?;
+                m += cm;
+                cnt += ccnt;
+            } else if ch >= 0 {
+                let mut b = ch;
+                while b >= 0 {
+                    if std::mem::replace(&mut seen[b as usize], true) {
+                        return Err(format!("body {b} appears twice"));
+                    }
+                    order.push(b as u32);
+                    m += bodies[b as usize].m as f64;
+                    cnt += 1;
+                    b = t.next[b as usize];
+                }
+            } else if ch != dev::EMPTY {
+                return Err(format!("cell {cell} slot {o} holds {ch}"));
+            }
+        }
+        let pm = t.cell_pm[cell as usize];
+        if t.count[cell as usize] != cnt {
+            return Err(format!(
+                "cell {cell}: count {} but {cnt} bodies",
+                t.count[cell as usize]
+            ));
+        }
+        if ((pm.m as f64) - m).abs() > 1e-5 * m {
+            return Err(format!("cell {cell}: mass {} but bodies sum to {m}", pm.m));
+        }
+        // Cell centres are computed by repeated halving in float32: allow their rounding too.
+        let scale = c.iter().fold(half, |m, v| m.max(v.abs()));
+        let slack = half * 1e-4 + 64.0 * f32::EPSILON * scale;
+        for (k, v) in pm.pos().iter().enumerate() {
+            if (v - c[k]).abs() > half + slack {
+                return Err(format!(
+                    "cell {cell}: centre of mass {:?} outside box {c:?} ± {half}",
+                    pm.pos()
+                ));
+            }
+        }
+        Ok((m, cnt))
+    }
+    let (_, cnt) = walk(t, bodies, t.root(), rc, rh, &mut seen, &mut order)?;
+    if cnt as i32 != n || seen.iter().any(|s| !s) {
+        return Err(format!("the tree holds {cnt} of {n} bodies"));
+    }
+    if t.sort != order {
+        let k = t
+            .sort
+            .iter()
+            .zip(&order)
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        return Err(format!("sort differs from the depth-first order at {k}"));
+    }
+    Ok(())
+}
+
+/// Per-body relative error `|a - ref| / |ref|` against a float64 reference.
+pub fn relative_errors(acc: &[Accel], reference: &[[f64; 3]]) -> Vec<f64> {
+    acc.iter()
+        .zip(reference)
+        .map(|(a, r)| {
+            let d = [a.x as f64 - r[0], a.y as f64 - r[1], a.z as f64 - r[2]];
+            let num = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            let den = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
+            num / den.max(f64::MIN_POSITIVE)
+        })
+        .collect()
+}

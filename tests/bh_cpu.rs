@@ -1,0 +1,291 @@
+//! Barnes–Hut on the CPU backend: tree invariants, hard inputs, and accuracy against float64
+//! direct summation. These run in CI.
+
+use warpkit::bh::cpu::{brute_force_f64, build_tree, build_tree_with_cells, gravity};
+use warpkit::bh::scene::{self, Scene};
+use warpkit::bh::{InputError, Params, check_tree, relative_errors, validate};
+use warpkit::device::bh::Body;
+
+fn identity(n: usize) -> Vec<u32> {
+    (0..n as u32).collect()
+}
+
+/// Mean relative error of the tree (sorted order) against f64 direct summation on `samples`
+/// evenly spaced bodies.
+fn mean_error(bodies: &[Body], p: &Params, samples: usize) -> (f64, f64) {
+    let tree = build_tree(bodies);
+    let acc = gravity(bodies, &tree, &tree.sort, p);
+    let step = (bodies.len() / samples).max(1);
+    let idx: Vec<usize> = (0..bodies.len()).step_by(step).collect();
+    let reference = brute_force_f64(bodies, &idx, p);
+    let picked: Vec<_> = idx.iter().map(|&i| acc[i]).collect();
+    let e = relative_errors(&picked, &reference);
+    (
+        e.iter().sum::<f64>() / e.len() as f64,
+        e.iter().cloned().fold(0.0, f64::max),
+    )
+}
+
+#[test]
+fn tree_invariants_hold_for_every_scene() {
+    for scene in [Scene::Lattice, Scene::Uniform, Scene::Plummer] {
+        for n in [1, 2, 7, 33, 4096, 20_000] {
+            let b = scene::generate(scene, n, 5);
+            let t = build_tree(&b);
+            check_tree(&b, &t).unwrap_or_else(|e| panic!("{scene:?} n={n}: {e}"));
+            assert_eq!(t.header.bucketed, 0, "{scene:?} n={n}");
+        }
+    }
+}
+
+#[test]
+fn coincident_bodies_are_bucketed_not_subdivided_forever() {
+    // 3000 bodies on 12 points, plus pairs 1 ulp apart.
+    let mut b: Vec<Body> = (0..3000)
+        .map(|i| {
+            let k = (i % 12) as f32;
+            Body {
+                x: 0.1 * k,
+                y: -0.05 * k,
+                z: 0.3,
+                m: 1.0 / 3000.0,
+            }
+        })
+        .collect();
+    b.push(Body {
+        x: 0.25,
+        y: 0.25,
+        z: 0.25,
+        m: 1e-3,
+    });
+    b.push(Body {
+        x: f32::from_bits(0.25f32.to_bits() + 1),
+        y: 0.25,
+        z: 0.25,
+        m: 1e-3,
+    });
+    let t = build_tree(&b);
+    check_tree(&b, &t).unwrap();
+    assert!(
+        t.header.bucketed >= 3000 - 12,
+        "bucketed {}",
+        t.header.bucketed
+    );
+    let p = Params {
+        theta: 0.5,
+        eps: 0.01,
+        g: 1.0,
+    };
+    let acc = gravity(&b, &t, &t.sort, &p);
+    assert!(
+        acc.iter()
+            .all(|a| a.x.is_finite() && a.y.is_finite() && a.z.is_finite())
+    );
+    // Exact at θ = 0, buckets included.
+    let p0 = Params { theta: 0.0, ..p };
+    let acc0 = gravity(&b, &t, &identity(b.len()), &p0);
+    let idx: Vec<usize> = (0..b.len()).step_by(97).collect();
+    let r = brute_force_f64(&b, &idx, &p0);
+    let e = relative_errors(&idx.iter().map(|&i| acc0[i]).collect::<Vec<_>>(), &r);
+    // Float32 summation of n terms errs by at most about n·u·Σ|a_j|/|Σa_j|; the clumps' pulls
+    // largely cancel, so bound each body by its own condition number.
+    let eps2 = (p0.eps as f64).powi(2);
+    for (k, &i) in idx.iter().enumerate() {
+        let q = |j: usize| [b[j].x as f64, b[j].y as f64, b[j].z as f64];
+        let abs_sum: f64 = (0..b.len())
+            .map(|j| {
+                let d = warpkit::device::bh::pair_accel_f64(q(i), q(j), b[j].m as f64, eps2);
+                (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
+            })
+            .sum();
+        let norm = (r[k][0] * r[k][0] + r[k][1] * r[k][1] + r[k][2] * r[k][2]).sqrt();
+        let bound = b.len() as f64 * f32::EPSILON as f64 * abs_sum / norm;
+        assert!(
+            e[k] < bound,
+            "body {i}: error {} above the rounding bound {bound}",
+            e[k]
+        );
+    }
+}
+
+#[test]
+fn too_few_cells_are_grown_not_corrupted() {
+    let b = scene::uniform(5000, 2);
+    let t = build_tree_with_cells(&b, 4);
+    check_tree(&b, &t).unwrap();
+    assert!(t.cells() >= t.used_cells() && t.cells() > 4);
+}
+
+#[test]
+fn theta_zero_equals_direct_summation() {
+    let b = scene::plummer(3000, 8);
+    let p = Params {
+        theta: 0.0,
+        eps: 0.05,
+        g: 1.0,
+    };
+    let (mean, max) = mean_error(&b, &p, 300);
+    // Only float32 rounding differs: accumulation of ~3000 terms, rsqrt.
+    assert!(max < 2e-5 && mean < 2e-6, "mean {mean} max {max}");
+}
+
+#[test]
+fn accuracy_at_theta_half_on_1e5_uniform_bodies() {
+    let b = scene::uniform(100_000, 11);
+    let p = Params {
+        theta: 0.5,
+        eps: 0.0,
+        g: 1.0,
+    };
+    let (mean, max) = mean_error(&b, &p, 2000);
+    assert!(mean < 1e-3, "mean relative error {mean} (max {max})");
+}
+
+#[test]
+fn errors_grow_with_theta() {
+    let b = scene::plummer(20_000, 12);
+    let errs: Vec<f64> = [0.2f32, 0.4, 0.6, 0.8]
+        .iter()
+        .map(|&theta| {
+            mean_error(
+                &b,
+                &Params {
+                    theta,
+                    eps: 0.05,
+                    g: 1.0,
+                },
+                500,
+            )
+            .0
+        })
+        .collect();
+    assert!(errs.windows(2).all(|w| w[0] < w[1]), "{errs:?}");
+}
+
+#[test]
+fn plummer_sphere_matches_the_analytic_profile() {
+    let n = 1 << 16;
+    let b = scene::plummer(n, 21);
+    let p = Params {
+        theta: 0.3,
+        eps: 1e-3,
+        g: 1.0,
+    };
+    let t = build_tree(&b);
+    let acc = gravity(&b, &t, &t.sort, &p);
+    // Radial bins: the bin mean of -a·r̂ over the shell theorem's G M(<r) / r². All bodies of a bin
+    // feel the same Poisson noise of the enclosed mass, 1/sqrt(N X(r)); allow 4 sigma plus 0.5%.
+    let edges = [0.3, 0.45, 0.6, 0.8, 1.2, 2.0];
+    for w in edges.windows(2) {
+        let (mut s, mut cnt) = (0.0, 0);
+        for (q, a) in b.iter().zip(&acc) {
+            let r = (q.x as f64).hypot(q.y as f64).hypot(q.z as f64);
+            if r >= w[0] && r < w[1] {
+                let radial =
+                    -(a.x as f64 * q.x as f64 + a.y as f64 * q.y as f64 + a.z as f64 * q.z as f64)
+                        / r;
+                s += radial / scene::plummer_accel(r);
+                cnt += 1;
+            }
+        }
+        let ratio = s / cnt as f64;
+        let enclosed = scene::plummer_accel(w[0]) * w[0] * w[0] * n as f64;
+        let tol = 4.0 / enclosed.sqrt() + 0.005;
+        assert!(
+            (ratio - 1.0).abs() < tol,
+            "bin {w:?}: ratio {ratio} over {cnt} bodies (tol {tol})"
+        );
+    }
+}
+
+#[test]
+fn one_and_two_bodies() {
+    let p = Params {
+        theta: 0.5,
+        eps: 0.0,
+        g: 2.0,
+    };
+    let one = vec![Body {
+        x: 0.3,
+        y: 0.1,
+        z: -2.0,
+        m: 5.0,
+    }];
+    let t = build_tree(&one);
+    assert_eq!(gravity(&one, &t, &t.sort, &p)[0], Default::default());
+    let two = vec![
+        Body {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            m: 1.0,
+        },
+        Body {
+            x: 2.0,
+            y: 0.0,
+            z: 0.0,
+            m: 3.0,
+        },
+    ];
+    let t = build_tree(&two);
+    let a = gravity(&two, &t, &t.sort, &p);
+    assert!(
+        (a[0].x - 1.5).abs() < 1e-6 && (a[1].x + 0.5).abs() < 1e-6,
+        "{a:?}"
+    );
+}
+
+#[test]
+fn bad_input_is_rejected_before_any_work() {
+    let ok = Params::default();
+    let b = scene::uniform(10, 1);
+    assert_eq!(validate(&[], &ok), Err(InputError::Empty));
+    let mut nan = b.clone();
+    nan[3].y = f32::NAN;
+    assert!(matches!(
+        validate(&nan, &ok),
+        Err(InputError::NonFinite { index: 3, .. })
+    ));
+    let mut inf = b.clone();
+    inf[9].x = f32::INFINITY;
+    assert!(matches!(
+        validate(&inf, &ok),
+        Err(InputError::NonFinite { index: 9, .. })
+    ));
+    let mut zero = b.clone();
+    zero[0].m = 0.0;
+    assert!(matches!(
+        validate(&zero, &ok),
+        Err(InputError::NonPositiveMass { index: 0, .. })
+    ));
+    assert!(matches!(
+        validate(&b, &Params { theta: -0.1, ..ok }),
+        Err(InputError::Theta(_))
+    ));
+    assert!(matches!(
+        validate(
+            &b,
+            &Params {
+                eps: f32::NAN,
+                ..ok
+            }
+        ),
+        Err(InputError::Eps(_))
+    ));
+    assert!(validate(&b, &ok).is_ok());
+}
+
+#[test]
+fn shuffled_order_gives_the_same_tree_order() {
+    // The sort recovers spatial order: a shuffled lattice's gather index visits the same bodies in
+    // the same depth-first sequence as the unshuffled lattice (lattice points are distinct).
+    let b = scene::lattice(4096);
+    let mut perm: Vec<u32> = identity(b.len());
+    scene::shuffle(&mut perm, 3);
+    let shuffled: Vec<Body> = perm.iter().map(|&i| b[i as usize]).collect();
+    let t1 = build_tree(&b);
+    let t2 = build_tree(&shuffled);
+    let pos1: Vec<_> = t1.sort.iter().map(|&i| b[i as usize]).collect();
+    let pos2: Vec<_> = t2.sort.iter().map(|&i| shuffled[i as usize]).collect();
+    assert_eq!(pos1, pos2);
+}
