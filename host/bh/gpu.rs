@@ -111,7 +111,8 @@ pub fn gravity_with_cells(
     validate(bodies, p)?;
     let n = bodies.len();
     let n32 = n as u32;
-    let mut cells = cells.max(1);
+    // The gravity kernel's stack packs a cell index with a 4-bit octant into an i32.
+    let mut cells = cells.clamp(1, 1 << 26);
     let (free, _) = gpu.memory()?;
     if device_bytes(n, cells) > free {
         return Err(BhError::TooLarge {
@@ -177,6 +178,9 @@ pub fn gravity_with_cells(
         let header = gpu.download(&t.header)?[0];
         if header.error & dev::ERR_OVERFLOW == 0 {
             break (t, header);
+        }
+        if cells >= 1 << 26 {
+            return Err(BhError::TooLarge { n, need: device_bytes(n, 2 * cells) >> 20, free: 0 });
         }
         cells *= 2;
         retries += 1;

@@ -395,7 +395,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity(
             let p = (*bodies.add(i as usize)).pos();
             let mut a = [0.0f32; 3];
             // Warp-uniform traversal state: current cell, next octant, depth; the parents sit in
-            // this warp's shared stack as cell * 8 + octant.
+            // this warp's shared stack as cell * 16 + octant (octant may be 8: exhausted).
             let (mut cell, mut oct, mut depth) = (root, 0u32, 0usize);
             loop {
                 if oct == 8 {
@@ -405,8 +405,8 @@ pub unsafe extern "ptx-kernel" fn bh_gravity(
                     depth -= 1;
                     sync_warp(FULL_MASK); // lane 0's push is visible to all lanes
                     let e = *stack.add(base + depth);
-                    cell = e >> 3;
-                    oct = (e & 7) as u32;
+                    cell = e >> 4;
+                    oct = (e & 15) as u32;
                     continue;
                 }
                 let ch = *child.add(slot(cell, oct));
@@ -423,7 +423,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity(
                     } else {
                         sync_warp(FULL_MASK); // every lane has read the slot lane 0 overwrites
                         if lane == 0 {
-                            *stack.add(base + depth) = cell * 8 + oct as i32;
+                            *stack.add(base + depth) = cell * 16 + oct as i32;
                         }
                         depth += 1;
                         cell = ch - ni;
