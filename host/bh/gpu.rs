@@ -180,7 +180,11 @@ pub fn gravity_with_cells(
             break (t, header);
         }
         if cells >= 1 << 26 {
-            return Err(BhError::TooLarge { n, need: device_bytes(n, 2 * cells) >> 20, free: 0 });
+            return Err(BhError::TooLarge {
+                n,
+                need: device_bytes(n, 2 * cells) >> 20,
+                free: 0,
+            });
         }
         cells *= 2;
         retries += 1;

@@ -24,12 +24,8 @@ pub fn version_string(v: i32) -> String {
 
 /// Runs `f` and turns a cudarc panic (missing library or symbol) into [`GpuError::NoDriver`].
 pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T, GpuError>) -> Result<T, GpuError> {
-    // Silence the default hook for this call only: the panic is expected and reported as an error.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let r = catch_unwind(AssertUnwindSafe(f));
-    std::panic::set_hook(hook);
-    r.unwrap_or_else(|payload| {
+    // The panic hook is left alone: swapping it is process-global and races with other threads.
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
         let msg = payload
             .downcast_ref::<String>()
             .cloned()

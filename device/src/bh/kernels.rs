@@ -174,9 +174,10 @@ pub unsafe extern "ptx-kernel" fn bh_build(
             let mut cur = s;
             loop {
                 if depth as usize >= MAX_DEPTH {
-                    // Coincident for float32: bucket i behind b.
-                    *next.add(i as usize) = *next.add(b as usize);
-                    *next.add(b as usize) = i;
+                    // Coincident for float32: bucket i behind b. Volatile: another thread may have
+                    // chained behind b a moment ago, and L1 is not coherent across SMs.
+                    write_volatile(next.add(i as usize), read_volatile(next.add(b as usize)));
+                    write_volatile(next.add(b as usize), i);
                     atomic_add_u32(&raw mut (*header).bucketed, 1);
                     if cur != s {
                         *child.add(cur) = b;
