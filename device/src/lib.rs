@@ -19,6 +19,7 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod fem;
 #[cfg(target_arch = "nvptx64")]
 pub mod gpu;
 pub mod math;

@@ -1,0 +1,1 @@
+//! Hex8 assembly kernels (see the parent module); filled in below.
