@@ -11,6 +11,7 @@
 //! | "no GPU here" | [`backend::Backend::Cpu`], chosen by [`backend::select`] |
 
 pub mod backend;
+pub mod fem;
 pub mod runtime;
 pub mod selftest;
 pub mod stats;

@@ -1,0 +1,1 @@
+//! GPU assembly launchers (below).
