@@ -33,6 +33,12 @@ pub const ENTRIES: usize = DOFS * DOFS;
 /// Gauss points per element (2×2×2; weight 1 each).
 pub const GAUSS: usize = 8;
 
+/// Threads per block of the thread-per-element kernels.
+pub const THREAD_BLOCK: u32 = 128;
+/// Threads per block of the warp-per-element kernels: 8 warps, 8 elements per block.
+pub const WARP_BLOCK: u32 = 256;
+const _: () = assert!(WARP_BLOCK.is_multiple_of(crate::WARP_SIZE));
+
 /// The floating-point types the element formulas run in.
 pub trait Real:
     Copy
