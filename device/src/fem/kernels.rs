@@ -154,7 +154,8 @@ fn inverted() -> ! {
 /// # Safety
 /// See the module docs for the buffers' contract.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
+// The node and direction indices address Ke and the positions alike.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 unsafe fn thread_per_element<T: DeviceReal, const ATOMIC: bool>(
     coords: *const T,
     elements: *const u32,
@@ -216,7 +217,8 @@ fn lane_blocks<const LANES_PER_ROW: u32>(lane: u32) -> [(usize, usize); 2] {
 /// # Safety
 /// See the module docs; launch whole warps (every lane of a warp reaches the shuffles).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
+// The block's row and column indices address the accumulator and the positions alike.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 unsafe fn warp_per_element<T: DeviceReal, const LANES_PER_ROW: u32, const ATOMIC: bool>(
     coords: *const T,
     elements: *const u32,
