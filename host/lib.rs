@@ -12,6 +12,7 @@
 
 pub mod backend;
 pub mod bh;
+pub mod fem;
 pub mod runtime;
 pub mod selftest;
 pub mod stats;

@@ -20,6 +20,7 @@
 extern crate std;
 
 pub mod bh;
+pub mod fem;
 #[cfg(target_arch = "nvptx64")]
 pub mod gpu;
 pub mod math;

@@ -1,0 +1,92 @@
+//! CPU assembly: per colour, rayon over the colour's elements; each computes Ke with the device
+//! crate's reference route (`element_stiffness`, Bᵀ D B) and adds it at its precomputed positions.
+
+use super::colour::Colouring;
+use super::csr::Pattern;
+use super::{FemError, Material, Mesh};
+use crate::device::fem::{self as dev, ENTRIES, Real};
+use rayon::prelude::*;
+
+/// A raw pointer to the CSR values that rayon's workers share.
+///
+/// # Safety
+/// Writers must touch disjoint entries: within one colour no two elements share a node, hence no
+/// CSR row, hence no position (`colour::verify`).
+#[derive(Clone, Copy)]
+struct Values<T>(*mut T);
+// SAFETY: see the struct's contract; T itself is plain data.
+unsafe impl<T: Send> Send for Values<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Values<T> {}
+
+impl<T> Values<T> {
+    /// Through a method, so closures capture the whole `Values` (Sync), not its raw pointer field.
+    fn ptr(self) -> *mut T {
+        self.0
+    }
+}
+
+/// Assembles the global stiffness in `T` (`f64` is the reference; `f32` mirrors the GPU's
+/// arithmetic) into CSR values of `pattern`. The colouring must be valid for `mesh`
+/// (`colour::verify`); det J ≤ 0 anywhere is reported naming the element.
+pub fn cpu<T: Real + Send + Sync>(
+    mesh: &Mesh,
+    material: &Material,
+    colouring: &Colouring,
+    pattern: &Pattern,
+) -> Result<Vec<T>, FemError> {
+    let lame = material.lame::<T>();
+    let mut values = vec![T::ZERO; pattern.nnz()];
+    let out = Values(values.as_mut_ptr());
+    let nnz = values.len();
+    for group in &colouring.groups {
+        group.par_iter().try_for_each(|&e| {
+            let e = e as usize;
+            let x = mesh.element_coords(e).map(|p| p.map(T::from_f64));
+            let ke = dev::element_stiffness(&x, lame).map_err(|j| FemError::InvertedElement {
+                element: e,
+                gauss: j.gauss,
+                det: j.det,
+            })?;
+            let pos = pattern.element_positions(e);
+            debug_assert_eq!(pos.len(), ENTRIES);
+            for (&p, &v) in pos.iter().zip(ke.iter().flatten()) {
+                assert!((p as usize) < nnz);
+                // SAFETY: p < nnz (checked above); elements of one colour write disjoint
+                // positions (the struct's contract), and colours run one after another.
+                unsafe { *out.ptr().add(p as usize) += v };
+            }
+            Ok::<(), FemError>(())
+        })?;
+    }
+    Ok(values)
+}
+
+/// The same matrix assembled one element at a time, without colouring: a check on the colouring
+/// and on the parallel scatter.
+pub fn serial(mesh: &Mesh, material: &Material, pattern: &Pattern) -> Result<Vec<f64>, FemError> {
+    let lame = material.lame::<f64>();
+    let mut values = vec![0.0; pattern.nnz()];
+    for e in 0..mesh.elements.len() {
+        let ke = dev::element_stiffness(&mesh.element_coords(e), lame).map_err(|j| {
+            FemError::InvertedElement {
+                element: e,
+                gauss: j.gauss,
+                det: j.det,
+            }
+        })?;
+        for (&p, &v) in pattern.element_positions(e).iter().zip(ke.iter().flatten()) {
+            values[p as usize] += v;
+        }
+    }
+    Ok(values)
+}
+
+/// ‖a − b‖_F / ‖b‖_F over CSR values (`b` the f64 reference).
+pub fn relative_frobenius<T: Real>(a: &[T], b: &[f64]) -> f64 {
+    let (num, den) = a.iter().zip(b).fold((0.0, 0.0), |(n, d), (&x, &y)| {
+        let diff = x.to_f64() - y;
+        (n + diff * diff, d + y * y)
+    });
+    (num / den).sqrt()
+}
