@@ -107,8 +107,10 @@ fn gpu_buckets_duplicates_and_grows_on_overflow() {
             / mean_ref
     };
     let (e_gpu, e_cpu) = (err(&run.acc), err(&cpu_acc));
+    // Half the mass sits in 16 point clumps: θ = 0.5 errs by about 2% here (measured on the H200:
+    // GPU 1.97e-2, CPU 1.97e-2). The GPU must match its twin's accuracy, not a guessed bound.
     assert!(
-        e_gpu < 2e-3 && e_cpu < 2e-3,
+        (e_gpu - e_cpu).abs() <= 0.1 * e_cpu && e_gpu < 5e-2,
         "normalised mean error: GPU {e_gpu:.2e}, CPU {e_cpu:.2e}"
     );
 }
