@@ -4,6 +4,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use warpkit::backend::{self, Backend, BackendChoice};
+use warpkit::bh::gpu::Traversal;
 use warpkit::bh::scene::{self, Scene};
 use warpkit::bh::{Mode, Params};
 use warpkit::runtime::probe;
@@ -40,31 +41,7 @@ enum Command {
         seed: u64,
     },
     /// Barnes–Hut self-gravity: per-stage timings (GPU) and the error against direct summation.
-    Gravity {
-        /// Number of bodies.
-        #[arg(long, default_value_t = 1 << 20)]
-        n: usize,
-        /// Opening angle θ.
-        #[arg(long, default_value_t = 0.5)]
-        theta: f32,
-        /// Plummer softening ε.
-        #[arg(long, default_value_t = 0.05)]
-        eps: f32,
-        /// Gravitational constant.
-        #[arg(long = "G", default_value_t = 1.0)]
-        g: f32,
-        #[arg(long, value_enum, default_value_t = Scene::Lattice)]
-        scene: Scene,
-        /// Traversal order: random (shuffled, unsorted), regular (generation order), sorted.
-        #[arg(long, value_enum, default_value_t = Mode::Sorted)]
-        mode: Mode,
-        /// Bodies sampled for the error against float64 direct summation (0: skip).
-        #[arg(long, default_value_t = 1000)]
-        check: usize,
-        /// Seed of the scene and of the shuffle.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-    },
+    Gravity(GravityArgs),
     /// Hex8 cantilever: assemble (CPU or GPU), clamp x = 0, load the free end, solve by PCG, and
     /// compare the tip deflection with Timoshenko beam theory.
     Fem {
@@ -113,24 +90,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Info { kernels } => info(cli.backend, kernels),
         Command::Selftest { n, seed } => selftest(cli.backend, n, seed),
-        Command::Gravity {
-            n,
-            theta,
-            eps,
-            g,
-            scene,
-            mode,
-            check,
-            seed,
-        } => gravity(
-            cli.backend,
-            n,
-            Params { theta, eps, g },
-            scene,
-            mode,
-            check,
-            seed,
-        ),
+        Command::Gravity(args) => gravity(cli.backend, args),
         Command::Fem {
             size,
             cells,
@@ -268,46 +228,108 @@ fn selftest(choice: BackendChoice, n: usize, seed: u64) -> Result<()> {
     Ok(())
 }
 
-fn gravity(
-    choice: BackendChoice,
+#[derive(clap::Args)]
+struct GravityArgs {
+    /// Number of bodies (ignored with --input).
+    #[arg(long, default_value_t = 1 << 20)]
     n: usize,
-    p: Params,
-    scene_kind: Scene,
+    /// Opening angle θ.
+    #[arg(long, default_value_t = 0.5)]
+    theta: f32,
+    /// Plummer softening ε.
+    #[arg(long, default_value_t = 0.05)]
+    eps: f32,
+    /// Gravitational constant.
+    #[arg(long = "G", default_value_t = 1.0)]
+    g: f32,
+    #[arg(long, value_enum, default_value_t = Scene::Lattice)]
+    scene: Scene,
+    /// Bodies from a .npy file (N×4 float32: x, y, z, m) instead of a scene.
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Write the accelerations as .npy (N×3 float32), in the input's order.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Traversal order: random (shuffled, unsorted), regular (given order), sorted.
+    #[arg(long, value_enum, default_value_t = Mode::Sorted)]
     mode: Mode,
+    /// GPU gravity kernel: the seed's per-warp vote, or the warp-group traversal.
+    #[arg(long, value_enum, default_value_t = Traversal::Vote)]
+    traversal: Traversal,
+    /// Timed repeats after one warm-up (GPU); medians are printed.
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
+    /// Bodies sampled for the error against float64 direct summation (0: skip).
+    #[arg(long, default_value_t = 1000)]
     check: usize,
+    /// Seed of the scene and of the shuffle.
+    #[arg(long, default_value_t = 1)]
     seed: u64,
-) -> Result<()> {
-    let backend = select(choice)?;
-    let mut bodies = scene::generate(scene_kind, n, seed);
-    if mode != Mode::Regular {
-        scene::shuffle(&mut bodies, seed);
-    }
+}
+
+fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
+    use warpkit::bh::gpu::{Options, StageTimes};
+    use warpkit::stats::median;
+    let p = Params {
+        theta: a.theta,
+        eps: a.eps,
+        g: a.g,
+    };
+    let mut bodies = match &a.input {
+        Some(path) => warpkit::bh::npy::read_bodies(path)?,
+        None => scene::generate(a.scene, a.n, a.seed),
+    };
     warpkit::bh::validate(&bodies, &p)?;
-    let sorted = mode == Mode::Sorted;
+    let n = bodies.len();
+    // Shuffling must not change what --output means: remember where each body came from.
+    let mut origin: Vec<u32> = (0..n as u32).collect();
+    if a.mode != Mode::Regular {
+        scene::shuffle(&mut bodies, a.seed);
+        scene::shuffle(&mut origin, a.seed);
+    }
+    let backend = select(choice)?;
+    let sorted = a.mode == Mode::Sorted;
+    let what = match &a.input {
+        Some(path) => path.display().to_string(),
+        None => format!("{:?}", a.scene),
+    };
     let acc = match &backend {
         Backend::Gpu(gpu) => {
-            // One warm-up, then the timed run.
-            warpkit::bh::gpu::gravity(gpu, &bodies, &p, sorted, false)?;
-            let run = warpkit::bh::gpu::gravity(gpu, &bodies, &p, sorted, false)?;
-            let t = run.times;
+            let o = Options {
+                sorted,
+                traversal: a.traversal,
+                ..Default::default()
+            };
+            warpkit::bh::gpu::gravity_with(gpu, &bodies, &p, &o)?; // warm-up
+            let mut runs = Vec::new();
+            for _ in 0..a.repeats.max(1) {
+                runs.push(warpkit::bh::gpu::gravity_with(gpu, &bodies, &p, &o)?);
+            }
+            let med = |f: fn(&StageTimes) -> f64| {
+                median(&runs.iter().map(|r| f(&r.times)).collect::<Vec<_>>()).unwrap_or(f64::NAN)
+            };
             println!(
-                "Barnes–Hut on {} ({scene_kind:?}, N = {n}, θ = {}, ε = {}, mode {mode:?})",
+                "Barnes–Hut on {} ({what}, N = {n}, θ = {}, ε = {}, mode {:?}, {:?} kernel; median of {})",
                 gpu.info().name,
                 p.theta,
-                p.eps
+                p.eps,
+                a.mode,
+                a.traversal,
+                runs.len()
             );
             println!("| stage | ms |\n| --- | --- |");
             for (name, ms) in [
-                ("reset", t.reset),
-                ("bounding box", t.bounding_box),
-                ("build", t.build),
-                ("centre of mass", t.summarize),
-                ("sort", t.sort),
-                ("gravity", t.gravity),
-                ("total", t.total()),
+                ("reset", med(|t| t.reset)),
+                ("bounding box", med(|t| t.bounding_box)),
+                ("build", med(|t| t.build)),
+                ("centre of mass", med(|t| t.summarize)),
+                ("sort", med(|t| t.sort)),
+                ("gravity", med(|t| t.gravity)),
+                ("total", med(|t| t.total())),
             ] {
                 println!("| {name} | {ms:.3} |");
             }
+            let run = runs.pop().expect("at least one run");
             println!(
                 "cells used {} of {} (depth {}, bucketed {}, retries {})",
                 run.cells as i32 - run.header.bottom,
@@ -325,19 +347,23 @@ fn gravity(
             let identity: Vec<u32> = (0..n as u32).collect();
             let order = if sorted { &tree.sort } else { &identity };
             let start = std::time::Instant::now();
-            let acc = warpkit::bh::cpu::gravity(&bodies, &tree, order, &p);
+            let acc = match a.traversal {
+                Traversal::Vote => warpkit::bh::cpu::gravity(&bodies, &tree, order, &p),
+                Traversal::Group => warpkit::bh::cpu::gravity_group(&bodies, &tree, order, &p),
+            };
             let grav = start.elapsed().as_secs_f64() * 1e3;
             println!(
-                "Barnes–Hut on the CPU ({} threads; {scene_kind:?}, N = {n}, θ = {}, mode {mode:?}): tree {build:.1} ms, gravity {grav:.1} ms",
+                "Barnes–Hut on the CPU ({} threads; {what}, N = {n}, θ = {}, mode {:?}, {:?}): tree {build:.1} ms, gravity {grav:.1} ms",
                 rayon::current_num_threads(),
-                p.theta
+                p.theta,
+                a.mode,
+                a.traversal
             );
             acc
         }
     };
-    if let Some(step) = n.checked_div(check) {
-        let step = step.max(1);
-        let idx: Vec<usize> = (0..n).step_by(step).collect();
+    if let Some(step) = n.checked_div(a.check) {
+        let idx: Vec<usize> = (0..n).step_by(step.max(1)).collect();
         let reference = warpkit::bh::cpu::brute_force_f64(&bodies, &idx, &p);
         let picked: Vec<_> = idx.iter().map(|&i| acc[i]).collect();
         let mut e = warpkit::bh::relative_errors(&picked, &reference);
@@ -350,6 +376,14 @@ fn gravity(
             e[e.len() * 99 / 100],
             e[e.len() - 1]
         );
+    }
+    if let Some(path) = &a.output {
+        let mut out = vec![Default::default(); n];
+        for (k, &o) in origin.iter().enumerate() {
+            out[o as usize] = acc[k];
+        }
+        warpkit::bh::npy::write_accels(path, &out)?;
+        println!("accelerations written to {}", path.display());
     }
     Ok(())
 }

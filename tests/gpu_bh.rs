@@ -3,6 +3,7 @@
 mod common;
 
 use common::gpu;
+use warpkit::bh::gpu::Traversal;
 use warpkit::bh::scene::{self, Scene};
 use warpkit::bh::{Params, check_tree, cpu, gpu as bhgpu, relative_errors};
 use warpkit::device::bh::{Accel, Body};
@@ -56,6 +57,22 @@ fn gpu_tree_invariants_and_cpu_parity() {
                     &format!("{scene:?} n={n} sorted={sorted}"),
                 );
             }
+            // The warp-group kernel against its CPU twin (tree order, as it is meant to run).
+            let o = bhgpu::Options {
+                sorted: true,
+                traversal: Traversal::Group,
+                ..Default::default()
+            };
+            let run = bhgpu::gravity_with(&gpu, &b, &p, &o).unwrap();
+            let tree = cpu::build_tree(&b);
+            let want = cpu::gravity_group(&b, &tree, &tree.sort, &p);
+            let mut e: Vec<f64> = run.acc.iter().zip(&want).map(|(a, w)| rel(a, w)).collect();
+            e.sort_by(f64::total_cmp);
+            let (p99, max) = (e[e.len() * 99 / 100], e[e.len() - 1]);
+            assert!(
+                p99 < 1e-5 && max < 1e-2,
+                "group {scene:?} n={n}: p99 {p99:.2e} max {max:.2e}"
+            );
         }
     }
 }
@@ -78,7 +95,18 @@ fn gpu_buckets_duplicates_and_grows_on_overflow() {
         eps: 0.01,
         g: 1.0,
     };
-    let run = bhgpu::gravity_with_cells(&gpu, &b, &p, true, true, 8).unwrap();
+    let run = bhgpu::gravity_with(
+        &gpu,
+        &b,
+        &p,
+        &bhgpu::Options {
+            sorted: true,
+            keep_tree: true,
+            cells: Some(8),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert!(
         run.retries > 0,
         "8 cells cannot hold the tree: the build must have retried"
@@ -155,6 +183,15 @@ fn gpu_accuracy_against_f64_brute_force() {
         };
         let run = bhgpu::gravity(&gpu, &b, &p, true, false).unwrap();
         let e = relative_errors(&run.acc, &reference);
+        let o = bhgpu::Options {
+            sorted: true,
+            traversal: Traversal::Group,
+            ..Default::default()
+        };
+        let group = bhgpu::gravity_with(&gpu, &b, &p, &o).unwrap();
+        let eg = relative_errors(&group.acc, &reference);
+        let mean_g = eg.iter().sum::<f64>() / eg.len() as f64;
+        assert!(mean_g < 1e-3, "group θ = {theta}: mean {mean_g}");
         let mean = e.iter().sum::<f64>() / e.len() as f64;
         if theta == 0.0 {
             assert!(mean < 1e-5, "θ = 0: mean {mean}");

@@ -270,3 +270,67 @@ pub fn brute_force_f64(bodies: &[Body], targets: &[usize], p: &Params) -> Vec<[f
         })
         .collect()
 }
+
+/// The CPU twin of `bh_gravity_group`: each group of 32 consecutive entries of `order` traverses
+/// the tree once for its bounding box; the same cells and bodies are accepted as on the GPU.
+pub fn gravity_group(bodies: &[Body], tree: &Tree, order: &[u32], p: &Params) -> Vec<Accel> {
+    let n = tree.n as i32;
+    let (_, root_half) = dev::root_cell(&tree.header);
+    let w2: Vec<f32> = (0..=MAX_DEPTH)
+        .map(|d| dev::width2_at(root_half, d))
+        .collect();
+    let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
+    let mut acc = vec![Accel::default(); tree.n];
+    let groups: Vec<Vec<Accel>> = order
+        .par_chunks(WARP_SIZE as usize)
+        .map(|lanes| {
+            let pos: Vec<[f32; 3]> = lanes.iter().map(|&i| bodies[i as usize].pos()).collect();
+            let lo =
+                std::array::from_fn(|k| pos.iter().map(|q| q[k]).fold(f32::INFINITY, f32::min));
+            let hi =
+                std::array::from_fn(|k| pos.iter().map(|q| q[k]).fold(f32::NEG_INFINITY, f32::max));
+            let (bc, bh) = dev::box_of(lo, hi);
+            let mut list: Vec<Body> = Vec::new();
+            let mut stack = vec![(tree.root(), 0usize)];
+            while let Some((cell, depth)) = stack.pop() {
+                for o in 0..8 {
+                    let ch = tree.child[dev::slot(cell, o)];
+                    if ch >= n {
+                        let pm = tree.cell_pm[(ch - n) as usize];
+                        if dev::is_far_from_box(pm.pos(), w2[depth + 1], bc, bh, theta2) {
+                            list.push(pm);
+                        } else {
+                            stack.push((ch - n, depth + 1));
+                        }
+                    } else {
+                        let mut b = ch;
+                        while b >= 0 {
+                            list.push(bodies[b as usize]);
+                            b = tree.next[b as usize];
+                        }
+                    }
+                }
+            }
+            pos.iter()
+                .map(|&q| {
+                    let mut a = [0.0f32; 3];
+                    for e in &list {
+                        let d = dev::pair_accel(q, e.pos(), e.m, eps2);
+                        a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+                    }
+                    Accel {
+                        x: p.g * a[0],
+                        y: p.g * a[1],
+                        z: p.g * a[2],
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    for (g, out) in groups.into_iter().enumerate() {
+        for (k, a) in out.into_iter().enumerate() {
+            acc[order[g * WARP_SIZE as usize + k] as usize] = a;
+        }
+    }
+    acc
+}

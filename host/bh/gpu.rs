@@ -79,6 +79,38 @@ impl TreeBuffers {
     }
 }
 
+/// The gravity kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Traversal {
+    /// The seed's kernel: one traversal per warp, a warp vote per cell (`bh_gravity`).
+    #[default]
+    Vote,
+    /// One traversal per warp for the bounding box of its bodies, eight children tested at once,
+    /// interaction lists evaluated by all lanes (`bh_gravity_group`).
+    Group,
+}
+
+impl Traversal {
+    fn kernel(self) -> (&'static str, u32) {
+        match self {
+            Traversal::Vote => ("bh_gravity", dev::GRAVITY_BLOCK),
+            Traversal::Group => ("bh_gravity_group", dev::GROUP_BLOCK),
+        }
+    }
+}
+
+/// How to evaluate: traversal order and kernel, and what to keep.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Lanes follow the tree's gather index (else lane k handles body k).
+    pub sorted: bool,
+    pub traversal: Traversal,
+    /// Download the tree for checks.
+    pub keep_tree: bool,
+    /// Cells to allocate first (default [`initial_cells`]); doubled on overflow.
+    pub cells: Option<usize>,
+}
+
 /// Evaluates the accelerations of `bodies` on the GPU. With `sorted`, lanes follow the tree's
 /// gather index; without, lane k handles body k (the caller's order). `keep_tree` downloads the
 /// tree for checks.
@@ -89,25 +121,27 @@ pub fn gravity(
     sorted: bool,
     keep_tree: bool,
 ) -> Result<GpuRun, BhError> {
-    gravity_with_cells(
+    gravity_with(
         gpu,
         bodies,
         p,
-        sorted,
-        keep_tree,
-        initial_cells(bodies.len()),
+        &Options {
+            sorted,
+            keep_tree,
+            ..Default::default()
+        },
     )
 }
 
-/// [`gravity`] starting from `cells` cells (doubled until the tree fits).
-pub fn gravity_with_cells(
+/// [`gravity`] with every option.
+pub fn gravity_with(
     gpu: &Gpu,
     bodies: &[Body],
     p: &Params,
-    sorted: bool,
-    keep_tree: bool,
-    cells: usize,
+    o: &Options,
 ) -> Result<GpuRun, BhError> {
+    let (sorted, keep_tree) = (o.sorted, o.keep_tree);
+    let cells = o.cells.unwrap_or_else(|| initial_cells(bodies.len()));
     validate(bodies, p)?;
     let n = bodies.len();
     let n32 = n as u32;
@@ -126,7 +160,8 @@ pub fn gravity_with_cells(
     let k_build = gpu.kernel("bh_build")?;
     let k_sum = gpu.kernel("bh_summarize")?;
     let k_sort = gpu.kernel("bh_sort")?;
-    let k_grav = gpu.kernel("bh_gravity")?;
+    let (grav_name, grav_block) = o.traversal.kernel();
+    let k_grav = gpu.kernel(grav_name)?;
 
     let d_bodies = gpu.upload(bodies)?;
     let mut times = StageTimes::default();
@@ -232,7 +267,7 @@ pub fn gravity_with_cells(
             .1;
     }
     let mut d_acc = gpu.alloc_poisoned::<Accel>(n)?;
-    let grav_cfg = k_grav.resident_grid(gpu, dev::GRAVITY_BLOCK)?;
+    let grav_cfg = k_grav.resident_grid(gpu, grav_block)?;
     let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
     let null = 0u64;
     times.gravity = gpu

@@ -4,6 +4,7 @@
 
 pub mod cpu;
 pub mod gpu;
+pub mod npy;
 pub mod scene;
 
 use crate::device::bh::{self as dev, Accel, Body, TreeHeader};

@@ -552,3 +552,166 @@ pub unsafe extern "ptx-kernel" fn bh_brute_force_f64(
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// gravity, warp-group traversal: one opening test per cell for the warp's bounding box, tested
+// eight children at a time, with an interaction list evaluated by all 32 lanes (after Bonsai)
+// ---------------------------------------------------------------------------------------------
+
+const GROUP_WARPS: usize = (GROUP_BLOCK / crate::WARP_SIZE) as usize;
+crate::static_shared!(group_stack: [i32; GROUP_WARPS * GROUP_STACK]);
+crate::static_shared!(group_list: [Body; GROUP_WARPS * GROUP_LIST]);
+crate::static_shared!(group_w2: [f32; STACK]);
+
+/// Adds every entry of the warp's interaction list to this lane's acceleration and empties it.
+///
+/// # Safety
+/// Whole warp, convergent; `list` holds `*len` entries written before the call.
+#[inline(always)]
+unsafe fn flush_list(list: *const Body, len: &mut usize, p: [f32; 3], eps2: f32, a: &mut [f32; 3]) {
+    // SAFETY: per the contract.
+    unsafe {
+        sync_warp(FULL_MASK); // entries written by other lanes are visible
+        for j in 0..*len {
+            let q = *list.add(j);
+            let d = pair_accel(p, q.pos(), q.m, eps2);
+            *a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+        }
+        sync_warp(FULL_MASK); // everyone has read before the list is refilled
+    }
+    *len = 0;
+}
+
+/// Accelerations like [`bh_gravity`], but each warp traverses the tree once for the bounding box
+/// of its 32 bodies (`sort[k]`, consecutive in tree order): a cell is used whole when it is far
+/// from the whole box ([`is_far_from_box`]), which implies far for every body. Lanes 0..8 test the
+/// eight children of the popped cell in parallel; accepted cells and bodies go to a shared
+/// interaction list that all lanes evaluate together. Launch `GROUP_BLOCK`-thread blocks.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bh_gravity_group(
+    bodies: *const Body,
+    n: u32,
+    sort: *const u32,
+    header: *const TreeHeader,
+    child: *const i32,
+    next: *const i32,
+    cell_pm: *const Body,
+    cells: u32,
+    theta2: f32,
+    eps2: f32,
+    g: f32,
+    acc: *mut Accel,
+) {
+    let ni = n as i32;
+    let lane = lane_id();
+    let below = lanemask_lt();
+    let wib = warp_idx() as usize;
+    let stack = unsafe { group_stack().add(wib * GROUP_STACK) };
+    let list = unsafe { group_list().add(wib * GROUP_LIST) };
+    let w2 = group_w2();
+    // SAFETY: header complete; shared arrays sized above; whole warps throughout (inactive lanes
+    // stay in the loop); barriers reached by all threads.
+    unsafe {
+        let (_, root_half) = root_cell(&*header);
+        let t = thread_idx_x() as usize;
+        if t < STACK {
+            *w2.add(t) = width2_at(root_half, t);
+        }
+        sync_threads();
+        let root = cells as i32 - 1;
+        let body_of = |k: u32| {
+            if sort.is_null() {
+                k as i32
+            } else {
+                *sort.add(k as usize) as i32
+            }
+        };
+        let warps_total = grid_size_1d() / crate::WARP_SIZE;
+        let mut w = index_1d() / crate::WARP_SIZE;
+        while w * crate::WARP_SIZE < n {
+            let first = w * crate::WARP_SIZE;
+            let k = first + lane;
+            let active = k < n;
+            // Inactive lanes stand on the group's first body so they do not widen the box.
+            let i = body_of(if active { k } else { first });
+            let p = (*bodies.add(i as usize)).pos();
+            let (mut lo, mut hi) = (p, p);
+            for c in 0..3 {
+                let mut off = 16;
+                while off > 0 {
+                    lo[c] = lo[c].min(shfl_xor_f32(FULL_MASK, lo[c], off).0);
+                    hi[c] = hi[c].max(shfl_xor_f32(FULL_MASK, hi[c], off).0);
+                    off /= 2;
+                }
+            }
+            let (bc, bh) = box_of(lo, hi);
+
+            let mut a = [0.0f32; 3];
+            let mut len = 0usize;
+            // Stack entries: cell * 32 + depth (depth ≤ MAX_DEPTH < 32).
+            if lane == 0 {
+                *stack = root * 32;
+            }
+            let mut sp = 1usize;
+            while sp > 0 {
+                sync_warp(FULL_MASK); // pushes by other lanes are visible
+                sp -= 1;
+                let e = *stack.add(sp);
+                let (cell, depth) = (e >> 5, (e & 31) as usize);
+                sync_warp(FULL_MASK); // all have read slot sp before it is reused below
+                // kind: 0 nothing, 1 interact, 2 open (push), 3 bucket chain
+                let (mut kind, mut ch, mut q) = (0u32, EMPTY, Body::default());
+                if lane < 8 {
+                    ch = *child.add(slot(cell, lane));
+                    if ch >= ni {
+                        q = *cell_pm.add((ch - ni) as usize);
+                        let far = is_far_from_box(q.pos(), *w2.add(depth + 1), bc, bh, theta2);
+                        kind = if far { 1 } else { 2 };
+                    } else if ch >= 0 {
+                        q = *bodies.add(ch as usize);
+                        kind = if *next.add(ch as usize) >= 0 { 3 } else { 1 };
+                    }
+                }
+                let take = ballot(FULL_MASK, kind == 1);
+                if kind == 1 {
+                    *list.add(len + (take & below).count_ones() as usize) = q;
+                }
+                len += take.count_ones() as usize;
+                let open = ballot(FULL_MASK, kind == 2);
+                if kind == 2 {
+                    *stack.add(sp + (open & below).count_ones() as usize) =
+                        (ch - ni) * 32 + depth as i32 + 1;
+                }
+                sp += open.count_ones() as usize;
+                let mut chains = ballot(FULL_MASK, kind == 3);
+                while chains != 0 {
+                    let src = chains.trailing_zeros();
+                    chains &= chains - 1;
+                    let mut b = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
+                    while b >= 0 {
+                        if len == GROUP_LIST {
+                            flush_list(list, &mut len, p, eps2, &mut a);
+                        }
+                        if lane == 0 {
+                            *list.add(len) = *bodies.add(b as usize);
+                        }
+                        len += 1;
+                        b = *next.add(b as usize);
+                    }
+                }
+                if len > GROUP_LIST - 8 {
+                    flush_list(list, &mut len, p, eps2, &mut a);
+                }
+            }
+            flush_list(list, &mut len, p, eps2, &mut a);
+            if active {
+                *acc.add(i as usize) = Accel {
+                    x: g * a[0],
+                    y: g * a[1],
+                    z: g * a[2],
+                };
+            }
+            w += warps_total;
+        }
+    }
+}

@@ -84,6 +84,14 @@ pub const MAX_DEPTH: usize = 30;
 
 /// Threads per block of the gravity kernel (8 warps, one shared stack each).
 pub const GRAVITY_BLOCK: u32 = 256;
+/// Threads per block of the warp-group gravity kernel.
+pub const GROUP_BLOCK: u32 = 128;
+/// Capacity of a warp's cell stack in the group kernel: a popped cell pushes at most 8 children, so
+/// the stack holds at most 7 per level plus one cell's 8.
+pub const GROUP_STACK: usize = 7 * MAX_DEPTH + 8;
+/// Capacity of a warp's interaction list; flushed once fewer than 8 free entries remain.
+pub const GROUP_LIST: usize = 64;
+
 /// Threads per block of the other tree kernels.
 pub const TREE_BLOCK: u32 = 256;
 /// Threads per block of the brute-force kernel, and bodies per shared-memory tile.
@@ -131,6 +139,44 @@ pub fn child_center(c: [f32; 3], half: f32, octant: u32) -> [f32; 3] {
 #[inline(always)]
 pub fn is_far(r2: f32, w2: f32, theta2: f32) -> bool {
     w2 < r2 * theta2
+}
+
+/// Squared distance from point `c` to the axis-aligned box with centre `bc` and half-extents
+/// `bh` (zero inside): the nearest any point of the box can be to `c`.
+#[inline(always)]
+pub fn box_dist2(c: [f32; 3], bc: [f32; 3], bh: [f32; 3]) -> f32 {
+    let mut d2 = 0.0;
+    for k in 0..3 {
+        let d = (c[k] - bc[k]).abs() - bh[k];
+        if d > 0.0 {
+            d2 += d * d;
+        }
+    }
+    d2
+}
+
+/// The group opening test of the warp-group traversal: a cell is far for every body in the box
+/// when it is far for the box's nearest point.
+#[inline(always)]
+pub fn is_far_from_box(com: [f32; 3], w2: f32, bc: [f32; 3], bh: [f32; 3], theta2: f32) -> bool {
+    is_far(box_dist2(com, bc, bh), w2, theta2)
+}
+
+/// Axis-aligned box of points as (centre, half-extents).
+#[inline(always)]
+pub fn box_of(lo: [f32; 3], hi: [f32; 3]) -> ([f32; 3], [f32; 3]) {
+    (
+        [
+            0.5 * (lo[0] + hi[0]),
+            0.5 * (lo[1] + hi[1]),
+            0.5 * (lo[2] + hi[2]),
+        ],
+        [
+            0.5 * (hi[0] - lo[0]),
+            0.5 * (hi[1] - lo[1]),
+            0.5 * (hi[2] - lo[2]),
+        ],
+    )
 }
 
 /// Squared width of a cell at `depth` below a root of half-size `root_half`.

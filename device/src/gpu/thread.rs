@@ -56,6 +56,16 @@ pub fn lane_id() -> u32 {
     lane
 }
 
+/// Lanes below this one: `mov.u32 %r, %lanemask_lt` (bit k set for k < lane), for ballot-based
+/// prefix sums.
+#[inline(always)]
+pub fn lanemask_lt() -> u32 {
+    let m: u32;
+    // SAFETY: reads a special register.
+    unsafe { asm!("mov.u32 {m}, %lanemask_lt;", m = out(reg32) m, options(pure, nomem, nostack)) };
+    m
+}
+
 /// This warp's index within its block (1-D blocks): `threadIdx.x / 32`.
 #[inline(always)]
 pub fn warp_idx() -> u32 {

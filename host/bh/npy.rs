@@ -1,0 +1,171 @@
+//! NumPy `.npy` input and output for side-by-side runs with other codes: bodies as an N×4 float32
+//! array (x, y, z, m) in, accelerations as N×3 float32 out. Only C-order little-endian float arrays
+//! are accepted (float64 input is converted); anything else is a clear error.
+
+use crate::device::bh::{Accel, Body};
+use std::io::Write;
+use std::path::Path;
+
+/// What can be wrong with a `.npy` file.
+#[derive(Debug, thiserror::Error)]
+pub enum NpyError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a .npy file ({reason})")]
+    Format { path: String, reason: String },
+    #[error("{path}: expected an N×{cols} array of little-endian float32/float64, found {found}")]
+    Shape {
+        path: String,
+        cols: usize,
+        found: String,
+    },
+}
+
+/// Reads an N×4 array of (x, y, z, m).
+pub fn read_bodies(path: &Path) -> Result<Vec<Body>, NpyError> {
+    let p = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| NpyError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    let fmt = |reason: &str| NpyError::Format {
+        path: p.clone(),
+        reason: reason.into(),
+    };
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err(fmt("missing the \\x93NUMPY magic"));
+    }
+    let (header_len, start) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        v => return Err(fmt(&format!("unsupported version {v}"))),
+    };
+    let header = bytes
+        .get(start..start + header_len)
+        .and_then(|h| std::str::from_utf8(h).ok())
+        .ok_or_else(|| fmt("truncated or non-ASCII header"))?;
+    let field = |key: &str| -> Option<&str> {
+        let at = header.find(&format!("'{key}'"))? + key.len() + 2;
+        let rest = header[at..].trim_start().strip_prefix(':')?.trim_start();
+        Some(rest)
+    };
+    let descr = field("descr")
+        .and_then(|r| r.split('\'').nth(1))
+        .ok_or_else(|| fmt("no descr"))?;
+    let fortran = field("fortran_order").is_some_and(|r| r.starts_with("True"));
+    let shape_txt = field("shape")
+        .and_then(|r| r.strip_prefix('('))
+        .and_then(|r| r.split(')').next())
+        .ok_or_else(|| fmt("no shape"))?;
+    let shape: Vec<usize> = shape_txt
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let width = match descr {
+        "<f4" => 4,
+        "<f8" => 8,
+        _ => 0,
+    };
+    if fortran || width == 0 || shape.len() != 2 || shape[1] != 4 {
+        return Err(NpyError::Shape {
+            path: p,
+            cols: 4,
+            found: format!("descr {descr}, shape ({shape_txt}), fortran_order {fortran}"),
+        });
+    }
+    let data = &bytes[start + header_len..];
+    let n = shape[0];
+    if data.len() < n * 4 * width {
+        return Err(fmt(&format!("{} data bytes for {n}×4 {descr}", data.len())));
+    }
+    let value = |k: usize| -> f32 {
+        if width == 4 {
+            f32::from_le_bytes(data[4 * k..4 * k + 4].try_into().unwrap())
+        } else {
+            f64::from_le_bytes(data[8 * k..8 * k + 8].try_into().unwrap()) as f32
+        }
+    };
+    Ok((0..n)
+        .map(|i| Body {
+            x: value(4 * i),
+            y: value(4 * i + 1),
+            z: value(4 * i + 2),
+            m: value(4 * i + 3),
+        })
+        .collect())
+}
+
+/// Writes `rows` × `cols` float32 values as a `.npy` file, completely or not at all (temporary
+/// file, then rename).
+pub fn write_f32(path: &Path, values: &[f32], cols: usize) -> Result<(), NpyError> {
+    let p = path.display().to_string();
+    let rows = values.len() / cols;
+    let mut header =
+        format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    // Magic (6) + version (2) + length (2) + header + '\n' is a multiple of 64.
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = Vec::with_capacity(10 + header.len() + 4 * values.len());
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let tmp = path.with_extension("npy.partial");
+    let io = |source| NpyError::Io {
+        path: p.clone(),
+        source,
+    };
+    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    f.write_all(&out).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Writes accelerations as an N×3 float32 array.
+pub fn write_accels(path: &Path, acc: &[Accel]) -> Result<(), NpyError> {
+    write_f32(path, bytemuck::cast_slice(acc), 3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_errors() {
+        let dir = std::env::temp_dir().join(format!("warpkit-npy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bodies: Vec<f32> = (0..20).map(|v| v as f32 * 0.5).collect();
+        let path = dir.join("b.npy");
+        write_f32(&path, &bodies, 4).unwrap();
+        let back = read_bodies(&path).unwrap();
+        assert_eq!(back.len(), 5);
+        assert_eq!(
+            back[1],
+            Body {
+                x: 2.0,
+                y: 2.5,
+                z: 3.0,
+                m: 3.5
+            }
+        );
+        write_f32(&path, &bodies[..15], 3).unwrap();
+        assert!(matches!(read_bodies(&path), Err(NpyError::Shape { .. })));
+        std::fs::write(&path, b"hello").unwrap();
+        assert!(matches!(read_bodies(&path), Err(NpyError::Format { .. })));
+        assert!(matches!(
+            read_bodies(&dir.join("missing.npy")),
+            Err(NpyError::Io { .. })
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
