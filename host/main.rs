@@ -349,7 +349,7 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
             let start = std::time::Instant::now();
             let acc = match a.traversal {
                 Traversal::Vote => warpkit::bh::cpu::gravity(&bodies, &tree, order, &p),
-                Traversal::Group => warpkit::bh::cpu::gravity_group(&bodies, &tree, order, &p),
+                Traversal::Group => warpkit::bh::cpu::gravity_group(&bodies, &tree, &p),
             };
             let grav = start.elapsed().as_secs_f64() * 1e3;
             println!(

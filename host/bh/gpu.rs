@@ -12,6 +12,8 @@ pub enum BhError {
     Input(#[from] InputError),
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    #[error("{0}")]
+    Option(String),
     #[error("{n} bodies need about {need} MiB of device memory but {free} MiB are free")]
     TooLarge { n: usize, need: usize, free: usize },
 }
@@ -143,6 +145,11 @@ pub fn gravity_with(
     let (sorted, keep_tree) = (o.sorted, o.keep_tree);
     let cells = o.cells.unwrap_or_else(|| initial_cells(bodies.len()));
     validate(bodies, p)?;
+    if o.traversal == Traversal::Group && !sorted {
+        return Err(BhError::Option(
+            "the warp-group traversal follows the tree order: it needs sorted mode".into(),
+        ));
+    }
     let n = bodies.len();
     let n32 = n as u32;
     // The gravity kernel's stack packs a cell index with a 4-bit octant into an i32.
@@ -249,18 +256,21 @@ pub fn gravity_with(
         })?
         .1;
     let mut d_sort = gpu.alloc_poisoned::<u32>(n)?;
-    if sorted || keep_tree {
+    let mut d_groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
+    let group = o.traversal == Traversal::Group;
+    if sorted || keep_tree || group {
         let sort_cfg = k_sort.resident_grid(gpu, dev::TREE_BLOCK)?;
         times.sort = gpu
             .time(|| unsafe {
                 gpu.launch(&k_sort)
                     .arg(&n32)
-                    .arg(&t.header)
+                    .arg(&mut t.header)
                     .arg(&t.child)
                     .arg(&t.next)
                     .arg(&t.count)
                     .arg(&mut t.start)
                     .arg(&mut d_sort)
+                    .arg(&mut d_groups)
                     .arg(&c32)
                     .run(sort_cfg)
             })?
@@ -274,7 +284,9 @@ pub fn gravity_with(
         .time(|| unsafe {
             let mut l = gpu.launch(&k_grav);
             l.arg(&d_bodies).arg(&n32);
-            if sorted {
+            if group {
+                l.arg(&d_sort).arg(&d_groups);
+            } else if sorted {
                 l.arg(&d_sort);
             } else {
                 l.arg(&null);
@@ -301,6 +313,12 @@ pub fn gravity_with(
             count: gpu.download(&t.count)?,
             cell_pm: gpu.download(&t.cell_pm)?,
             sort: gpu.download(&d_sort)?,
+            groups: {
+                let ng = gpu.download(&t.header)?[0].groups as usize;
+                let mut g = gpu.download(&d_groups)?;
+                g.truncate(ng);
+                g
+            },
         })
     } else {
         None

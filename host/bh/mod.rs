@@ -106,6 +106,8 @@ pub struct Tree {
     pub cell_pm: Vec<Body>,
     /// The gather index (bodies in depth-first octant order).
     pub sort: Vec<u32>,
+    /// Warp groups as (first, size) in `sort`, in any order.
+    pub groups: Vec<[u32; 2]>,
 }
 
 impl Tree {
@@ -199,6 +201,21 @@ pub fn check_tree(bodies: &[Body], t: &Tree) -> Result<(), String> {
             .position(|(a, b)| a != b)
             .unwrap_or(0);
         return Err(format!("sort differs from the depth-first order at {k}"));
+    }
+    // Groups partition the sort order into runs of 1..=GROUP_SIZE.
+    let mut covered = vec![false; t.n];
+    for &[s, c] in &t.groups {
+        if c == 0 || c > dev::GROUP_SIZE || (s + c) as usize > t.n {
+            return Err(format!("group ({s}, {c}) is invalid"));
+        }
+        for k in s..s + c {
+            if std::mem::replace(&mut covered[k as usize], true) {
+                return Err(format!("sort position {k} is in two groups"));
+            }
+        }
+    }
+    if let Some(k) = covered.iter().position(|c| !c) {
+        return Err(format!("sort position {k} is in no group"));
     }
     Ok(())
 }

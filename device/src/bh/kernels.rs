@@ -296,19 +296,25 @@ pub unsafe extern "ptx-kernel" fn bh_summarize(
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn bh_sort(
     n: u32,
-    header: *const TreeHeader,
+    header: *mut TreeHeader,
     child: *const i32,
     next: *const i32,
     count: *const u32,
     start: *mut i32,
     sort: *mut u32,
+    groups: *mut [u32; 2],
     cells: u32,
 ) {
     let ni = n as i32;
     let root = cells as i32 - 1;
-    // SAFETY: arrays sized per bh_build, counts complete after bh_summarize.
+    // SAFETY: arrays sized per bh_build, counts complete after bh_summarize; `groups` holds n.
     unsafe {
         let bottom = (*header).bottom;
+        let ngroups = &raw mut (*header).groups;
+        let mut emit = |gs: u32, gc: u32| {
+            let g = atomic_add_u32(ngroups, 1);
+            *groups.add(g as usize) = [gs, gc];
+        };
         let mut k = root - index_1d() as i32;
         while k >= bottom {
             let mut s = if k == root {
@@ -319,8 +325,14 @@ pub unsafe extern "ptx-kernel" fn bh_sort(
             while s < 0 {
                 s = load_acquire_u32(start.add(k as usize).cast()) as i32;
             }
+            let big = *count.add(k as usize) > GROUP_SIZE;
+            if k == root && !big {
+                emit(0, *count.add(k as usize));
+            }
+            let mut packer = GroupPacker::new();
             for o in 0..8 {
                 let ch = *child.add(slot(k, o));
+                let s0 = s;
                 if ch >= ni {
                     let cc = (ch - ni) as usize;
                     store_release_u32(start.add(cc).cast(), s as u32);
@@ -333,7 +345,11 @@ pub unsafe extern "ptx-kernel" fn bh_sort(
                         b = *next.add(b as usize);
                     }
                 }
+                if big {
+                    packer.add(s0 as u32, (s - s0) as u32, ch >= ni, &mut emit);
+                }
             }
+            packer.finish(&mut emit);
             k -= grid_size_1d() as i32;
         }
     }
@@ -583,7 +599,8 @@ unsafe fn flush_list(list: *const Body, len: &mut usize, p: [f32; 3], eps2: f32,
 }
 
 /// Accelerations like [`bh_gravity`], but each warp traverses the tree once for the bounding box
-/// of its 32 bodies (`sort[k]`, consecutive in tree order): a cell is used whole when it is far
+/// of one warp group (`groups[g]` = (first, size) in `sort`, packed by `bh_sort` so that a group
+/// never spans more than one parent cell): a cell is used whole when it is far
 /// from the whole box ([`is_far_from_box`]), which implies far for every body. Lanes 0..8 test the
 /// eight children of the popped cell in parallel; accepted cells and bodies go to a shared
 /// interaction list that all lanes evaluate together. Launch `GROUP_BLOCK`-thread blocks.
@@ -592,6 +609,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
     bodies: *const Body,
     n: u32,
     sort: *const u32,
+    groups: *const [u32; 2],
     header: *const TreeHeader,
     child: *const i32,
     next: *const i32,
@@ -619,21 +637,14 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
         }
         sync_threads();
         let root = cells as i32 - 1;
-        let body_of = |k: u32| {
-            if sort.is_null() {
-                k as i32
-            } else {
-                *sort.add(k as usize) as i32
-            }
-        };
+        let ngroups = (*header).groups;
         let warps_total = grid_size_1d() / crate::WARP_SIZE;
         let mut w = index_1d() / crate::WARP_SIZE;
-        while w * crate::WARP_SIZE < n {
-            let first = w * crate::WARP_SIZE;
-            let k = first + lane;
-            let active = k < n;
+        while w < ngroups {
+            let [first, size] = *groups.add(w as usize);
+            let active = lane < size;
             // Inactive lanes stand on the group's first body so they do not widen the box.
-            let i = body_of(if active { k } else { first });
+            let i = *sort.add((first + if active { lane } else { 0 }) as usize) as i32;
             let p = (*bodies.add(i as usize)).pos();
             let (mut lo, mut hi) = (p, p);
             for c in 0..3 {

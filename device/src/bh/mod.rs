@@ -52,6 +52,8 @@ pub struct TreeHeader {
     pub depth: u32,
     /// Bodies that ended in a bucket (coincident within [`MAX_DEPTH`] subdivisions).
     pub bucketed: u32,
+    /// Warp groups emitted by the sort (see [`GroupPacker`]).
+    pub groups: u32,
 }
 
 crate::shared_type!(Body, Accel, TreeHeader);
@@ -66,6 +68,7 @@ impl TreeHeader {
             error: 0,
             depth: 0,
             bucketed: 0,
+            groups: 0,
         }
     }
 }
@@ -97,6 +100,70 @@ pub const TREE_BLOCK: u32 = 256;
 /// Threads per block of the brute-force kernel, and bodies per shared-memory tile.
 pub const BRUTE_BLOCK: u32 = 256;
 const _: () = assert!(GRAVITY_BLOCK.is_multiple_of(crate::WARP_SIZE));
+
+/// Bodies per warp group of the warp-group traversal.
+pub const GROUP_SIZE: u32 = crate::WARP_SIZE;
+
+/// Packs the children of a cell with more than [`GROUP_SIZE`] bodies into warp groups: runs of
+/// consecutive small children (bodies, buckets, cells of at most `GROUP_SIZE` bodies), which are
+/// contiguous in the sort order, of at most `GROUP_SIZE` bodies. A group therefore never spans
+/// more than its parent cell, so its bounding box stays compact — 32 consecutive bodies of the
+/// sort order can straddle the whole domain. Big child cells pack their own children; buckets
+/// longer than a group are cut into whole groups.
+#[derive(Clone, Copy, Debug)]
+pub struct GroupPacker {
+    start: u32,
+    count: u32,
+}
+
+impl GroupPacker {
+    #[inline(always)]
+    pub fn new() -> Self {
+        GroupPacker { start: 0, count: 0 }
+    }
+
+    /// The next child in octant order: `c` bodies from sort position `s`; `cell` when it is a cell.
+    /// Calls `emit(start, count)` for each completed group.
+    #[inline(always)]
+    pub fn add(&mut self, s: u32, c: u32, cell: bool, emit: &mut impl FnMut(u32, u32)) {
+        if c == 0 {
+            return;
+        }
+        if c > GROUP_SIZE {
+            self.finish(emit);
+            if !cell {
+                let mut off = 0;
+                while off < c {
+                    emit(s + off, (c - off).min(GROUP_SIZE));
+                    off += GROUP_SIZE;
+                }
+            }
+            return;
+        }
+        if self.count + c > GROUP_SIZE {
+            self.finish(emit);
+        }
+        if self.count == 0 {
+            self.start = s;
+        }
+        self.count += c;
+    }
+
+    /// Emits the group in progress, if any.
+    #[inline(always)]
+    pub fn finish(&mut self, emit: &mut impl FnMut(u32, u32)) {
+        if self.count > 0 {
+            emit(self.start, self.count);
+            self.count = 0;
+        }
+    }
+}
+
+impl Default for GroupPacker {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// Child slot `octant` of cell `cell` in the child array.
 #[inline(always)]
