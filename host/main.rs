@@ -331,12 +331,13 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
             }
             let run = runs.pop().expect("at least one run");
             println!(
-                "cells used {} of {} (depth {}, bucketed {}, retries {})",
+                "cells used {} of {} (depth {}, bucketed {}, retries {}); interactions/body {:.0} (group kernel only)",
                 run.cells as i32 - run.header.bottom,
                 run.cells,
                 run.header.depth,
                 run.header.bucketed,
-                run.retries
+                run.retries,
+                run.header.interactions as f64 / n as f64
             );
             run.acc
         }

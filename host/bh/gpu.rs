@@ -181,7 +181,7 @@ pub fn gravity_with(
         shared_mem_bytes: 0,
     };
 
-    let (mut t, header) = loop {
+    let mut t = loop {
         let mut t = TreeBuffers::new(gpu, n, cells)?;
         let c32 = cells as u32;
         // SAFETY (all launches below): buffers sized as each kernel's doc requires.
@@ -219,7 +219,7 @@ pub fn gravity_with(
             .1;
         let header = gpu.download(&t.header)?[0];
         if header.error & dev::ERR_OVERFLOW == 0 {
-            break (t, header);
+            break t;
         }
         if cells >= 1 << 26 {
             return Err(BhError::TooLarge {
@@ -304,6 +304,8 @@ pub fn gravity_with(
         })?
         .1;
     let acc = gpu.download(&d_acc)?;
+    // The final header: groups, interaction and opening counts of this evaluation.
+    let header = gpu.download(&t.header)?[0];
     let tree = if keep_tree {
         Some(Tree {
             n,

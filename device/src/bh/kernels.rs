@@ -584,7 +584,14 @@ crate::static_shared!(group_w2: [f32; STACK]);
 /// # Safety
 /// Whole warp, convergent; `list` holds `*len` entries written before the call.
 #[inline(always)]
-unsafe fn flush_list(list: *const Body, len: &mut usize, p: [f32; 3], eps2: f32, a: &mut [f32; 3]) {
+unsafe fn flush_list(
+    list: *const Body,
+    len: &mut usize,
+    p: [f32; 3],
+    eps2: f32,
+    a: &mut [f32; 3],
+    listed: &mut u64,
+) {
     // SAFETY: per the contract.
     unsafe {
         sync_warp(FULL_MASK); // entries written by other lanes are visible
@@ -595,6 +602,7 @@ unsafe fn flush_list(list: *const Body, len: &mut usize, p: [f32; 3], eps2: f32,
         }
         sync_warp(FULL_MASK); // everyone has read before the list is refilled
     }
+    *listed += *len as u64;
     *len = 0;
 }
 
@@ -610,7 +618,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
     n: u32,
     sort: *const u32,
     groups: *const [u32; 2],
-    header: *const TreeHeader,
+    header: *mut TreeHeader,
     child: *const i32,
     next: *const i32,
     cell_pm: *const Body,
@@ -659,6 +667,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
 
             let mut a = [0.0f32; 3];
             let mut len = 0usize;
+            let (mut listed, mut popped) = (0u64, 0u64);
             // Stack entries: cell * 32 + depth (depth ≤ MAX_DEPTH < 32).
             if lane == 0 {
                 *stack = root * 32;
@@ -667,6 +676,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
             while sp > 0 {
                 sync_warp(FULL_MASK); // pushes by other lanes are visible
                 sp -= 1;
+                popped += 1;
                 let e = *stack.add(sp);
                 let (cell, depth) = (e >> 5, (e & 31) as usize);
                 sync_warp(FULL_MASK); // all have read slot sp before it is reused below
@@ -701,7 +711,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
                     let mut b = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
                     while b >= 0 {
                         if len == GROUP_LIST {
-                            flush_list(list, &mut len, p, eps2, &mut a);
+                            flush_list(list, &mut len, p, eps2, &mut a, &mut listed);
                         }
                         if lane == 0 {
                             *list.add(len) = *bodies.add(b as usize);
@@ -711,10 +721,14 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
                     }
                 }
                 if len > GROUP_LIST - 8 {
-                    flush_list(list, &mut len, p, eps2, &mut a);
+                    flush_list(list, &mut len, p, eps2, &mut a, &mut listed);
                 }
             }
-            flush_list(list, &mut len, p, eps2, &mut a);
+            flush_list(list, &mut len, p, eps2, &mut a, &mut listed);
+            if lane == 0 {
+                atomic_add_u64(&raw mut (*header).interactions, listed * size as u64);
+                atomic_add_u64(&raw mut (*header).opened, popped);
+            }
             if active {
                 *acc.add(i as usize) = Accel {
                     x: g * a[0],

@@ -19,8 +19,9 @@ mod kernels;
 
 use crate::math;
 
-/// A body or a cell summary: position (or centre of mass) and mass, float4 layout.
-#[repr(C)]
+/// A body or a cell summary: position (or centre of mass) and mass, float4 layout (16-byte
+/// aligned, so the device loads it with one vector instruction).
+#[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Body {
     pub x: f32,
@@ -54,6 +55,11 @@ pub struct TreeHeader {
     pub bucketed: u32,
     /// Warp groups emitted by the sort (see [`GroupPacker`]).
     pub groups: u32,
+    pub _pad: u32,
+    /// Body–cell and body–body interactions evaluated by the last gravity launch.
+    pub interactions: u64,
+    /// Cells opened (children examined) by the last gravity launch, per warp.
+    pub opened: u64,
 }
 
 crate::shared_type!(Body, Accel, TreeHeader);
@@ -69,6 +75,9 @@ impl TreeHeader {
             depth: 0,
             bucketed: 0,
             groups: 0,
+            _pad: 0,
+            interactions: 0,
+            opened: 0,
         }
     }
 }
