@@ -256,6 +256,9 @@ struct GravityArgs {
     /// GPU gravity kernel: the seed's per-warp vote, or the warp-group traversal.
     #[arg(long, value_enum, default_value_t = Traversal::Vote)]
     traversal: Traversal,
+    /// Quadrupole moments in cell interactions (group kernel only).
+    #[arg(long)]
+    quadrupole: bool,
     /// Timed repeats after one warm-up (GPU); medians are printed.
     #[arg(long, default_value_t = 5)]
     repeats: usize,
@@ -298,6 +301,7 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
             let o = Options {
                 sorted,
                 traversal: a.traversal,
+                quadrupole: a.quadrupole,
                 ..Default::default()
             };
             warpkit::bh::gpu::gravity_with(gpu, &bodies, &p, &o)?; // warm-up
@@ -350,7 +354,9 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
             let start = std::time::Instant::now();
             let acc = match a.traversal {
                 Traversal::Vote => warpkit::bh::cpu::gravity(&bodies, &tree, order, &p),
-                Traversal::Group => warpkit::bh::cpu::gravity_group(&bodies, &tree, &p),
+                Traversal::Group => {
+                    warpkit::bh::cpu::gravity_group(&bodies, &tree, &p, a.quadrupole)
+                }
             };
             let grav = start.elapsed().as_secs_f64() * 1e3;
             println!(

@@ -302,7 +302,7 @@ fn group_traversal_is_exact_at_theta_zero_and_accurate() {
         g: 1.0,
     };
     let r0 = brute_force_f64(&b, &idx, &p0);
-    let a0 = gravity_group(&b, &t, &p0);
+    let a0 = gravity_group(&b, &t, &p0, false);
     let e0 = relative_errors(&idx.iter().map(|&i| a0[i]).collect::<Vec<_>>(), &r0);
     assert!(
         e0.iter().all(|&e| e < 2e-5),
@@ -321,8 +321,35 @@ fn group_traversal_is_exact_at_theta_zero_and_accurate() {
         e.iter().sum::<f64>() / e.len() as f64
     };
     let (eg, ev) = (
-        mean(&gravity_group(&b, &t, &p)),
+        mean(&gravity_group(&b, &t, &p, false)),
         mean(&gravity(&b, &t, &t.sort, &p)),
     );
     assert!(eg <= ev && eg < 2e-3, "group {eg:.3e} vote {ev:.3e}");
+}
+
+#[test]
+fn quadrupoles_cut_the_group_error_at_equal_theta() {
+    use warpkit::bh::cpu::gravity_group;
+    let b = scene::plummer(20_000, 41);
+    let idx: Vec<usize> = (0..b.len()).step_by(40).collect();
+    let t = build_tree(&b);
+    let p = Params {
+        theta: 0.5,
+        eps: 0.05,
+        g: 1.0,
+    };
+    let r = brute_force_f64(&b, &idx, &p);
+    let median = |acc: &[warpkit::device::bh::Accel]| {
+        let mut e = relative_errors(&idx.iter().map(|&i| acc[i]).collect::<Vec<_>>(), &r);
+        e.sort_by(f64::total_cmp);
+        e[e.len() / 2]
+    };
+    let (mono, quad) = (
+        median(&gravity_group(&b, &t, &p, false)),
+        median(&gravity_group(&b, &t, &p, true)),
+    );
+    assert!(
+        quad < mono / 2.0,
+        "median error: monopole {mono:.3e}, quadrupole {quad:.3e}"
+    );
 }

@@ -65,7 +65,25 @@ fn gpu_tree_invariants_and_cpu_parity() {
             };
             let run = bhgpu::gravity_with(&gpu, &b, &p, &o).unwrap();
             let tree = cpu::build_tree(&b);
-            let want = cpu::gravity_group(&b, &tree, &p);
+            let want = cpu::gravity_group(&b, &tree, &p, false);
+            let oq = bhgpu::Options {
+                quadrupole: true,
+                ..o
+            };
+            let runq = bhgpu::gravity_with(&gpu, &b, &p, &oq).unwrap();
+            let wantq = cpu::gravity_group(&b, &tree, &p, true);
+            let mut eq: Vec<f64> = runq
+                .acc
+                .iter()
+                .zip(&wantq)
+                .map(|(a, w)| rel(a, w))
+                .collect();
+            eq.sort_by(f64::total_cmp);
+            let (q99, qmax) = (eq[eq.len() * 99 / 100], eq[eq.len() - 1]);
+            assert!(
+                q99 < 1e-5 && qmax < 1e-2,
+                "quad {scene:?} n={n}: p99 {q99:.2e} max {qmax:.2e}"
+            );
             let mut e: Vec<f64> = run.acc.iter().zip(&want).map(|(a, w)| rel(a, w)).collect();
             e.sort_by(f64::total_cmp);
             let (p99, max) = (e[e.len() * 99 / 100], e[e.len() - 1]);

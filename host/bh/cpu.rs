@@ -3,7 +3,7 @@
 //! differ only by float32 rounding. Also the float64 direct-summation reference.
 
 use super::{Params, Tree, initial_cells};
-use crate::device::bh::{self as dev, Accel, Body, EMPTY, MAX_DEPTH, TreeHeader};
+use crate::device::bh::{self as dev, Accel, Body, EMPTY, MAX_DEPTH, Quad, TreeHeader};
 use crate::device::{WARP_SIZE, math};
 use rayon::prelude::*;
 
@@ -109,6 +109,7 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
     // Summarize bottom-up: children always have lower indices than their parents.
     let mut count = vec![0u32; cells];
     let mut cell_pm = vec![Body::default(); cells];
+    let mut cell_quad = vec![Quad::default(); cells];
     for k in bottom..cells as i32 {
         let (mut m, mut x, mut y, mut z, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);
         let mut add = |q: Body, c: u32| {
@@ -131,10 +132,34 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
             }
         }
         let inv = 1.0 / m;
+        let com = [x * inv, y * inv, z * inv];
+        // The quadrupole about this centre, children's moments shifted to it (as bh_summarize).
+        let mut q = Quad::default();
+        for o in 0..8 {
+            let ch = child[dev::slot(k, o)];
+            if ch >= n {
+                let pm = cell_pm[(ch - n) as usize];
+                let d = [pm.x - com[0], pm.y - com[1], pm.z - com[2]];
+                q = q
+                    .plus(&cell_quad[(ch - n) as usize])
+                    .plus(&Quad::point(pm.m, d));
+            } else {
+                let mut b = ch;
+                while b >= 0 {
+                    let qb = bodies[b as usize];
+                    q = q.plus(&Quad::point(
+                        qb.m,
+                        [qb.x - com[0], qb.y - com[1], qb.z - com[2]],
+                    ));
+                    b = next[b as usize];
+                }
+            }
+        }
+        cell_quad[k as usize] = q;
         cell_pm[k as usize] = Body {
-            x: x * inv,
-            y: y * inv,
-            z: z * inv,
+            x: com[0],
+            y: com[1],
+            z: com[2],
             m,
         };
         count[k as usize] = cnt;
@@ -195,6 +220,7 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
         next,
         count,
         cell_pm,
+        cell_quad,
         sort,
         groups,
     })
@@ -305,7 +331,8 @@ pub fn brute_force_f64(bodies: &[Body], targets: &[usize], p: &Params) -> Vec<[f
 
 /// The CPU twin of `bh_gravity_group`: each of the tree's warp groups traverses the tree once for
 /// its bounding box; the same cells and bodies are accepted as on the GPU.
-pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params) -> Vec<Accel> {
+/// With `quadrupole`, cells interact through their quadrupole moments too.
+pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params, quadrupole: bool) -> Vec<Accel> {
     let n = tree.n as i32;
     let (_, root_half) = dev::root_cell(&tree.header);
     let w2: Vec<f32> = (0..=MAX_DEPTH)
@@ -324,7 +351,7 @@ pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params) -> Vec<Accel> {
             let hi =
                 std::array::from_fn(|k| pos.iter().map(|q| q[k]).fold(f32::NEG_INFINITY, f32::max));
             let (bc, bh) = dev::box_of(lo, hi);
-            let mut list: Vec<Body> = Vec::new();
+            let mut list: Vec<(Body, Quad)> = Vec::new();
             let mut stack = vec![(tree.root(), 0usize)];
             while let Some((cell, depth)) = stack.pop() {
                 for o in 0..8 {
@@ -332,14 +359,19 @@ pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params) -> Vec<Accel> {
                     if ch >= n {
                         let pm = tree.cell_pm[(ch - n) as usize];
                         if dev::is_far_from_box(pm.pos(), w2[depth + 1], bc, bh, theta2) {
-                            list.push(pm);
+                            let q = if quadrupole {
+                                tree.cell_quad[(ch - n) as usize]
+                            } else {
+                                Quad::default()
+                            };
+                            list.push((pm, q));
                         } else {
                             stack.push((ch - n, depth + 1));
                         }
                     } else {
                         let mut b = ch;
                         while b >= 0 {
-                            list.push(bodies[b as usize]);
+                            list.push((bodies[b as usize], Quad::default()));
                             b = tree.next[b as usize];
                         }
                     }
@@ -348,8 +380,12 @@ pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params) -> Vec<Accel> {
             pos.iter()
                 .map(|&q| {
                     let mut a = [0.0f32; 3];
-                    for e in &list {
-                        let d = dev::pair_accel(q, e.pos(), e.m, eps2);
+                    for (e, eq) in &list {
+                        let d = if quadrupole {
+                            dev::pair_accel_quad(q, e.pos(), e.m, eq, eps2)
+                        } else {
+                            dev::pair_accel(q, e.pos(), e.m, eps2)
+                        };
                         a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
                     }
                     Accel {

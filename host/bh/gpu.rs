@@ -2,7 +2,7 @@
 //! summarize → sort → gravity, each stage timed with CUDA events.
 
 use super::{InputError, Params, Tree, initial_cells, validate};
-use crate::device::bh::{self as dev, Accel, Body, TreeHeader};
+use crate::device::bh::{self as dev, Accel, Body, Quad, TreeHeader};
 use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig, grid_for};
 
 /// Failures of a GPU gravity evaluation.
@@ -54,8 +54,9 @@ pub struct GpuRun {
 
 /// Bytes of device memory for `n` bodies and `cells` cells.
 pub fn device_bytes(n: usize, cells: usize) -> usize {
-    // bodies, accelerations, next, sort; per cell 8 child slots, count, start, summary.
-    n * (16 + 12 + 4 + 4) + cells * (32 + 4 + 4 + 16) + 64
+    // bodies, accelerations, next, sort, groups; per cell 8 child slots, count, start, summary,
+    // quadrupole.
+    n * (16 + 12 + 4 + 4 + 8) + cells * (32 + 4 + 4 + 16 + 32) + 64
 }
 
 struct TreeBuffers {
@@ -65,6 +66,7 @@ struct TreeBuffers {
     count: CudaSlice<u32>,
     start: CudaSlice<i32>,
     cell_pm: CudaSlice<Body>,
+    cell_quad: CudaSlice<Quad>,
 }
 
 impl TreeBuffers {
@@ -77,6 +79,7 @@ impl TreeBuffers {
             count: gpu.alloc_poisoned(cells)?,
             start: gpu.alloc_poisoned(cells)?,
             cell_pm: gpu.alloc_poisoned(cells)?,
+            cell_quad: gpu.alloc_poisoned(cells)?,
         })
     }
 }
@@ -109,6 +112,8 @@ pub struct Options {
     pub traversal: Traversal,
     /// Download the tree for checks.
     pub keep_tree: bool,
+    /// Quadrupole moments in the group kernel's cell interactions (ignored by the vote kernel).
+    pub quadrupole: bool,
     /// Cells to allocate first (default [`initial_cells`]); doubled on overflow.
     pub cells: Option<usize>,
 }
@@ -251,6 +256,7 @@ pub fn gravity_with(
                 .arg(&t.next)
                 .arg(&mut t.count)
                 .arg(&mut t.cell_pm)
+                .arg(&mut t.cell_quad)
                 .arg(&c32)
                 .run(sum_cfg)
         })?
@@ -291,11 +297,15 @@ pub fn gravity_with(
             } else {
                 l.arg(&null);
             }
-            l.arg(&t.header)
-                .arg(&t.child)
-                .arg(&t.next)
-                .arg(&t.cell_pm)
-                .arg(&c32)
+            l.arg(&t.header).arg(&t.child).arg(&t.next).arg(&t.cell_pm);
+            if group {
+                if o.quadrupole {
+                    l.arg(&t.cell_quad);
+                } else {
+                    l.arg(&null);
+                }
+            }
+            l.arg(&c32)
                 .arg(&theta2)
                 .arg(&eps2)
                 .arg(&p.g)
@@ -314,6 +324,7 @@ pub fn gravity_with(
             next: gpu.download(&t.next)?,
             count: gpu.download(&t.count)?,
             cell_pm: gpu.download(&t.cell_pm)?,
+            cell_quad: gpu.download(&t.cell_quad)?,
             sort: gpu.download(&d_sort)?,
             groups: {
                 let ng = gpu.download(&t.header)?[0].groups as usize;

@@ -104,6 +104,8 @@ pub struct Tree {
     pub next: Vec<i32>,
     pub count: Vec<u32>,
     pub cell_pm: Vec<Body>,
+    /// Quadrupole moments about each cell's centre of mass.
+    pub cell_quad: Vec<dev::Quad>,
     /// The gather index (bodies in depth-first octant order).
     pub sort: Vec<u32>,
     /// Warp groups as (first, size) in `sort`, in any order.

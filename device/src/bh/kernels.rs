@@ -237,6 +237,7 @@ pub unsafe extern "ptx-kernel" fn bh_summarize(
     next: *const i32,
     count: *mut u32,
     cell_pm: *mut Body,
+    cell_quad: *mut Quad,
     cells: u32,
 ) {
     let ni = n as i32;
@@ -274,10 +275,35 @@ pub unsafe extern "ptx-kernel" fn bh_summarize(
                 }
             }
             let inv = 1.0 / m;
+            let com = [x * inv, y * inv, z * inv];
+            // Second pass: the quadrupole about this centre, children's moments shifted to it.
+            let mut q = Quad::default();
+            for o in 0..8 {
+                let ch = *child.add(slot(k, o));
+                if ch >= ni {
+                    let cc = (ch - ni) as usize;
+                    let pm = read_volatile(cell_pm.add(cc));
+                    let d = [pm.x - com[0], pm.y - com[1], pm.z - com[2]];
+                    q = q
+                        .plus(&read_volatile(cell_quad.add(cc)))
+                        .plus(&Quad::point(pm.m, d));
+                } else {
+                    let mut b = ch;
+                    while b >= 0 {
+                        let qb = *bodies.add(b as usize);
+                        q = q.plus(&Quad::point(
+                            qb.m,
+                            [qb.x - com[0], qb.y - com[1], qb.z - com[2]],
+                        ));
+                        b = *next.add(b as usize);
+                    }
+                }
+            }
+            *cell_quad.add(k as usize) = q;
             *cell_pm.add(k as usize) = Body {
-                x: x * inv,
-                y: y * inv,
-                z: z * inv,
+                x: com[0],
+                y: com[1],
+                z: com[2],
                 m,
             };
             store_release_u32(count.add(k as usize), cnt);
@@ -577,6 +603,7 @@ pub unsafe extern "ptx-kernel" fn bh_brute_force_f64(
 const GROUP_WARPS: usize = (GROUP_BLOCK / crate::WARP_SIZE) as usize;
 crate::static_shared!(group_stack: [i32; GROUP_WARPS * GROUP_STACK]);
 crate::static_shared!(group_list: [Body; GROUP_WARPS * GROUP_LIST]);
+crate::static_shared!(group_quads: [Quad; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(group_w2: [f32; STACK]);
 
 /// Adds every entry of the warp's interaction list to this lane's acceleration and empties it.
@@ -586,6 +613,7 @@ crate::static_shared!(group_w2: [f32; STACK]);
 #[inline(always)]
 unsafe fn flush_list(
     list: *const Body,
+    quads: *const Quad,
     len: &mut usize,
     p: [f32; 3],
     eps2: f32,
@@ -597,7 +625,11 @@ unsafe fn flush_list(
         sync_warp(FULL_MASK); // entries written by other lanes are visible
         for j in 0..*len {
             let q = *list.add(j);
-            let d = pair_accel(p, q.pos(), q.m, eps2);
+            let d = if quads.is_null() {
+                pair_accel(p, q.pos(), q.m, eps2)
+            } else {
+                pair_accel_quad(p, q.pos(), q.m, &*quads.add(j), eps2)
+            };
             *a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
         }
         sync_warp(FULL_MASK); // everyone has read before the list is refilled
@@ -622,6 +654,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
     child: *const i32,
     next: *const i32,
     cell_pm: *const Body,
+    cell_quad: *const Quad,
     cells: u32,
     theta2: f32,
     eps2: f32,
@@ -634,6 +667,12 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
     let wib = warp_idx() as usize;
     let stack = unsafe { group_stack().add(wib * GROUP_STACK) };
     let list = unsafe { group_list().add(wib * GROUP_LIST) };
+    // Null `cell_quad`: monopoles only, and the list's moments are never read.
+    let lq: *mut Quad = if cell_quad.is_null() {
+        core::ptr::null_mut()
+    } else {
+        unsafe { group_quads().add(wib * GROUP_LIST) }
+    };
     let w2 = group_w2();
     // SAFETY: header complete; shared arrays sized above; whole warps throughout (inactive lanes
     // stay in the loop); barriers reached by all threads.
@@ -695,7 +734,16 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
                 }
                 let take = ballot(FULL_MASK, kind == 1);
                 if kind == 1 {
-                    *list.add(len + (take & below).count_ones() as usize) = q;
+                    let at = len + (take & below).count_ones() as usize;
+                    *list.add(at) = q;
+                    if !lq.is_null() {
+                        // Bodies carry no moment.
+                        *lq.add(at) = if ch >= ni {
+                            *cell_quad.add((ch - ni) as usize)
+                        } else {
+                            Quad::default()
+                        };
+                    }
                 }
                 len += take.count_ones() as usize;
                 let open = ballot(FULL_MASK, kind == 2);
@@ -711,20 +759,23 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
                     let mut b = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
                     while b >= 0 {
                         if len == GROUP_LIST {
-                            flush_list(list, &mut len, p, eps2, &mut a, &mut listed);
+                            flush_list(list, lq, &mut len, p, eps2, &mut a, &mut listed);
                         }
                         if lane == 0 {
                             *list.add(len) = *bodies.add(b as usize);
+                            if !lq.is_null() {
+                                *lq.add(len) = Quad::default();
+                            }
                         }
                         len += 1;
                         b = *next.add(b as usize);
                     }
                 }
                 if len > GROUP_LIST - 8 {
-                    flush_list(list, &mut len, p, eps2, &mut a, &mut listed);
+                    flush_list(list, lq, &mut len, p, eps2, &mut a, &mut listed);
                 }
             }
-            flush_list(list, &mut len, p, eps2, &mut a, &mut listed);
+            flush_list(list, lq, &mut len, p, eps2, &mut a, &mut listed);
             if lane == 0 {
                 atomic_add_u64(&raw mut (*header).interactions, listed * size as u64);
                 atomic_add_u64(&raw mut (*header).opened, popped);
