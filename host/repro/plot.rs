@@ -83,8 +83,10 @@ impl Axis {
 pub struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
-    /// A guide line (dashed, no markers) rather than data.
+    /// A guide line (dashed, grey, no markers) rather than data.
     pub guide: bool,
+    /// Reference data from elsewhere (the seed): dashed, hollow markers.
+    pub reference: bool,
 }
 
 impl Series {
@@ -93,13 +95,19 @@ impl Series {
             label: label.to_string(),
             points,
             guide: false,
+            reference: false,
         }
     }
     pub fn guide(label: &str, points: Vec<(f64, f64)>) -> Self {
         Series {
-            label: label.to_string(),
-            points,
             guide: true,
+            ..Series::data(label, points)
+        }
+    }
+    pub fn reference(label: &str, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            reference: true,
+            ..Series::data(label, points)
         }
     }
 }
@@ -131,6 +139,9 @@ const PALETTE: [RGBColor; 6] = [
     RGBColor(148, 103, 189),
     RGBColor(100, 100, 100),
 ];
+
+/// Guide lines: dark grey, then brown.
+const GUIDES: [RGBColor; 2] = [RGBColor(90, 90, 90), RGBColor(140, 86, 75)];
 
 fn fonts() {
     static ONCE: Once = Once::new();
@@ -266,21 +277,39 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) 
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(e)?;
-    let mut colour = 0;
+    let (mut colour, mut guides) = (0, 0);
     for (s, pts) in c.series.iter().zip(&mapped) {
         if s.guide {
-            let style = ShapeStyle::from(&BLACK.mix(0.6)).stroke_width(2);
+            let col = GUIDES[guides % GUIDES.len()];
+            guides += 1;
+            let style = ShapeStyle::from(&col).stroke_width(2);
             chart
                 .draw_series(DashedLineSeries::new(pts.iter().copied(), 10, 6, style))
                 .map_err(e)?
                 .label(&s.label)
                 .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.6).stroke_width(2))
+                    PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2))
                 });
             continue;
         }
         let col = PALETTE[colour % PALETTE.len()];
         colour += 1;
+        if s.reference {
+            let style = ShapeStyle::from(&col).stroke_width(2);
+            chart
+                .draw_series(DashedLineSeries::new(pts.iter().copied(), 8, 5, style))
+                .map_err(e)?
+                .label(&s.label)
+                .legend(move |(x, y)| {
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (20, 0)], col.stroke_width(2))
+                        + Circle::new((10, 0), 4, col.stroke_width(2))
+                });
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 4, col.stroke_width(2))))
+                .map_err(e)?;
+            continue;
+        }
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), col.stroke_width(2)))
             .map_err(e)?

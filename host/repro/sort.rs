@@ -173,6 +173,9 @@ fn tables(s: &Settings, report: &mut Report, rows: &[(Mode, StageTimes)]) {
         );
         t.push(r);
     }
+    let mut seed_row = vec!["gravity, seed's three-mode profile (its GPU)".to_string()];
+    seed_row.extend(seed::GRAVITY_MS.iter().map(|&v| fmt_ms(v)));
+    t.push(seed_row);
     report.heading("Per-stage times");
     report.table(&t);
 

@@ -245,8 +245,8 @@ fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproE
             series: vec![
                 Series::data("ours, max", ours(|r| r.max_err)),
                 Series::data("ours, mean", ours(|r| r.mean_err)),
-                Series::data("seed, max", seeds(|s| (s.0, s.2))),
-                Series::data("seed, mean", seeds(|s| (s.0, s.3))),
+                Series::reference("seed, max", seeds(|s| (s.0, s.2))),
+                Series::reference("seed, mean", seeds(|s| (s.0, s.3))),
             ],
         },
     )?;
@@ -261,7 +261,7 @@ fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproE
             series: vec![
                 Series::data("ours, gravity", ours(|r| r.gravity_ms)),
                 Series::data("ours, tree + gravity", ours(|r| r.total_ms())),
-                Series::data("seed (its GPU)", seeds(|s| (s.0, s.1))),
+                Series::reference("seed (its GPU)", seeds(|s| (s.0, s.1))),
             ],
         },
     )?;
@@ -276,7 +276,7 @@ fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproE
             y: Axis::new("mean relative error", Scale::Log10),
             series: vec![
                 Series::data("ours", pareto(|r| (r.gravity_ms, r.mean_err))),
-                Series::data("seed (its GPU)", seeds(|s| (s.1, s.3))),
+                Series::reference("seed (its GPU)", seeds(|s| (s.1, s.3))),
             ],
         },
     )?;
