@@ -100,8 +100,9 @@ enum Command {
         #[arg(value_enum)]
         name: warpkit::repro::Name,
         /// Output directory (each reproduction writes DIR/<name>/; `all` also DIR/README.md).
-        #[arg(long, default_value = "results")]
-        out: PathBuf,
+        /// Default: results/gpu on the GPU, results/cpu (git-ignored) on the CPU backend.
+        #[arg(long)]
+        out: Option<PathBuf>,
         /// Bodies (sort, theta) or the largest N (scaling, storage); defaults: the seed's sizes
         /// on the GPU, smaller ones on the CPU backend.
         #[arg(long)]
@@ -410,13 +411,14 @@ fn gravity(
 fn repro(
     choice: BackendChoice,
     name: warpkit::repro::Name,
-    out: PathBuf,
+    out: Option<PathBuf>,
     n: Option<usize>,
     repeats: Option<usize>,
     seed: u64,
     tar: Option<PathBuf>,
 ) -> Result<()> {
     let backend = select(choice)?;
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(backend.name()));
     let settings = warpkit::repro::Settings {
         backend,
         out: out.clone(),

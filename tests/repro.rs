@@ -282,3 +282,41 @@ fn unknown_name_and_bad_n_are_clear_errors() {
         "{err}"
     );
 }
+
+/// `repro all` at a tiny size: every reproduction's files, and an index whose links all resolve.
+#[test]
+fn repro_all_index_links_resolve() {
+    let out = scratch("all").join("r");
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "all",
+        "--n",
+        "512",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let index = read(&out.join("README.md"));
+    let mut links = 0;
+    for part in index.split("](").skip(1) {
+        let target = &part[..part.find(')').unwrap()];
+        assert!(
+            out.join(target).is_file(),
+            "README.md links to missing {target}"
+        );
+        links += 1;
+    }
+    // 4 × (table, data, meta) + 9 figures × (PNG, SVG).
+    assert_eq!(links, 4 * 3 + 9 * 2, "{index}");
+    for name in ["sort", "theta", "scaling", "storage"] {
+        let meta: serde_json::Value =
+            serde_json::from_str(&read(&out.join(name).join("meta.json"))).unwrap();
+        assert_eq!(meta["status"], "complete", "{name}");
+        assert!(
+            parse_csv(&read(&out.join(name).join("data.csv"))).len() >= 2,
+            "{name}"
+        );
+    }
+}
