@@ -245,7 +245,7 @@ mod tests {
         let m = parse(text);
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].name, "gpu__time_duration.sum");
-        assert_eq!(m[0].ms(), Some(6.840123));
+        assert!((m[0].ms().unwrap() - 6.840123).abs() < 1e-12);
         assert_eq!(m[0].display(), "6.840 ms");
         assert_eq!(m[1].display(), "57.50 %");
     }

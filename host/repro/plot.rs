@@ -251,7 +251,9 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) 
         .collect();
     let pad = |s: Scale| if s == Scale::Linear { 0.05 } else { 0.03 };
     let (x0, x1) = range(mapped.iter().flatten().map(|p| p.0), pad(c.x.scale));
-    let (mut y0, y1) = range(mapped.iter().flatten().map(|p| p.1), pad(c.y.scale));
+    let (mut y0, mut y1) = range(mapped.iter().flatten().map(|p| p.1), pad(c.y.scale));
+    // Head room for the legend in the upper left.
+    y1 += 0.06 * (c.series.len() as f64).min(6.0) * (y1 - y0);
     if c.y.scale == Scale::Linear && y0 > 0.0 && y0 < 0.5 * y1 {
         y0 = 0.0; // linear times start at zero
     }
