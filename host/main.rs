@@ -70,6 +70,42 @@ enum Command {
         #[arg(long)]
         vtu: Option<PathBuf>,
     },
+    /// Reproduce the seed document's tables and figures into DIR/<name>/ (table.md, data.csv,
+    /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, or all of them.
+    Repro {
+        /// Which reproduction: sort, theta, scaling, storage, all.
+        #[arg(value_enum)]
+        name: warpkit::repro::Name,
+        /// Output directory (each reproduction writes DIR/<name>/; `all` also DIR/README.md).
+        /// Default: results/gpu on the GPU, results/cpu (git-ignored) on the CPU backend.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Bodies (sort, theta) or the largest N (scaling, storage); defaults: the seed's sizes
+        /// on the GPU, smaller ones on the CPU backend.
+        #[arg(long)]
+        n: Option<usize>,
+        /// Timed repeats per point (default: per reproduction and backend).
+        #[arg(long)]
+        repeats: Option<usize>,
+        /// Seed of scenes and shuffles.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also pack DIR into this single uncompressed tar file when done (even after a failure).
+        #[arg(long)]
+        tar: Option<PathBuf>,
+    },
+    /// One gravity evaluation of the `repro sort` scene, run twice (for ncu to profile).
+    #[command(hide = true)]
+    ReproTarget {
+        #[arg(long, value_enum)]
+        mode: Mode,
+        #[arg(long)]
+        n: usize,
+        #[arg(long, default_value_t = 0.5)]
+        theta: f32,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Write the embedded PTX module (for ptxas, cuobjdump or reading).
     Ptx {
         /// Output file; standard output when absent.
@@ -112,6 +148,24 @@ fn run(cli: Cli) -> Result<()> {
                 vtu,
             },
         ),
+        Command::Repro {
+            name,
+            out,
+            n,
+            repeats,
+            seed,
+            tar,
+        } => repro(cli.backend, name, out, n, repeats, seed, tar),
+        Command::ReproTarget {
+            mode,
+            n,
+            theta,
+            seed,
+        } => {
+            let backend = select(cli.backend)?;
+            warpkit::repro::check_n(&backend, n)?;
+            Ok(warpkit::repro::ncu::target(&backend, mode, n, theta, seed)?)
+        }
         Command::Ptx { out } => match out {
             Some(path) => std::fs::write(&path, warpkit::PTX)
                 .with_context(|| format!("writing {}", path.display())),
@@ -392,6 +446,43 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         warpkit::bh::npy::write_accels(path, &out)?;
         println!("accelerations written to {}", path.display());
     }
+    Ok(())
+}
+
+fn repro(
+    choice: BackendChoice,
+    name: warpkit::repro::Name,
+    out: Option<PathBuf>,
+    n: Option<usize>,
+    repeats: Option<usize>,
+    seed: u64,
+    tar: Option<PathBuf>,
+) -> Result<()> {
+    let backend = select(choice)?;
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(backend.name()));
+    let settings = warpkit::repro::Settings {
+        backend,
+        out: out.clone(),
+        n,
+        repeats,
+        seed,
+        print: true,
+    };
+    let start = std::time::Instant::now();
+    let result = warpkit::repro::run(name, &settings);
+    if let Some(tar) = &tar {
+        warpkit::repro::pack::tar_dir(&out, tar)
+            .with_context(|| format!("packing {} into {}", out.display(), tar.display()))?;
+        eprintln!("packed {} into {}", out.display(), tar.display());
+    }
+    let done = result?;
+    eprintln!(
+        "repro {}: {} reproduction(s) written to {} in {:.1} s",
+        name.as_str(),
+        done.len(),
+        out.display(),
+        start.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

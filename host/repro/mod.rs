@@ -1,0 +1,338 @@
+//! Reproductions of the seed documents' tables and figures (`warpkit repro <name>`).
+//!
+//! Each reproduction measures through [`measure`] (one code path for both backends), streams its
+//! rows into `DIR/<name>/data.csv` as they are measured, and writes `table.md` (our numbers beside
+//! the seed's), `meta.json` (machine, commit, date, every parameter) and PNG + SVG figures
+//! ([`output`], [`meta`], [`plot`]). The GPU runs the document's sizes; the CPU backend runs
+//! smaller defaults so that `repro all` ends in minutes on two cores.
+//!
+//! | name | what | seed |
+//! | --- | --- | --- |
+//! | [`sort`] | per-stage times of the three traversal orders, ncu profile | its profile tables |
+//! | [`theta`] | time, error and speedup against θ | its θ table |
+//! | [`scaling`] | time against N: brute force, three orders, tree build | its two N figures |
+//! | [`storage`] | bytes per body, build and traversal time against N per storage | – |
+
+pub mod measure;
+pub mod meta;
+pub mod ncu;
+pub mod output;
+pub mod pack;
+pub mod plot;
+pub mod scaling;
+pub mod seed;
+pub mod sort;
+pub mod storage;
+pub mod theta;
+
+use crate::backend::Backend;
+use crate::bh::gpu::BhError;
+use output::{OutDir, OutputError, Report};
+use std::path::PathBuf;
+
+/// `warpkit repro <name>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Name {
+    /// Three traversal orders at N = 2^20: per-stage times, ratios, ncu profile.
+    Sort,
+    /// θ = 0.1 … 0.8: time, error against float64 direct summation, speedup.
+    Theta,
+    /// Time against N for brute force, the three orders and the tree build.
+    Scaling,
+    /// Dense (and, once it lands, sparse) octree storage: bytes per body and times against N.
+    Storage,
+    /// All of the above and an index `README.md`.
+    All,
+}
+
+impl Name {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Name::Sort => "sort",
+            Name::Theta => "theta",
+            Name::Scaling => "scaling",
+            Name::Storage => "storage",
+            Name::All => "all",
+        }
+    }
+}
+
+/// Failures of a reproduction. Rows measured before a failure stay in `data.csv`, and `table.md`
+/// says where it stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ReproError {
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error(transparent)]
+    Plot(#[from] plot::PlotError),
+    #[error(transparent)]
+    Bh(#[from] BhError),
+    #[error("invalid --n {n}: {why}")]
+    InvalidN { n: usize, why: String },
+    #[error(transparent)]
+    Ncu(#[from] ncu::NcuError),
+    #[error("repro all: {0} failed (the others completed; see the errors above and README.md)")]
+    Failed(String),
+    #[error("{name}: {source}")]
+    In {
+        name: &'static str,
+        #[source]
+        source: Box<ReproError>,
+    },
+}
+
+/// What every reproduction is given.
+#[derive(Clone)]
+pub struct Settings {
+    pub backend: Backend,
+    /// The root output directory; each reproduction writes `out/<name>/`.
+    pub out: PathBuf,
+    /// `sort`, `theta`: the number of bodies; `scaling`, `storage`: the largest.
+    pub n: Option<usize>,
+    /// Timed repeats per point (each reproduction has a backend-dependent default).
+    pub repeats: Option<usize>,
+    /// Seed of scenes and shuffles.
+    pub seed: u64,
+    /// Print each table to stdout when done.
+    pub print: bool,
+}
+
+impl Settings {
+    pub fn is_gpu(&self) -> bool {
+        self.backend.gpu().is_some()
+    }
+    /// `gpu` on the GPU, `cpu` on the CPU backend.
+    pub fn pick<T>(&self, gpu: T, cpu: T) -> T {
+        if self.is_gpu() { gpu } else { cpu }
+    }
+    pub fn repeats_or(&self, gpu: usize, cpu: usize) -> usize {
+        self.repeats.unwrap_or(self.pick(gpu, cpu)).max(1)
+    }
+    fn dir(&self, name: &str) -> Result<OutDir, OutputError> {
+        OutDir::create(&self.out, name)
+    }
+}
+
+/// What a finished reproduction leaves, for the index.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    pub name: &'static str,
+    pub title: String,
+    /// One line of results.
+    pub headline: String,
+    /// Figures written (stems, relative to the reproduction's directory).
+    pub figures: Vec<(String, String)>,
+}
+
+/// Checks `--n` for a run of up to `n` bodies: at least 2, addressable by the tree's 32-bit
+/// indices, and within the memory of the backend (a rough bound; the GPU checks exactly again).
+pub fn check_n(backend: &Backend, n: usize) -> Result<(), ReproError> {
+    let bad = |why: String| Err(ReproError::InvalidN { n, why });
+    if n < 2 {
+        return bad("at least 2 bodies are needed".into());
+    }
+    if n > i32::MAX as usize / 2 {
+        return bad(format!(
+            "at most {} bodies fit the tree's 32-bit indices",
+            i32::MAX / 2
+        ));
+    }
+    let need = measure::tree_bytes(n, crate::bh::initial_cells(n));
+    match backend {
+        Backend::Gpu(g) => {
+            let total = g.info().total_memory;
+            if need > total {
+                return bad(format!(
+                    "needs about {} MiB of device memory; the GPU has {} MiB",
+                    need >> 20,
+                    total >> 20
+                ));
+            }
+        }
+        Backend::Cpu => {
+            // The CPU twin holds the tree, two copies of the bodies and the accelerations.
+            let need = need + n * 48;
+            if let Some(avail) = available_memory()
+                && need > avail
+            {
+                return bad(format!(
+                    "needs about {} MiB of memory; {} MiB are available",
+                    need >> 20,
+                    avail >> 20
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `MemAvailable` from `/proc/meminfo`, in bytes.
+fn available_memory() -> Option<usize> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// One reproduction's entry point.
+type RunFn = fn(&Settings) -> Result<Summary, ReproError>;
+
+/// Runs reproduction `name` (all of them for `All`).
+pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
+    if let Some(n) = s.n {
+        check_n(&s.backend, n)?;
+    }
+    let one = |name: &'static str, r: Result<Summary, ReproError>| {
+        r.map_err(|e| ReproError::In {
+            name,
+            source: Box::new(e),
+        })
+    };
+    match name {
+        Name::Sort => Ok(vec![one("sort", sort::run(s))?]),
+        Name::Theta => Ok(vec![one("theta", theta::run(s))?]),
+        Name::Scaling => Ok(vec![one("scaling", scaling::run(s))?]),
+        Name::Storage => Ok(vec![one("storage", storage::run(s))?]),
+        Name::All => {
+            let mut done = Vec::new();
+            let mut failed = Vec::new();
+            let all: [(&'static str, RunFn); 4] = [
+                ("sort", sort::run),
+                ("theta", theta::run),
+                ("scaling", scaling::run),
+                ("storage", storage::run),
+            ];
+            let bar = output::progress(all.len() as u64, "all");
+            for (name, f) in all {
+                bar.set_message(name);
+                // One failure does not stop the others; each is reported in the index.
+                match f(s) {
+                    Ok(sum) => done.push(sum),
+                    Err(e) => {
+                        eprintln!("error: repro {name}: {e}");
+                        failed.push((name, e.to_string()));
+                    }
+                }
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            write_index(s, &done, &failed)?;
+            if !failed.is_empty() {
+                let names: Vec<&str> = failed.iter().map(|f| f.0).collect();
+                return Err(ReproError::Failed(names.join(", ")));
+            }
+            Ok(done)
+        }
+    }
+}
+
+/// `DIR/README.md`: every reproduction's table and figures, and the machine.
+pub fn write_index(
+    s: &Settings,
+    done: &[Summary],
+    failed: &[(&str, String)],
+) -> Result<PathBuf, ReproError> {
+    let mut r = Report::new("warpkit reproductions");
+    r.para(&format!(
+        "Machine: {}. Commit `{}`, warpkit {}, {}. Regenerate with `warpkit repro all --backend {} \
+         --out DIR`{}.",
+        meta::machine_line(&s.backend),
+        meta::commit(),
+        env!("CARGO_PKG_VERSION"),
+        meta::utc_now(),
+        s.backend.name(),
+        s.n.map(|n| format!(" --n {n}")).unwrap_or_default(),
+    ));
+    r.para(seed::CAVEAT);
+    for sum in done {
+        r.heading(&sum.title);
+        r.para(&format!(
+            "{} — [table]({n}/table.md), [data]({n}/data.csv), [metadata]({n}/meta.json)",
+            sum.headline,
+            n = sum.name
+        ));
+        for (stem, caption) in &sum.figures {
+            r.para(&format!(
+                "![{caption}]({n}/{stem}.png) ([SVG]({n}/{stem}.svg))",
+                n = sum.name
+            ));
+        }
+    }
+    if !failed.is_empty() {
+        r.heading("Failed");
+        for (name, e) in failed {
+            r.para(&format!(
+                "`{name}`: {e} (rows measured before the failure are in [{name}/data.csv]({name}/data.csv))"
+            ));
+        }
+    }
+    let path = s.out.join("README.md");
+    std::fs::create_dir_all(&s.out).map_err(|source| OutputError::CreateDir {
+        path: s.out.clone(),
+        source,
+    })?;
+    output::write_atomic(&path, r.as_str().as_bytes())?;
+    Ok(path)
+}
+
+/// Writes `table.md` and `meta.json` of a reproduction, and prints the table when asked. Called
+/// on success and on failure (then with a note of where the sweep stopped).
+pub(crate) fn finish(
+    s: &Settings,
+    dir: &OutDir,
+    report: &mut Report,
+    meta: serde_json::Value,
+    failure: Option<&ReproError>,
+) -> Result<(), ReproError> {
+    let mut meta = meta;
+    if let Some(e) = failure {
+        report.heading("Incomplete");
+        report.para(&format!(
+            "The run stopped: {e}. The rows above and in `data.csv` were measured before it."
+        ));
+        meta["status"] = format!("failed: {e}").into();
+    } else {
+        meta["status"] = "complete".into();
+    }
+    report.write(dir)?;
+    let json = serde_json::to_string_pretty(&meta).unwrap_or_else(|_| "{}".into());
+    dir.write("meta.json", json.as_bytes())?;
+    if s.print {
+        println!("{}", report.as_str());
+    }
+    Ok(())
+}
+
+/// Formats milliseconds for tables.
+pub fn fmt_ms(ms: f64) -> String {
+    if !ms.is_finite() {
+        "–".into()
+    } else if ms >= 100.0 {
+        format!("{ms:.1}")
+    } else if ms >= 1.0 {
+        format!("{ms:.3}")
+    } else {
+        format!("{ms:.4}")
+    }
+}
+
+/// `2^k` when `n` is a power of two, else `n`.
+pub fn fmt_n(n: usize) -> String {
+    if n.is_power_of_two() {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        n.to_string()
+    }
+}
+
+/// Powers of two from `2^lo` up to `max` (and `max` itself when it is not one).
+pub fn sizes(lo: u32, max: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (lo..usize::BITS)
+        .map(|k| 1usize << k)
+        .take_while(|&n| n <= max)
+        .collect();
+    if v.last() != Some(&max) && max >= 2 {
+        v.push(max);
+    }
+    v
+}

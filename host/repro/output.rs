@@ -1,0 +1,303 @@
+//! Where a reproduction's files go: `DIR/<name>/` with `data.csv` (rows appended and flushed as
+//! they are measured), `table.md` (Markdown sections), `meta.json` and figures. Whole files are
+//! written to a temporary name and renamed, so a reader never sees half a file; the CSV is the one
+//! file that grows, a whole line at a time.
+
+use std::fmt::Write as _;
+use std::fs::{self, File};
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// Failures to write a reproduction's outputs, each naming the path.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error("cannot create the output directory {path}: {source}")]
+    CreateDir { path: PathBuf, source: io::Error },
+    #[error("the output directory {path} is not writable: {source}")]
+    NotWritable { path: PathBuf, source: io::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error("{path}: a row has {got} fields but the header has {want}")]
+    RowWidth {
+        path: PathBuf,
+        got: usize,
+        want: usize,
+    },
+}
+
+/// `DIR/<name>/`, created and checked writable.
+#[derive(Clone, Debug)]
+pub struct OutDir {
+    path: PathBuf,
+}
+
+impl OutDir {
+    /// Creates `root/name` (and its parents) and checks that a file can be written in it.
+    pub fn create(root: &Path, name: &str) -> Result<Self, OutputError> {
+        let path = root.join(name);
+        fs::create_dir_all(&path).map_err(|source| OutputError::CreateDir {
+            path: path.clone(),
+            source,
+        })?;
+        let probe = path.join(".warpkit-write-probe");
+        File::create(&probe)
+            .and_then(|mut f| f.write_all(b"ok"))
+            .and_then(|()| fs::remove_file(&probe))
+            .map_err(|source| OutputError::NotWritable {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(OutDir { path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Writes `name` whole (temporary file, then rename).
+    pub fn write(&self, name: &str, contents: &[u8]) -> Result<PathBuf, OutputError> {
+        let path = self.file(name);
+        write_atomic(&path, contents)?;
+        Ok(path)
+    }
+}
+
+/// Writes `path` through `path.tmp` and a rename, so a crash leaves the old file or none.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), OutputError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let err = |source| OutputError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    fs::write(&tmp, contents).map_err(err)?;
+    fs::rename(&tmp, path).map_err(err)
+}
+
+/// A CSV file written as measurements come in: each [`Csv::row`] appends one whole line and
+/// flushes, so a sweep that fails keeps every row measured before the failure.
+pub struct Csv {
+    path: PathBuf,
+    file: File,
+    width: usize,
+}
+
+impl Csv {
+    /// Creates (truncates) `path` and writes the header line.
+    pub fn create(path: PathBuf, header: &[&str]) -> Result<Self, OutputError> {
+        let file = File::create(&path).map_err(|source| OutputError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        let mut csv = Csv {
+            path,
+            file,
+            width: header.len(),
+        };
+        csv.row(header)?;
+        Ok(csv)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one row (as many fields as the header) and flushes it to the file.
+    pub fn row<S: AsRef<str>>(&mut self, fields: &[S]) -> Result<(), OutputError> {
+        if fields.len() != self.width {
+            return Err(OutputError::RowWidth {
+                path: self.path.clone(),
+                got: fields.len(),
+                want: self.width,
+            });
+        }
+        let mut line = String::new();
+        for (k, f) in fields.iter().enumerate() {
+            if k > 0 {
+                line.push(',');
+            }
+            line.push_str(&csv_field(f.as_ref()));
+        }
+        line.push('\n');
+        // One write of the whole line, then flush: never half a row from this process.
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.sync_data())
+            .map_err(|source| OutputError::Write {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+/// Quotes a CSV field when it holds a comma, quote or line break (RFC 4180).
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Parses CSV text as written by [`Csv`] (and by ncu): quoted fields, doubled quotes.
+pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let (mut quoted, mut chars) = (false, text.chars().peekable());
+    let mut any = false;
+    while let Some(c) = chars.next() {
+        any = true;
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut field)),
+            (false, '\r') => {}
+            (false, '\n') => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+                any = false;
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    if any {
+        row.push(field);
+        rows.push(row);
+    }
+    rows
+}
+
+/// A Markdown table.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new<S: AsRef<str>>(header: &[S]) -> Self {
+        Table {
+            header: header.iter().map(|s| s.as_ref().to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, row: Vec<String>) {
+        debug_assert_eq!(row.len(), self.header.len());
+        self.rows.push(row);
+    }
+
+    pub fn to_markdown(&self) -> String {
+        let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        let line = |r: &[String]| {
+            let cells: Vec<String> = r.iter().map(|s| cell(s)).collect();
+            format!("| {} |\n", cells.join(" | "))
+        };
+        let mut s = line(&self.header);
+        s.push_str(&format!("|{}\n", " --- |".repeat(self.header.len())));
+        for r in &self.rows {
+            s.push_str(&line(r));
+        }
+        s
+    }
+}
+
+/// `table.md`: a title, then paragraphs, tables and figure links in order.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    text: String,
+}
+
+impl Report {
+    pub fn new(title: &str) -> Self {
+        Report {
+            text: format!("# {title}\n"),
+        }
+    }
+
+    pub fn heading(&mut self, h: &str) -> &mut Self {
+        let _ = write!(self.text, "\n## {h}\n");
+        self
+    }
+
+    pub fn para(&mut self, p: &str) -> &mut Self {
+        let _ = write!(self.text, "\n{p}\n");
+        self
+    }
+
+    pub fn table(&mut self, t: &Table) -> &mut Self {
+        let _ = write!(self.text, "\n{}", t.to_markdown());
+        self
+    }
+
+    /// Links a figure written as `stem.png` and `stem.svg` beside `table.md`.
+    pub fn figure(&mut self, stem: &str, caption: &str) -> &mut Self {
+        let _ = write!(
+            self.text,
+            "\n![{caption}]({stem}.png)\n\n({caption}: [PNG]({stem}.png), [SVG]({stem}.svg))\n"
+        );
+        self
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Writes `table.md` into `dir`.
+    pub fn write(&self, dir: &OutDir) -> Result<PathBuf, OutputError> {
+        dir.write("table.md", self.text.as_bytes())
+    }
+}
+
+/// A progress bar for a sweep of `len` steps on stderr; hidden when stderr is not a terminal.
+pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
+    if !io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let pb = indicatif::ProgressBar::new(len);
+    let style = indicatif::ProgressStyle::with_template(
+        "{prefix:>10} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    pb.set_style(style);
+    pb.set_prefix(what.to_string());
+    pb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quoting_round_trips() {
+        let rows = vec![
+            vec!["a".to_string(), "b,c".into(), "say \"hi\"".into()],
+            vec!["1".into(), "".into(), "x\ny".into()],
+        ];
+        let mut text = String::new();
+        for r in &rows {
+            let f: Vec<String> = r.iter().map(|s| csv_field(s)).collect();
+            text.push_str(&f.join(","));
+            text.push('\n');
+        }
+        assert_eq!(parse_csv(&text), rows);
+    }
+
+    #[test]
+    fn markdown_table_escapes_pipes() {
+        let mut t = Table::new(&["a", "b"]);
+        t.push(vec!["x|y".into(), "1".into()]);
+        assert_eq!(t.to_markdown(), "| a | b |\n| --- | --- |\n| x\\|y | 1 |\n");
+    }
+}

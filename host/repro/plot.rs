@@ -1,0 +1,417 @@
+//! Figures with plotters, each written as `stem.png` and `stem.svg`: line charts (linear, log10 or
+//! log2 axes; markers, dashed guide lines, legend) and grouped bar charts.
+//!
+//! Log axes are drawn as linear axes over log values with labels at whole powers, which keeps one
+//! code path for every axis kind. PNG text uses DejaVu Sans embedded in the executable (the
+//! `ab_glyph` feature), so no system font or fontconfig is needed; SVG text names `sans-serif`.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+/// Size of every figure, in pixels.
+pub const SIZE: (u32, u32) = (960, 640);
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot draw {path}: {message}")]
+pub struct PlotError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// How an axis maps values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scale {
+    Linear,
+    /// log10, labels 10^k.
+    Log10,
+    /// log2, labels 2^k.
+    Log2,
+}
+
+impl Scale {
+    fn map(self, v: f64) -> Option<f64> {
+        let m = match self {
+            Scale::Linear => v,
+            Scale::Log10 if v > 0.0 => v.log10(),
+            Scale::Log2 if v > 0.0 => v.log2(),
+            _ => return None,
+        };
+        m.is_finite().then_some(m)
+    }
+
+    fn label(self, v: f64, span: f64) -> String {
+        let whole = (v - v.round()).abs() < 1e-6;
+        match self {
+            Scale::Linear => {
+                if v == 0.0 || (v.abs() >= 1e-2 && v.abs() < 1e5) {
+                    let s = format!("{v:.3}");
+                    s.trim_end_matches('0').trim_end_matches('.').to_string()
+                } else {
+                    format!("{v:.1e}")
+                }
+            }
+            Scale::Log10 if whole => format!("1e{}", v.round() as i64),
+            Scale::Log2 if whole => format!("2^{}", v.round() as i64),
+            // Short ranges get labels between the powers too.
+            Scale::Log10 if span < 1.5 => format!("{:.2e}", 10f64.powf(v)),
+            Scale::Log2 if span < 3.0 => format!("{:.0}", 2f64.powf(v)),
+            _ => String::new(),
+        }
+    }
+}
+
+/// An axis: label (with units) and scale.
+#[derive(Clone, Debug)]
+pub struct Axis {
+    pub label: String,
+    pub scale: Scale,
+}
+
+impl Axis {
+    pub fn new(label: &str, scale: Scale) -> Self {
+        Axis {
+            label: label.to_string(),
+            scale,
+        }
+    }
+}
+
+/// One line of a chart.
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    /// A guide line (dashed, grey, no markers) rather than data.
+    pub guide: bool,
+    /// Reference data from elsewhere (the seed): dashed, hollow markers.
+    pub reference: bool,
+}
+
+impl Series {
+    pub fn data(label: &str, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            label: label.to_string(),
+            points,
+            guide: false,
+            reference: false,
+        }
+    }
+    pub fn guide(label: &str, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            guide: true,
+            ..Series::data(label, points)
+        }
+    }
+    pub fn reference(label: &str, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            reference: true,
+            ..Series::data(label, points)
+        }
+    }
+}
+
+/// A line chart.
+#[derive(Clone, Debug)]
+pub struct LineChart {
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+    pub series: Vec<Series>,
+}
+
+/// Grouped bars: one group per category, one bar per series in each group.
+#[derive(Clone, Debug)]
+pub struct BarChart {
+    pub title: String,
+    pub y_label: String,
+    pub categories: Vec<String>,
+    /// (legend label, one value per category; NaN: no bar).
+    pub series: Vec<(String, Vec<f64>)>,
+}
+
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(100, 100, 100),
+];
+
+/// Guide lines: dark grey, then brown.
+const GUIDES: [RGBColor; 2] = [RGBColor(90, 90, 90), RGBColor(140, 86, 75)];
+
+fn fonts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The bytes are a valid TrueType file shipped by the dejavu crate; a failure would only
+        // mean text is not drawn in PNGs.
+        let _ = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        );
+    });
+}
+
+/// Writes `stem.png` and `stem.svg` of `chart` into `dir`; returns both paths.
+pub fn line_chart(dir: &Path, stem: &str, chart: &LineChart) -> Result<[PathBuf; 2], PlotError> {
+    render(dir, stem, chart)
+}
+
+/// Writes `stem.png` and `stem.svg` of `chart` into `dir`; returns both paths.
+pub fn bar_chart(dir: &Path, stem: &str, chart: &BarChart) -> Result<[PathBuf; 2], PlotError> {
+    render(dir, stem, chart)
+}
+
+type DrawResult = Result<(), String>;
+
+/// A chart that draws itself on any plotters backend.
+trait Figure {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult;
+}
+
+impl Figure for LineChart {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        draw_lines(root, self)
+    }
+}
+
+impl Figure for BarChart {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        draw_bars(root, self)
+    }
+}
+
+fn render<C: Figure>(dir: &Path, stem: &str, chart: &C) -> Result<[PathBuf; 2], PlotError> {
+    fonts();
+    let svg_path = dir.join(format!("{stem}.svg"));
+    let png_path = dir.join(format!("{stem}.png"));
+    let fail = |path: &Path, message: String| PlotError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        chart.draw(&root).map_err(|m| fail(&svg_path, m))?;
+        root.present().map_err(|e| fail(&svg_path, e.to_string()))?;
+    }
+    super::output::write_atomic(&svg_path, svg.as_bytes())
+        .map_err(|e| fail(&svg_path, e.to_string()))?;
+
+    let mut rgb = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+        chart.draw(&root).map_err(|m| fail(&png_path, m))?;
+        root.present().map_err(|e| fail(&png_path, e.to_string()))?;
+    }
+    let png = encode_png(&rgb, SIZE).map_err(|m| fail(&png_path, m))?;
+    super::output::write_atomic(&png_path, &png).map_err(|e| fail(&png_path, e.to_string()))?;
+    Ok([png_path, svg_path])
+}
+
+fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(rgb).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// The padded range of `values`, never empty.
+fn range(values: impl Iterator<Item = f64>, pad: f64) -> (f64, f64) {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    let span = (hi - lo).max(hi.abs() * 1e-3).max(1e-9);
+    (lo - pad * span, hi + pad * span)
+}
+
+fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) -> DrawResult {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let mapped: Vec<Vec<(f64, f64)>> = c
+        .series
+        .iter()
+        .map(|s| {
+            s.points
+                .iter()
+                .filter_map(|&(x, y)| Some((c.x.scale.map(x)?, c.y.scale.map(y)?)))
+                .collect()
+        })
+        .collect();
+    let pad = |s: Scale| if s == Scale::Linear { 0.05 } else { 0.03 };
+    let (x0, x1) = range(mapped.iter().flatten().map(|p| p.0), pad(c.x.scale));
+    let (mut y0, mut y1) = range(mapped.iter().flatten().map(|p| p.1), pad(c.y.scale));
+    // Head room for the legend in the upper left.
+    y1 += 0.06 * (c.series.len() as f64).min(6.0) * (y1 - y0);
+    if c.y.scale == Scale::Linear && y0 > 0.0 && y0 < 0.5 * y1 {
+        y0 = 0.0; // linear times start at zero
+    }
+    let (xs, ys) = (x1 - x0, y1 - y0);
+    let mut chart = ChartBuilder::on(root)
+        .caption(&c.title, ("sans-serif", 26))
+        .margin(16)
+        .x_label_area_size(56)
+        .y_label_area_size(84)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(e)?;
+    let (sx, sy) = (c.x.scale, c.y.scale);
+    chart
+        .configure_mesh()
+        .x_desc(&c.x.label)
+        .y_desc(&c.y.label)
+        .x_labels(if sx == Scale::Linear { 10 } else { 24 })
+        .y_labels(if sy == Scale::Linear { 10 } else { 24 })
+        .x_label_formatter(&|v| sx.label(*v, xs))
+        .y_label_formatter(&|v| sy.label(*v, ys))
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 18))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(e)?;
+    let (mut colour, mut guides) = (0, 0);
+    for (s, pts) in c.series.iter().zip(&mapped) {
+        if s.guide {
+            let col = GUIDES[guides % GUIDES.len()];
+            guides += 1;
+            let style = ShapeStyle::from(&col).stroke_width(2);
+            chart
+                .draw_series(DashedLineSeries::new(pts.iter().copied(), 10, 6, style))
+                .map_err(e)?
+                .label(&s.label)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2))
+                });
+            continue;
+        }
+        let col = PALETTE[colour % PALETTE.len()];
+        colour += 1;
+        if s.reference {
+            let style = ShapeStyle::from(&col).stroke_width(2);
+            chart
+                .draw_series(DashedLineSeries::new(pts.iter().copied(), 8, 5, style))
+                .map_err(e)?
+                .label(&s.label)
+                .legend(move |(x, y)| {
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (20, 0)], col.stroke_width(2))
+                        + Circle::new((10, 0), 4, col.stroke_width(2))
+                });
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 4, col.stroke_width(2))))
+                .map_err(e)?;
+            continue;
+        }
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), col.stroke_width(2)))
+            .map_err(e)?
+            .label(&s.label)
+            .legend(move |(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (20, 0)], col.stroke_width(2))
+                    + Circle::new((10, 0), 4, col.filled())
+            });
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 4, col.filled())))
+            .map_err(e)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", 16))
+        .draw()
+        .map_err(e)?;
+    Ok(())
+}
+
+fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) -> DrawResult {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let top = c
+        .series
+        .iter()
+        .flat_map(|s| s.1.iter().copied())
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    let top = if top > 0.0 { top * 1.15 } else { 1.0 };
+    let n = c.categories.len().max(1);
+    let mut chart = ChartBuilder::on(root)
+        .caption(&c.title, ("sans-serif", 26))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(84)
+        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0.0..top)
+        .map_err(e)?;
+    let cats = c.categories.clone();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .y_desc(&c.y_label)
+        .x_labels(n)
+        .x_label_formatter(&|v| {
+            let k = v.round();
+            if (v - k).abs() < 1e-6 && k >= 0.0 {
+                cats.get(k as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_label_formatter(&|v| Scale::Linear.label(*v, top))
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 18))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(e)?;
+    let k = c.series.len().max(1) as f64;
+    let width = 0.8 / k;
+    for (j, (label, values)) in c.series.iter().enumerate() {
+        let col = PALETTE[j % PALETTE.len()];
+        let bars = values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_finite())
+            .map(|(i, &v)| {
+                let x0 = i as f64 - 0.4 + j as f64 * width;
+                Rectangle::new([(x0, 0.0), (x0 + width * 0.92, v)], col.filled())
+            });
+        chart
+            .draw_series(bars)
+            .map_err(e)?
+            .label(label)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], col.filled()));
+        let texts = values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_finite())
+            .map(|(i, &v)| {
+                let x = i as f64 - 0.4 + (j as f64 + 0.15) * width;
+                Text::new(
+                    Scale::Linear.label(v, top),
+                    (x, v + top * 0.045),
+                    ("sans-serif", 14),
+                )
+            });
+        chart.draw_series(texts).map_err(e)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", 16))
+        .draw()
+        .map_err(e)?;
+    Ok(())
+}

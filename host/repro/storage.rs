@@ -1,0 +1,269 @@
+//! `repro storage`: octree storage schemes against N — bytes per body (allocated and used), tree
+//! build time and traversal time, up to the largest N that fits. Only dense storage exists yet;
+//! sparse is one more entry in [`STORAGES`] (and a match arm in `measure::evaluate`).
+
+use super::measure::{Storage, evaluate_median, tree_bytes};
+use super::output::{Csv, OutDir, Report, Table, progress};
+use super::plot::{self, Axis, LineChart, Scale, Series};
+use super::{ReproError, Settings, Summary, finish, fmt_ms, fmt_n, meta, sizes};
+use crate::bh::gpu::BhError;
+use crate::bh::{Mode, Params, scene};
+use serde_json::json;
+
+/// The storages compared, one table column group and one line per figure each.
+pub const STORAGES: &[Storage] = &[Storage::Dense];
+
+const TITLE: &str = "Octree storage: memory per body, build and traversal time";
+
+/// One (storage, N) point.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub storage: Storage,
+    pub n: usize,
+    pub cells: usize,
+    pub used_cells: usize,
+    pub build_ms: f64,
+    pub gravity_ms: f64,
+}
+
+impl Row {
+    pub fn bytes_per_body(&self) -> f64 {
+        tree_bytes(self.n, self.cells) as f64 / self.n as f64
+    }
+    pub fn used_bytes_per_body(&self) -> f64 {
+        tree_bytes(self.n, self.used_cells) as f64 / self.n as f64
+    }
+}
+
+pub fn run(s: &Settings) -> Result<Summary, ReproError> {
+    let max = s.n.unwrap_or(s.pick(1 << 28, 1 << 18));
+    let ns = sizes(s.pick(14, 10), max);
+    let repeats = s.repeats_or(3, 1);
+    let p = Params::default();
+    let dir = s.dir("storage")?;
+    let names: Vec<&str> = STORAGES.iter().map(|st| st.name()).collect();
+    let params = json!({
+        "n": ns, "storages": names, "theta": p.theta, "eps": p.eps, "G": p.g,
+        "scene": "plummer", "mode": "sorted", "repeats": repeats, "seed": s.seed,
+        "bytes": "bodies, accelerations, bucket links, sort index, and per cell 8 children, count, start, centre of mass",
+    });
+    let meta = meta::meta("storage", &s.backend, params);
+    dir.write(
+        "meta.json",
+        serde_json::to_string_pretty(&meta)
+            .unwrap_or_default()
+            .as_bytes(),
+    )?;
+    let mut report = Report::new(TITLE);
+    report.para(&format!(
+        "{}; Plummer sphere (clustered: the case where storage matters), tree-sorted traversal, \
+         θ = {}, median of {repeats} run(s). Bytes per body count every array of the evaluation: \
+         allocated (the build's capacity, doubled on overflow) and used (cells the tree holds). \
+         Build = bounding box + build + centre of mass + sort. The sweep stops for a storage at \
+         the first N that does not fit.",
+        meta::machine_line(&s.backend),
+        p.theta
+    ));
+    let mut rows = Vec::new();
+    let mut limits = Vec::new();
+    let res = measure(s, &ns, &p, repeats, &dir, &mut rows, &mut limits);
+    table(&mut report, &rows, &limits);
+    let figs = figures(&dir, &rows, &mut report);
+    let err = res.and(figs).err();
+    finish(s, &dir, &mut report, meta, err.as_ref())?;
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let last = rows.iter().rev().find(|r| r.storage == Storage::Dense);
+    Ok(Summary {
+        name: "storage",
+        title: TITLE.into(),
+        headline: last.map_or_else(String::new, |r| {
+            format!(
+                "dense, largest N = {}: {:.0} B/body allocated ({:.0} used), build {} ms, traversal {} ms",
+                fmt_n(r.n),
+                r.bytes_per_body(),
+                r.used_bytes_per_body(),
+                fmt_ms(r.build_ms),
+                fmt_ms(r.gravity_ms)
+            )
+        }),
+        figures: vec![
+            ("bytes".into(), "bytes per body against N".into()),
+            ("time".into(), "build and traversal time against N".into()),
+        ],
+    })
+}
+
+fn measure(
+    s: &Settings,
+    ns: &[usize],
+    p: &Params,
+    repeats: usize,
+    dir: &OutDir,
+    rows: &mut Vec<Row>,
+    limits: &mut Vec<(Storage, usize, String)>,
+) -> Result<(), ReproError> {
+    let mut csv = Csv::create(
+        dir.file("data.csv"),
+        &[
+            "backend",
+            "storage",
+            "n",
+            "cells",
+            "used_cells",
+            "bytes",
+            "bytes_per_body",
+            "used_bytes_per_body",
+            "build_ms",
+            "gravity_ms",
+        ],
+    )?;
+    let bar = progress((ns.len() * STORAGES.len()) as u64, "storage");
+    let mut stopped: Vec<Storage> = Vec::new();
+    for &n in ns {
+        let bodies = scene::plummer(n, s.seed);
+        for &st in STORAGES {
+            bar.inc(1);
+            if stopped.contains(&st) {
+                continue;
+            }
+            bar.set_message(format!("{} {}", st.name(), fmt_n(n)));
+            let (t, last) = match evaluate_median(&s.backend, &bodies, p, Mode::Sorted, st, repeats)
+            {
+                Ok(r) => r,
+                Err(e @ BhError::TooLarge { .. }) => {
+                    limits.push((st, n, e.to_string()));
+                    stopped.push(st);
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let row = Row {
+                storage: st,
+                n,
+                cells: last.cells,
+                used_cells: last.used_cells,
+                build_ms: t.tree(),
+                gravity_ms: t.gravity,
+            };
+            csv.row(&[
+                s.backend.name().to_string(),
+                st.name().into(),
+                n.to_string(),
+                row.cells.to_string(),
+                row.used_cells.to_string(),
+                tree_bytes(n, row.cells).to_string(),
+                row.bytes_per_body().to_string(),
+                row.used_bytes_per_body().to_string(),
+                row.build_ms.to_string(),
+                row.gravity_ms.to_string(),
+            ])?;
+            rows.push(row);
+        }
+        if stopped.len() == STORAGES.len() {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+fn table(report: &mut Report, rows: &[Row], limits: &[(Storage, usize, String)]) {
+    let mut header = vec!["N".to_string()];
+    for st in STORAGES {
+        let s = st.name();
+        header.extend([
+            format!("{s} B/body allocated"),
+            format!("{s} B/body used"),
+            format!("{s} cells used"),
+            format!("{s} build ms"),
+            format!("{s} traversal ms"),
+        ]);
+    }
+    let mut t = Table::new(&header);
+    let mut ns: Vec<usize> = rows.iter().map(|r| r.n).collect();
+    ns.dedup();
+    for n in ns {
+        let mut line = vec![fmt_n(n)];
+        for st in STORAGES {
+            match rows.iter().find(|r| r.n == n && r.storage == *st) {
+                Some(r) => line.extend([
+                    format!("{:.1}", r.bytes_per_body()),
+                    format!("{:.1}", r.used_bytes_per_body()),
+                    r.used_cells.to_string(),
+                    fmt_ms(r.build_ms),
+                    fmt_ms(r.gravity_ms),
+                ]),
+                None => line.extend(std::iter::repeat_n("–".to_string(), 5)),
+            }
+        }
+        t.push(line);
+    }
+    report.table(&t);
+    for (st, n, why) in limits {
+        report.para(&format!(
+            "{}: N = {} does not fit: {why}.",
+            st.name(),
+            fmt_n(*n)
+        ));
+    }
+    report.para("The seed has no storage table: this one extends it.");
+}
+
+fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let col = |st: Storage, f: fn(&Row) -> f64| -> Vec<(f64, f64)> {
+        rows.iter()
+            .filter(|r| r.storage == st)
+            .map(|r| (r.n as f64, f(r)))
+            .collect()
+    };
+    let mut bytes = Vec::new();
+    let mut times = Vec::new();
+    for &st in STORAGES {
+        let s = st.name();
+        bytes.push(Series::data(
+            &format!("{s}, allocated"),
+            col(st, Row::bytes_per_body),
+        ));
+        bytes.push(Series::data(
+            &format!("{s}, used"),
+            col(st, Row::used_bytes_per_body),
+        ));
+        times.push(Series::data(
+            &format!("{s}, build"),
+            col(st, |r| r.build_ms),
+        ));
+        times.push(Series::data(
+            &format!("{s}, traversal"),
+            col(st, |r| r.gravity_ms),
+        ));
+    }
+    report.heading("Figures");
+    plot::line_chart(
+        dir.path(),
+        "bytes",
+        &LineChart {
+            title: "Memory per body".into(),
+            x: Axis::new("bodies N", Scale::Log2),
+            y: Axis::new("bytes per body", Scale::Linear),
+            series: bytes,
+        },
+    )?;
+    report.figure("bytes", "bytes per body against N");
+    plot::line_chart(
+        dir.path(),
+        "time",
+        &LineChart {
+            title: "Build and traversal time".into(),
+            x: Axis::new("bodies N", Scale::Log2),
+            y: Axis::new("time (ms)", Scale::Log10),
+            series: times,
+        },
+    )?;
+    report.figure("time", "build and traversal time against N");
+    Ok(())
+}

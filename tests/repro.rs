@@ -1,0 +1,322 @@
+//! The reproduction suite's outputs on the CPU backend (issue 4): the CSV, table and metadata
+//! writers, figures, packing, and `warpkit repro` end to end with its bad-input errors.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use warpkit::repro::output::{Csv, OutDir, OutputError, Report, Table, parse_csv};
+use warpkit::repro::plot::{self, Axis, BarChart, LineChart, Scale, Series};
+
+/// A fresh, empty directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("warpkit-repro-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn csv_rows_round_trip() {
+    let dir = OutDir::create(&scratch("csv"), "x").unwrap();
+    let mut csv = Csv::create(dir.file("data.csv"), &["n", "label", "ms"]).unwrap();
+    csv.row(&["1024", "a, \"quoted\" one", "1.5"]).unwrap();
+    csv.row(&["2048", "plain", "3"]).unwrap();
+    let rows = parse_csv(&read(csv.path()));
+    assert_eq!(
+        rows,
+        vec![
+            vec!["n", "label", "ms"],
+            vec!["1024", "a, \"quoted\" one", "1.5"],
+            vec!["2048", "plain", "3"],
+        ]
+    );
+}
+
+/// A sweep that fails after two points keeps both rows, whole, and nothing of the bad one.
+#[test]
+fn failed_sweep_keeps_measured_rows() {
+    let dir = OutDir::create(&scratch("partial"), "sweep").unwrap();
+    let path = dir.file("data.csv");
+    let sweep = || -> Result<(), String> {
+        let mut csv = Csv::create(path.clone(), &["n", "ms"]).map_err(|e| e.to_string())?;
+        for (k, n) in [16usize, 32, 64].into_iter().enumerate() {
+            if k == 2 {
+                return Err("the third point failed".into());
+            }
+            csv.row(&[n.to_string(), format!("{}", n as f64 * 0.5)])
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    };
+    assert!(sweep().is_err());
+    let text = read(&path);
+    assert!(text.ends_with('\n'), "no half row: {text:?}");
+    assert_eq!(parse_csv(&text).len(), 3, "header and two rows: {text:?}");
+    // A row of the wrong width is refused and not written.
+    let mut csv = Csv::create(path.clone(), &["n", "ms"]).unwrap();
+    csv.row(&["1", "2"]).unwrap();
+    assert!(matches!(
+        csv.row(&["only one"]),
+        Err(OutputError::RowWidth {
+            got: 1,
+            want: 2,
+            ..
+        })
+    ));
+    assert_eq!(read(&path), "n,ms\n1,2\n");
+}
+
+#[test]
+fn table_and_meta_are_written_whole() {
+    let dir = OutDir::create(&scratch("table"), "t").unwrap();
+    let mut t = Table::new(&["θ", "ms"]);
+    t.push(vec!["0.5".into(), "1.25".into()]);
+    let mut r = Report::new("Title");
+    r.para("text").table(&t).figure("fig", "a figure");
+    r.write(&dir).unwrap();
+    let md = read(&dir.file("table.md"));
+    assert!(md.starts_with("# Title\n"));
+    assert!(md.contains("| θ | ms |\n| --- | --- |\n| 0.5 | 1.25 |\n"));
+    assert!(md.contains("](fig.png)") && md.contains("(fig.svg)"));
+    assert!(!dir.file("table.md.tmp").exists());
+
+    let backend = warpkit::backend::Backend::Cpu;
+    let meta = warpkit::repro::meta::meta("t", &backend, serde_json::json!({"n": 7}));
+    dir.write("meta.json", meta.to_string().as_bytes()).unwrap();
+    let back: serde_json::Value = serde_json::from_str(&read(&dir.file("meta.json"))).unwrap();
+    assert_eq!(back["parameters"]["n"], 7);
+    assert_eq!(back["machine"]["backend"], "cpu");
+    assert!(back["machine"]["cpu"]["threads"].as_u64().unwrap() >= 1);
+    for key in ["commit", "date_utc", "warpkit_version"] {
+        assert!(back[key].as_str().is_some_and(|s| !s.is_empty()), "{key}");
+    }
+}
+
+#[test]
+fn unwritable_output_dir_is_a_clear_error() {
+    let root = scratch("unwritable");
+    let file = root.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let e = OutDir::create(&file, "sort").unwrap_err();
+    assert!(matches!(e, OutputError::CreateDir { .. }), "{e:?}");
+    assert!(e.to_string().contains("a-file"), "{e}");
+}
+
+fn assert_figure(dir: &Path, stem: &str, text: &str) {
+    let png = std::fs::read(dir.join(format!("{stem}.png"))).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 5000,
+        "{stem}.png"
+    );
+    let svg = read(&dir.join(format!("{stem}.svg")));
+    assert!(svg.contains("<svg") && svg.contains(text), "{stem}.svg");
+}
+
+#[test]
+fn figures_render_png_and_svg() {
+    let dir = scratch("plots");
+    let pts: Vec<(f64, f64)> = (10..20)
+        .map(|k| ((1u64 << k) as f64, (k * k) as f64))
+        .collect();
+    let chart = LineChart {
+        title: "Time against N".into(),
+        x: Axis::new("bodies N", Scale::Log2),
+        y: Axis::new("time (ms)", Scale::Log10),
+        series: vec![
+            Series::data("measured", pts.clone()),
+            Series::guide("∝ N log N", pts.iter().map(|p| (p.0, p.0.log2())).collect()),
+            // Non-positive values have no place on a log axis and are dropped, not drawn.
+            Series::data("with zero", vec![(1024.0, 0.0), (2048.0, 5.0)]),
+        ],
+    };
+    plot::line_chart(&dir, "lines", &chart).unwrap();
+    assert_figure(&dir, "lines", "Time against N");
+    let linear = LineChart {
+        title: "Linear".into(),
+        x: Axis::new("θ", Scale::Linear),
+        y: Axis::new("error", Scale::Linear),
+        series: vec![Series::data("one point", vec![(0.5, 1e-3)])],
+    };
+    plot::line_chart(&dir, "single", &linear).unwrap();
+    assert_figure(&dir, "single", "Linear");
+    let bars = BarChart {
+        title: "Ratios".into(),
+        y_label: "time / sorted".into(),
+        categories: vec!["random".into(), "regular".into(), "sorted".into()],
+        series: vec![
+            ("ours".into(), vec![6.0, 1.5, 1.0]),
+            ("seed".into(), vec![10.6, f64::NAN, 1.0]),
+        ],
+    };
+    plot::bar_chart(&dir, "bars", &bars).unwrap();
+    assert_figure(&dir, "bars", "Ratios");
+}
+
+fn warpkit(args: &[&str]) -> std::process::Output {
+    Command::new(common::warpkit_exe())
+        .args(args)
+        .output()
+        .expect("run warpkit")
+}
+
+/// `warpkit repro sort --backend cpu --n 4096` writes every file of the reproduction.
+#[test]
+fn repro_sort_end_to_end() {
+    let root = scratch("e2e");
+    let out = root.join("results");
+    let tar = root.join("results.tar");
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "sort",
+        "--n",
+        "4096",
+        "--repeats",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "--tar",
+        tar.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("| gravity |"),
+        "the table is printed: {stdout}"
+    );
+    let dir = out.join("sort");
+    let md = read(&dir.join("table.md"));
+    for section in [
+        "Per-stage times",
+        "ratios between modes",
+        "33.13",
+        "Not collected",
+    ] {
+        assert!(md.contains(section), "table.md lacks {section:?}");
+    }
+    let rows = parse_csv(&read(&dir.join("data.csv")));
+    assert_eq!(rows.len(), 4, "header + three modes");
+    assert_eq!(rows[1][1], "random");
+    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
+    assert_eq!(meta["status"], "complete");
+    assert_eq!(meta["parameters"]["n"], 4096);
+    assert_figure(&dir, "stages", "traversal order");
+    assert_figure(&dir, "ratios", "relative to tree-sorted");
+    // The archive holds every file (ustar: names at offset 0 of 512-byte headers).
+    let t = std::fs::read(&tar).unwrap();
+    assert!(t.len().is_multiple_of(512) && t.len() > 10 * 512);
+    let text = String::from_utf8_lossy(&t);
+    for f in [
+        "results/sort/table.md",
+        "results/sort/data.csv",
+        "results/sort/stages.png",
+    ] {
+        assert!(text.contains(f), "the tar lacks {f}");
+    }
+    if let Ok(list) = Command::new("tar").arg("tf").arg(&tar).output()
+        && list.status.success()
+    {
+        let names = String::from_utf8_lossy(&list.stdout);
+        assert_eq!(names.lines().count(), 7, "{names}");
+    }
+}
+
+#[test]
+fn unknown_name_and_bad_n_are_clear_errors() {
+    let root = scratch("bad");
+    let out = root.to_str().unwrap();
+    let o = warpkit(&["--backend", "cpu", "repro", "bogus", "--out", out]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("invalid value 'bogus'") && err.contains("sort"),
+        "{err}"
+    );
+    for n in ["1", "0"] {
+        let o = warpkit(&["--backend", "cpu", "repro", "theta", "--n", n, "--out", out]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success());
+        assert!(
+            err.contains(&format!("invalid --n {n}")) && err.contains("at least 2"),
+            "{err}"
+        );
+    }
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "sort",
+        "--n",
+        "4000000000",
+        "--out",
+        out,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("32-bit"), "{err}");
+    // An output path under a regular file cannot be created.
+    let file = root.join("file");
+    std::fs::write(&file, "x").unwrap();
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "sort",
+        "--n",
+        "64",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("cannot create the output directory"),
+        "{err}"
+    );
+}
+
+/// `repro all` at a tiny size: every reproduction's files, and an index whose links all resolve.
+#[test]
+fn repro_all_index_links_resolve() {
+    let out = scratch("all").join("r");
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "all",
+        "--n",
+        "512",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let index = read(&out.join("README.md"));
+    let mut links = 0;
+    for part in index.split("](").skip(1) {
+        let target = &part[..part.find(')').unwrap()];
+        assert!(
+            out.join(target).is_file(),
+            "README.md links to missing {target}"
+        );
+        links += 1;
+    }
+    // 4 × (table, data, meta) + 9 figures × (PNG, SVG).
+    assert_eq!(links, 4 * 3 + 9 * 2, "{index}");
+    for name in ["sort", "theta", "scaling", "storage"] {
+        let meta: serde_json::Value =
+            serde_json::from_str(&read(&out.join(name).join("meta.json"))).unwrap();
+        assert_eq!(meta["status"], "complete", "{name}");
+        assert!(
+            parse_csv(&read(&out.join(name).join("data.csv"))).len() >= 2,
+            "{name}"
+        );
+    }
+}
