@@ -83,7 +83,9 @@ enum Command {
         /// Total end load (in −z).
         #[arg(long, default_value_t = 1e6)]
         load: f64,
-        /// GPU assembly strategy: thread, warp4, warp8, thread-atomic, warp4-atomic.
+        /// GPU assembly strategy: thread, warp4, warp8, thread-atomic, warp4-atomic, warp4-jshared,
+        /// warp8-jshared, warp4-jatomic, warp8-jatomic, ppni4, ppni8, ppni4-blocks, ppni8-blocks,
+        /// ppni4-blocks-atomic, ppni8-blocks-atomic, two-kernel.
         #[arg(long, default_value = "warp4")]
         strategy: String,
         /// Write the unconstrained stiffness in Matrix Market format.
@@ -366,16 +368,10 @@ struct FemArgs {
 
 fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
     use warpkit::fem::{assemble, colour, csr, export, gpu::Strategy, mesh, solve, validate};
-    let strategy = match a.strategy.as_str() {
-        "thread" => Strategy::Thread,
-        "warp4" => Strategy::Warp4,
-        "warp8" => Strategy::Warp8,
-        "thread-atomic" => Strategy::ThreadAtomic,
-        "warp4-atomic" => Strategy::Warp4Atomic,
-        other => bail!(
-            "unknown --strategy {other:?} (thread, warp4, warp8, thread-atomic, warp4-atomic)"
-        ),
-    };
+    let strategy = Strategy::parse(&a.strategy).ok_or_else(|| {
+        let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
+        anyhow::anyhow!("unknown --strategy {:?} ({})", a.strategy, names.join(", "))
+    })?;
     let backend = select(choice)?;
     let m = mesh::cantilever(a.size, a.cells)?;
     validate(&m, &a.material)?;
