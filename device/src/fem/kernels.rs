@@ -504,42 +504,75 @@ unsafe fn warp_per_element<
 // PPNI: the eight Gauss points' geometry in parallel, shared with the warp through shared memory
 // ---------------------------------------------------------------------------------------------
 
-/// Adds the lane's two blocks at positions of the full table (`BLOCKS = false`: 576 per element)
-/// or of the block table (`BLOCKS = true`: per element, 64 bases then 8 row strides; entry
-/// (3a + i, 3b + j) sits at `base[8a + b] + i stride[a] + j`).
+/// Where the lane's 18 entries go in `values`, from the full table (`BLOCKS = false`: 576
+/// positions per element) or the block table (`BLOCKS = true`: per element, 64 bases then 8 row
+/// strides; entry (3a + i, 3b + j) sits at `base[8a + b] + i stride[a] + j`, so the three `j`s of
+/// a row are one pointer plus constant offsets, which saves registers). All loads are issued
+/// before any is used.
 ///
 /// # Safety
-/// The element's positions exist; without `ATOMIC`, the launch's elements share no node.
+/// The element's positions exist and address `values`.
 #[inline(always)]
-#[allow(clippy::needless_range_loop)]
-unsafe fn scatter_blocks<T: DeviceReal, const BLOCKS: bool, const ATOMIC: bool>(
+unsafe fn lane_targets<T, const BLOCKS: bool>(
     positions: *const u32,
     e: usize,
     blocks: [(usize, usize); 2],
-    acc: &[[[T; 3]; 3]; 2],
     values: *mut T,
-) {
+) -> [[[*mut T; 3]; 3]; 2] {
     // SAFETY: per the caller.
     unsafe {
         if BLOCKS {
             let tab = positions.add(BLOCK_TABLE * e);
-            for (k, &(a, b)) in blocks.iter().enumerate() {
-                let base = *tab.add(NODES * a + b);
-                let stride = *tab.add(NODES * NODES + a);
+            let base = blocks.map(|(a, b)| *tab.add(NODES * a + b));
+            let stride = blocks.map(|(a, _)| *tab.add(NODES * NODES + a));
+            core::array::from_fn(|k| {
+                core::array::from_fn(|i| {
+                    let row = values.add((base[k] + i as u32 * stride[k]) as usize);
+                    [row, row.add(1), row.add(2)]
+                })
+            })
+        } else {
+            let pos = positions.add(ENTRIES * e);
+            core::array::from_fn(|k| {
+                let (a, b) = blocks[k];
+                core::array::from_fn(|i| {
+                    core::array::from_fn(|j| {
+                        values.add(*pos.add((3 * a + i) * DOFS + 3 * b + j) as usize)
+                    })
+                })
+            })
+        }
+    }
+}
+
+/// Adds the lane's two blocks at `targets` (from [`lane_targets`]). Without `ATOMIC`, all 18 old values are
+/// loaded before the first store: one memory round trip instead of 18 (the compiler may not
+/// reorder a load above a store that might alias it, and the writes of a colour never alias).
+///
+/// # Safety
+/// The positions are valid; without `ATOMIC`, no other thread of the launch touches them.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+unsafe fn scatter_batched<T: DeviceReal, const ATOMIC: bool>(
+    targets: &[[[*mut T; 3]; 3]; 2],
+    acc: &[[[T; 3]; 3]; 2],
+) {
+    // SAFETY: per the caller.
+    unsafe {
+        if ATOMIC {
+            for k in 0..2 {
                 for i in 0..3 {
-                    let row = base + i as u32 * stride;
                     for j in 0..3 {
-                        scatter::<T, ATOMIC>(values, row + j as u32, acc[k][i][j]);
+                        T::atomic_add(targets[k][i][j], acc[k][i][j]);
                     }
                 }
             }
         } else {
-            let pos = positions.add(ENTRIES * e);
-            for (k, &(a, b)) in blocks.iter().enumerate() {
+            let old: [[[T; 3]; 3]; 2] = targets.map(|blk| blk.map(|row| row.map(|p| *p)));
+            for k in 0..2 {
                 for i in 0..3 {
                     for j in 0..3 {
-                        let p = *pos.add((3 * a + i) * DOFS + 3 * b + j);
-                        scatter::<T, ATOMIC>(values, p, acc[k][i][j]);
+                        *targets[k][i][j] = old[k][i][j] + acc[k][i][j];
                     }
                 }
             }
@@ -574,6 +607,14 @@ unsafe fn ppni<T: DeviceReal, const LANES_PER_ROW: u32, const BLOCKS: bool, cons
     // address lies in this warp's WARP_SMEM values.
     unsafe {
         let e = *list.add(w as usize) as usize;
+        let blocks = lane_blocks::<LANES_PER_ROW>(lane);
+        // The block table's 4 values are loaded now, overlapping the geometry; the full table's 18
+        // are loaded after it (held through it, they would cost 18 registers).
+        let early = if BLOCKS {
+            Some(lane_targets::<T, BLOCKS>(positions, e, blocks, values))
+        } else {
+            None
+        };
         // 1. Lanes 0–23 load coordinate lane % 3 of node lane / 3 (24 values, one load each)
         //    into x[a] at 256 + 4a + d.
         if lane < 24 {
@@ -605,7 +646,6 @@ unsafe fn ppni<T: DeviceReal, const LANES_PER_ROW: u32, const BLOCKS: bool, cons
         }
         sync_warp(FULL_MASK);
         // 3. Each lane accumulates its two 3×3 blocks over the Gauss points.
-        let blocks = lane_blocks::<LANES_PER_ROW>(lane);
         let mut acc = [[[T::ZERO; 3]; 3]; 2];
         let mut diag = [T::ZERO; 2];
         for gp in 0..super::GAUSS as u32 {
@@ -619,7 +659,11 @@ unsafe fn ppni<T: DeviceReal, const LANES_PER_ROW: u32, const BLOCKS: bool, cons
         for k in 0..2 {
             finish_block(&mut acc[k], diag[k]);
         }
-        scatter_blocks::<T, BLOCKS, ATOMIC>(positions, e, blocks, &acc, values);
+        let targets = match early {
+            Some(t) => t,
+            None => lane_targets::<T, BLOCKS>(positions, e, blocks, values),
+        };
+        scatter_batched::<T, ATOMIC>(&targets, &acc);
     }
 }
 
