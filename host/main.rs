@@ -416,9 +416,22 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         println!("wrote {}", path.display());
     }
     let t = std::time::Instant::now();
-    let r = solve::cantilever_tip(&m, &p, k, &a.material, a.size, a.load, 1e-9)?;
+    let (r, on) = match backend.gpu() {
+        Some(gpu) => {
+            let solver = Box::new(|p: &_, v: &_, b: &_, rtol, max| {
+                warpkit::fem::gpu::pcg(gpu, p, v, b, rtol, max)
+            });
+            let r =
+                solve::cantilever_tip_with(&m, &p, k, &a.material, a.size, a.load, 1e-9, solver)?;
+            (r, "GPU")
+        }
+        None => (
+            solve::cantilever_tip(&m, &p, k, &a.material, a.size, a.load, 1e-9)?,
+            "CPU",
+        ),
+    };
     println!(
-        "solve: Jacobi-PCG on the CPU, {} iterations (relative residual {:.2e}), {:.3} s",
+        "solve: Jacobi-PCG on the {on}, {} iterations (relative residual {:.2e}), {:.3} s",
         r.cg.iterations,
         r.cg.relative_residual,
         t.elapsed().as_secs_f64()

@@ -39,6 +39,27 @@ pub const THREAD_BLOCK: u32 = 128;
 pub const WARP_BLOCK: u32 = 256;
 const _: () = assert!(WARP_BLOCK.is_multiple_of(crate::WARP_SIZE));
 
+/// Slots of the GPU conjugate-gradient scalars (`f64`), shared by the kernels and the host.
+pub const PCG_RZ: usize = 0;
+/// pᵀKp of the current iteration.
+pub const PCG_PKP: usize = 1;
+/// rᵀz after the current iteration's update.
+pub const PCG_RZ_NEW: usize = 2;
+/// rᵀr after the current iteration's update.
+pub const PCG_RR: usize = 3;
+/// The stopping threshold on rᵀr: (rtol ‖b‖)².
+pub const PCG_TOL2: usize = 4;
+/// 0 while running, 1 converged, 2 broke down (pᵀKp ≤ 0).
+pub const PCG_DONE: usize = 5;
+/// The last iteration recorded (1-based).
+pub const PCG_ITER: usize = 6;
+/// rᵀr at the last iteration recorded.
+pub const PCG_LAST_RR: usize = 7;
+/// pᵀKp at the last iteration recorded.
+pub const PCG_LAST_PKP: usize = 8;
+/// Number of PCG scalar slots.
+pub const PCG_SCALARS: usize = 9;
+
 /// The floating-point types the element formulas run in.
 pub trait Real:
     Copy
