@@ -387,21 +387,24 @@ const GEOMETRY_VALUES: usize = 4 * NODES * crate::device::fem::GAUSS;
 /// of a node share their column set, so entry (3a + i, 3b + j) of element e sits at
 /// `base[8a + b] + i · stride[a] + j`: 72 values per element instead of 576.
 pub fn block_table(pattern: &Pattern, elements: usize) -> Vec<u32> {
+    use rayon::prelude::*;
     let mut t = vec![0u32; elements * BLOCK_TABLE];
-    for (e, tab) in t.chunks_exact_mut(BLOCK_TABLE).enumerate() {
-        let pos = pattern.element_positions(e);
-        for a in 0..NODES {
-            for b in 0..NODES {
-                tab[NODES * a + b] = pos[3 * a * 24 + 3 * b];
+    t.par_chunks_exact_mut(BLOCK_TABLE)
+        .enumerate()
+        .for_each(|(e, tab)| {
+            let pos = pattern.element_positions(e);
+            for a in 0..NODES {
+                for b in 0..NODES {
+                    tab[NODES * a + b] = pos[3 * a * 24 + 3 * b];
+                }
+                tab[NODES * NODES + a] = pos[(3 * a + 1) * 24] - pos[3 * a * 24];
             }
-            tab[NODES * NODES + a] = pos[(3 * a + 1) * 24] - pos[3 * a * 24];
-        }
-        debug_assert!((0..ENTRIES).all(|k| {
-            let (r, c) = (k / 24, k % 24);
-            let (a, i, b, j) = (r / 3, r % 3, c / 3, c % 3);
-            pos[k] == tab[NODES * a + b] + i as u32 * tab[NODES * NODES + a] + j as u32
-        }));
-    }
+            debug_assert!((0..ENTRIES).all(|k| {
+                let (r, c) = (k / 24, k % 24);
+                let (a, i, b, j) = (r / 3, r % 3, c / 3, c % 3);
+                pos[k] == tab[NODES * a + b] + i as u32 * tab[NODES * NODES + a] + j as u32
+            }));
+        });
     t
 }
 

@@ -31,8 +31,30 @@
 //!   the nodes, and an indexed shuffle broadcasts J[i][j] to every lane; each lane then inverts J
 //!   itself (cheaper than a shared-memory round trip) and forms the gradients it needs.
 //!   Launch [`super::WARP_BLOCK`] threads per block, ⌈n / (block / 32)⌉ blocks.
+//! - `fem_warp{4,8}_jshared_*`, `fem_warp{4,8}_jatomic_*`: the same warp kernels with the
+//!   Jacobian summed over the nodes through shared memory (products stored, 9 lanes sum 8 each,
+//!   everyone reads J back) or by `red.shared.add` into a zeroed J: the paper's Table 1
+//!   alternatives to the shuffle butterfly.
 //! - `*_atomic` variants: the same computation over all elements in one launch with atomic adds,
 //!   to test whether colouring still pays on a modern GPU.
+//! - `fem_ppni{4,8}_*` (PPNI, the paper's parallel numerical integration): lanes 0–23 load the 24
+//!   node coordinates once (one load each) into shared memory; lane (g = l % 8, q = l / 8) computes
+//!   J, det J and J⁻¹ at Gauss point g (no shuffles) and ∇N of nodes 2q, 2q + 1 there, and stores
+//!   (∇N, det J) for all 64 (Gauss point, node) pairs in shared memory; after one `bar.warp.sync`
+//!   each lane accumulates its two 3×3 blocks (layout 4 or 8 as above) from 16-byte shared loads
+//!   with [`super::add_block_split`] (2 FMAs per entry and Gauss point). All 18 old values are
+//!   loaded before any is stored (one memory round trip, not 18; the older kernels keep their
+//!   interleaved scatter as baselines). `_blocks` variants read [`BLOCK_TABLE`] values per element
+//!   (the CSR position of each 3×3 block and each node's row length: entry (3a + i, 3b + j) is at
+//!   `base[8a + b] + i stride[a] + j`, true for any mesh since a node's three rows share their
+//!   columns) instead of 576, 8× less position traffic, loaded before the geometry so the loads
+//!   overlap it; `_blocks_atomic` assemble every element in one launch with `red.add`.
+//!   Shared memory: [`WARP_SMEM`] values per warp.
+//! - `fem_geometry_*` + `fem_entries_*` (two kernels): kernel 1, a thread per (element, Gauss
+//!   point), writes (∇N, det J) of the 8 nodes to global memory; kernel 2, per colour, a block of
+//!   576 threads per element copies that element's geometry to shared memory and each thread
+//!   computes one entry of Ke.
+//! - `fem_spmv_f64`, `fem_dot_f64`, `fem_pcg_*_f64`: Jacobi-preconditioned CG (see that section).
 
 use super::{
     DOFS, ENTRIES, Lame, NODES, Real, add_block, add_block_split, det3, finish_block,
@@ -139,7 +161,7 @@ impl DeviceReal for f32 {
         // SAFETY: per the caller.
         unsafe {
             asm!("ld.shared.f32 {v}, [{a}];", a = in(reg32) addr, v = out(reg32) v,
-                options(nostack, readonly))
+                options(pure, nostack, readonly))
         };
         v
     }
@@ -158,7 +180,7 @@ impl DeviceReal for f32 {
         unsafe {
             asm!("ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];", a = in(reg32) addr,
                 x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
-                options(nostack, readonly))
+                options(pure, nostack, readonly))
         };
         [x, y, z, w]
     }
@@ -228,7 +250,7 @@ impl DeviceReal for f64 {
         // SAFETY: per the caller.
         unsafe {
             asm!("ld.shared.f64 {v}, [{a}];", a = in(reg32) addr, v = out(reg64) v,
-                options(nostack, readonly))
+                options(pure, nostack, readonly))
         };
         v
     }
@@ -248,7 +270,7 @@ impl DeviceReal for f64 {
             asm!("ld.shared.v2.f64 {{{x}, {y}}}, [{a}];",
                 "ld.shared.v2.f64 {{{z}, {w}}}, [{a}+16];", a = in(reg32) addr,
                 x = out(reg64) x, y = out(reg64) y, z = out(reg64) z, w = out(reg64) w,
-                options(nostack, readonly))
+                options(pure, nostack, readonly))
         };
         [x, y, z, w]
     }
