@@ -59,7 +59,7 @@
 use super::{
     DOFS, ENTRIES, Lame, NODES, Real, add_block, add_block_split, det3, finish_block,
     gauss_geometry, inverse3, jacobian_signs, node_signs, physical_gradient,
-    shape_gradient_natural, shape_gradient_signs, stiffness_integrand,
+    shape_gradient_natural, shape_gradient_signs, stiffness_integrand_dyn,
 };
 use crate::gpu::atomic::{atomic_add_f32, atomic_add_f64};
 use crate::gpu::thread::{block_idx_x, index_1d, lane_id, sync_threads, thread_idx_x};
@@ -769,7 +769,8 @@ unsafe fn entries_kernel<T: DeviceReal>(
         for g in 0..super::GAUSS as u32 {
             let ga = T::lds4(at(4 * (8 * g + a)));
             let gb = T::lds4(at(4 * (8 * g + b)));
-            let v = stiffness_integrand([ga[0], ga[1], ga[2]], [gb[0], gb[1], gb[2]], i, j, lame);
+            let v =
+                stiffness_integrand_dyn([ga[0], ga[1], ga[2]], [gb[0], gb[1], gb[2]], i, j, lame);
             s = ga[3].mul_add(v, s);
         }
         let p = *positions.add(ENTRIES * e + t as usize);

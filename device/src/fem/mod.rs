@@ -382,14 +382,39 @@ pub fn element_stiffness<T: Real>(
 #[inline(always)]
 pub fn stiffness_integrand<T: Real>(ga: [T; 3], gb: [T; 3], i: usize, j: usize, m: Lame<T>) -> T {
     let shear = if i == j {
-        pick(ga, j).mul_add(
-            pick(gb, i),
+        ga[j].mul_add(
+            gb[i],
             ga[0].mul_add(gb[0], ga[1].mul_add(gb[1], ga[2] * gb[2])),
         )
     } else {
-        pick(ga, j) * pick(gb, i)
+        ga[j] * gb[i]
     };
-    m.lambda.mul_add(pick(ga, i) * pick(gb, j), m.mu * shear)
+    m.lambda.mul_add(ga[i] * gb[j], m.mu * shear)
+}
+
+/// [`stiffness_integrand`] for run-time `i`, `j` (a thread that owns one entry): the components
+/// are picked by selects, since indexing with a run-time index would put the vectors in local
+/// memory on the GPU. (Kept apart on purpose: selects inside [`stiffness_integrand`] stop LLVM
+/// from fully unrolling the block loops of [`add_block`], which then spills its accumulator to
+/// local memory.) The tests check that both agree for every (i, j).
+#[inline(always)]
+pub fn stiffness_integrand_dyn<T: Real>(
+    ga: [T; 3],
+    gb: [T; 3],
+    i: usize,
+    j: usize,
+    m: Lame<T>,
+) -> T {
+    let (gai, gaj, gbi, gbj) = (pick(ga, i), pick(ga, j), pick(gb, i), pick(gb, j));
+    let shear = if i == j {
+        gaj.mul_add(
+            gbi,
+            ga[0].mul_add(gb[0], ga[1].mul_add(gb[1], ga[2] * gb[2])),
+        )
+    } else {
+        gaj * gbi
+    };
+    m.lambda.mul_add(gai * gbj, m.mu * shear)
 }
 
 /// `v[i]` by selects (`i` < 3): with a run-time `i` on the GPU, indexing would put `v` in local
