@@ -60,7 +60,9 @@ enum Command {
         /// Total end load (in −z).
         #[arg(long, default_value_t = 1e6)]
         load: f64,
-        /// GPU assembly strategy: thread, warp4, warp8, thread-atomic, warp4-atomic.
+        /// GPU assembly strategy: thread, warp4, warp8, thread-atomic, warp4-atomic, warp4-jshared,
+        /// warp8-jshared, warp4-jatomic, warp8-jatomic, ppni4, ppni8, ppni4-blocks, ppni8-blocks,
+        /// ppni4-blocks-atomic, ppni8-blocks-atomic, two-kernel.
         #[arg(long, default_value = "warp4")]
         strategy: String,
         /// Write the unconstrained stiffness in Matrix Market format.
@@ -498,16 +500,10 @@ struct FemArgs {
 
 fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
     use warpkit::fem::{assemble, colour, csr, export, gpu::Strategy, mesh, solve, validate};
-    let strategy = match a.strategy.as_str() {
-        "thread" => Strategy::Thread,
-        "warp4" => Strategy::Warp4,
-        "warp8" => Strategy::Warp8,
-        "thread-atomic" => Strategy::ThreadAtomic,
-        "warp4-atomic" => Strategy::Warp4Atomic,
-        other => bail!(
-            "unknown --strategy {other:?} (thread, warp4, warp8, thread-atomic, warp4-atomic)"
-        ),
-    };
+    let strategy = Strategy::parse(&a.strategy).ok_or_else(|| {
+        let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
+        anyhow::anyhow!("unknown --strategy {:?} ({})", a.strategy, names.join(", "))
+    })?;
     let backend = select(choice)?;
     let m = mesh::cantilever(a.size, a.cells)?;
     validate(&m, &a.material)?;
@@ -552,9 +548,22 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         println!("wrote {}", path.display());
     }
     let t = std::time::Instant::now();
-    let r = solve::cantilever_tip(&m, &p, k, &a.material, a.size, a.load, 1e-9)?;
+    let (r, on) = match backend.gpu() {
+        Some(gpu) => {
+            let solver = Box::new(|p: &_, v: &_, b: &_, rtol, max| {
+                warpkit::fem::gpu::pcg(gpu, p, v, b, rtol, max)
+            });
+            let r =
+                solve::cantilever_tip_with(&m, &p, k, &a.material, a.size, a.load, 1e-9, solver)?;
+            (r, "GPU")
+        }
+        None => (
+            solve::cantilever_tip(&m, &p, k, &a.material, a.size, a.load, 1e-9)?,
+            "CPU",
+        ),
+    };
     println!(
-        "solve: Jacobi-PCG on the CPU, {} iterations (relative residual {:.2e}), {:.3} s",
+        "solve: Jacobi-PCG on the {on}, {} iterations (relative residual {:.2e}), {:.3} s",
         r.cg.iterations,
         r.cg.relative_residual,
         t.elapsed().as_secs_f64()

@@ -134,3 +134,80 @@ fn strategies_run_on_a_large_mesh() {
         }
     }
 }
+
+/// Issue 5's target mesh: 128³ elements (6.4M DOF), f32. Prints every strategy's median
+/// assembly time and its speedup over the thread-per-element baseline (not asserted), and checks
+/// that all strategies agree with the baseline's matrix.
+#[test]
+#[ignore = "needs a CUDA GPU (and ~12 GB of GPU memory)"]
+fn target_mesh_128_cubed() {
+    let gpu = gpu();
+    let m = mesh::cantilever([1.0, 1.0, 1.0], [128, 128, 128]).unwrap();
+    let c = colour::greedy(&m);
+    let p = csr::Pattern::new(&m).unwrap();
+    let dm = GpuMesh::<f32>::upload(&gpu, &m, &c, &p).unwrap();
+    let mut values = gpu.alloc_poisoned::<f32>(p.nnz()).unwrap();
+    let mut baseline: Option<(f64, Vec<f64>)> = None;
+    for s in Strategy::ALL {
+        dm.assemble(&gpu, s, &STEEL, &mut values).unwrap();
+        let mut ms: Vec<f64> = (0..7)
+            .map(|_| dm.assemble_timed(&gpu, s, &STEEL, &mut values).unwrap())
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        let median = ms[3];
+        let got = gpu.download(&values).unwrap();
+        match &baseline {
+            None => {
+                eprintln!("{}: median {median:.3} ms for {} DOF", s.name(), m.dofs());
+                baseline = Some((median, got.iter().map(|&v| v as f64).collect()));
+            }
+            Some((t0, reference)) => {
+                let rel = assemble::relative_frobenius(&got, reference);
+                eprintln!(
+                    "{}: median {median:.3} ms, {:.2}× the baseline, rel. diff {rel:.1e}",
+                    s.name(),
+                    t0 / median
+                );
+                assert!(rel < 1e-5, "{s:?} differs from the baseline: {rel:e}");
+            }
+        }
+    }
+}
+
+/// The GPU's Jacobi-PCG against the CPU's on a clamped cantilever: same solution, about the same
+/// iteration count; and the same errors for a run cut short.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_pcg_matches_cpu_pcg() {
+    use warpkit::fem::{FemError, solve};
+    let gpu = gpu();
+    let size = [4.0, 1.0, 1.0];
+    let m = irregular([16, 4, 4], 11);
+    let c = colour::greedy(&m);
+    let p = csr::Pattern::new(&m).unwrap();
+    let mut k = assemble::cpu::<f64>(&m, &STEEL, &c, &p).unwrap();
+    let tol = 1e-9;
+    let clamped = solve::nodes_on_plane(&m, 0.0, tol);
+    let mut b = solve::face_load(&m, size[0], tol, [0.0, 0.0, -1e6]).unwrap();
+    solve::clamp(&p, &mut k, &mut b, &clamped);
+    let (u_cpu, s_cpu) = solve::pcg(&p, &k, &b, 1e-10, 100_000).unwrap();
+    let (u_gpu, s_gpu) = warpkit::fem::gpu::pcg(&gpu, &p, &k, &b, 1e-10, 100_000).unwrap();
+    eprintln!("CPU {s_cpu:?}, GPU {s_gpu:?}");
+    assert!(s_gpu.relative_residual <= 1e-10);
+    let diff = assemble::relative_frobenius(&u_gpu, &u_cpu);
+    assert!(diff < 1e-7, "GPU and CPU solutions differ by {diff:e}");
+    let (a, g) = (s_cpu.iterations as f64, s_gpu.iterations as f64);
+    assert!(
+        (a - g).abs() <= 0.05 * a + 2.0,
+        "iterations: CPU {a}, GPU {g}"
+    );
+    let err = warpkit::fem::gpu::pcg(&gpu, &p, &k, &b, 1e-10, 5).unwrap_err();
+    assert!(
+        matches!(err, FemError::NotConverged { iterations: 5, .. }),
+        "{err}"
+    );
+    let zero = vec![0.0; b.len()];
+    let (u0, s0) = warpkit::fem::gpu::pcg(&gpu, &p, &k, &zero, 1e-10, 10).unwrap();
+    assert_eq!(s0.iterations, 0);
+    assert!(u0.iter().all(|&v| v == 0.0));
+}

@@ -93,6 +93,25 @@ pub struct CgStats {
     pub relative_residual: f64,
 }
 
+/// The Jacobi preconditioner: 1 / K[r][r] per row, or the first non-positive (or NaN) diagonal.
+pub fn inverse_diagonal(pattern: &Pattern, values: &[f64]) -> Result<Vec<f64>, FemError> {
+    (0..pattern.rows())
+        .map(|r| {
+            let v = pattern.get(values, r, r).unwrap_or(0.0);
+            if v.is_nan() || v <= 0.0 {
+                Err(FemError::NonPositiveDiagonal { dof: r, value: v })
+            } else {
+                Ok(1.0 / v)
+            }
+        })
+        .collect()
+}
+
+/// A linear solver as [`cantilever_tip_with`] takes it: (pattern, values, b, rtol,
+/// max_iterations) ↦ (u, stats); [`pcg`] on the CPU, `gpu::pcg` on the GPU.
+pub type Solver<'a> =
+    dyn FnOnce(&Pattern, &[f64], &[f64], f64, usize) -> Result<(Vec<f64>, CgStats), FemError> + 'a;
+
 /// Solves K u = b by conjugate gradients with the Jacobi (diagonal) preconditioner, to
 /// ‖r‖ ≤ `rtol` ‖b‖. A breakdown (pᵀKp ≤ 0, e.g. a singular K) and non-convergence are errors.
 pub fn pcg(
@@ -103,14 +122,7 @@ pub fn pcg(
     max_iterations: usize,
 ) -> Result<(Vec<f64>, CgStats), FemError> {
     let n = pattern.rows();
-    let mut inv_diag = vec![0.0; n];
-    for (r, d) in inv_diag.iter_mut().enumerate() {
-        let v = pattern.get(values, r, r).unwrap_or(0.0);
-        if v.is_nan() || v <= 0.0 {
-            return Err(FemError::NonPositiveDiagonal { dof: r, value: v });
-        }
-        *d = 1.0 / v;
-    }
+    let inv_diag = inverse_diagonal(pattern, values)?;
     let dot = |a: &[f64], b: &[f64]| -> f64 { a.par_iter().zip(b).map(|(x, y)| x * y).sum() };
     let bnorm = dot(b, b).sqrt();
     let mut u = vec![0.0; n];
@@ -204,8 +216,30 @@ pub struct TipResult {
 /// applies a total end load `load` in −z as a uniform traction on the face x = `length`, solves by
 /// PCG and compares the mean tip deflection with Timoshenko beam theory for a `width` (y) ×
 /// `height` (z) section. `values` is consumed: the constraints are applied to it in place.
-#[allow(clippy::too_many_arguments)]
 pub fn cantilever_tip(
+    mesh: &Mesh,
+    pattern: &Pattern,
+    values: Vec<f64>,
+    material: &Material,
+    dims: [f64; 3],
+    load: f64,
+    rtol: f64,
+) -> Result<TipResult, FemError> {
+    cantilever_tip_with(
+        mesh,
+        pattern,
+        values,
+        material,
+        dims,
+        load,
+        rtol,
+        Box::new(pcg),
+    )
+}
+
+/// [`cantilever_tip`] with the linear solver `solve` (e.g. the GPU's PCG).
+#[allow(clippy::too_many_arguments)]
+pub fn cantilever_tip_with(
     mesh: &Mesh,
     pattern: &Pattern,
     mut values: Vec<f64>,
@@ -213,6 +247,7 @@ pub fn cantilever_tip(
     [length, width, height]: [f64; 3],
     load: f64,
     rtol: f64,
+    solve: Box<Solver<'_>>,
 ) -> Result<TipResult, FemError> {
     let tol = 1e-9 * length;
     let clamped = nodes_on_plane(mesh, 0.0, tol);
@@ -222,7 +257,7 @@ pub fn cantilever_tip(
     let tip = nodes_on_plane(mesh, length, tol);
     let mut rhs = face_load(mesh, length, tol, [0.0, 0.0, -load / (width * height)])?;
     clamp(pattern, &mut values, &mut rhs, &clamped);
-    let (u, cg) = pcg(pattern, &values, &rhs, rtol, 20 * pattern.rows())?;
+    let (u, cg) = solve(pattern, &values, &rhs, rtol, 20 * pattern.rows())?;
     let tip_deflection =
         -tip.iter().map(|&n| u[3 * n as usize + 2]).sum::<f64>() / tip.len() as f64;
     Ok(TipResult {

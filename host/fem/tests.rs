@@ -188,6 +188,32 @@ fn pattern_positions_address_their_own_row_and_column() {
 }
 
 #[test]
+fn block_table_reproduces_every_position() {
+    let m = jittered([4, 3, 2], 5);
+    let p = csr::Pattern::new(&m).unwrap();
+    let t = super::gpu::block_table(&p, m.elements.len());
+    let bt = super::gpu::BLOCK_TABLE;
+    for e in 0..m.elements.len() {
+        let (pos, tab) = (p.element_positions(e), &t[bt * e..][..bt]);
+        for (k, &want) in pos.iter().enumerate() {
+            let (r, c) = (k / 24, k % 24);
+            let (a, i, b, j) = (r / 3, r % 3, c / 3, c % 3);
+            let got = tab[8 * a + b] + i as u32 * tab[64 + a] + j as u32;
+            assert_eq!(got, want, "element {e} entry ({r}, {c})");
+        }
+    }
+}
+
+#[test]
+fn strategy_names_round_trip() {
+    use super::gpu::Strategy;
+    for s in Strategy::ALL {
+        assert_eq!(Strategy::parse(s.name()), Some(s));
+    }
+    assert_eq!(Strategy::parse("warp16"), None);
+}
+
+#[test]
 fn coloured_parallel_assembly_matches_serial_and_f32() {
     let m = jittered([6, 4, 3], 4);
     let c = colour::greedy(&m);

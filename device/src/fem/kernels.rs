@@ -31,16 +31,40 @@
 //!   the nodes, and an indexed shuffle broadcasts J[i][j] to every lane; each lane then inverts J
 //!   itself (cheaper than a shared-memory round trip) and forms the gradients it needs.
 //!   Launch [`super::WARP_BLOCK`] threads per block, ⌈n / (block / 32)⌉ blocks.
+//! - `fem_warp{4,8}_jshared_*`, `fem_warp{4,8}_jatomic_*`: the same warp kernels with the
+//!   Jacobian summed over the nodes through shared memory (products stored, 9 lanes sum 8 each,
+//!   everyone reads J back) or by `red.shared.add` into a zeroed J: the paper's Table 1
+//!   alternatives to the shuffle butterfly.
 //! - `*_atomic` variants: the same computation over all elements in one launch with atomic adds,
 //!   to test whether colouring still pays on a modern GPU.
+//! - `fem_ppni{4,8}_*` (PPNI, the paper's parallel numerical integration): lanes 0–23 load the 24
+//!   node coordinates once (one load each) into shared memory; lane (g = l % 8, q = l / 8) computes
+//!   J, det J and J⁻¹ at Gauss point g (no shuffles) and ∇N of nodes 2q, 2q + 1 there, and stores
+//!   (∇N, det J) for all 64 (Gauss point, node) pairs in shared memory; after one `bar.warp.sync`
+//!   each lane accumulates its two 3×3 blocks (layout 4 or 8 as above) from 16-byte shared loads
+//!   with [`super::add_block_split`] (2 FMAs per entry and Gauss point). All 18 old values are
+//!   loaded before any is stored (one memory round trip, not 18; the older kernels keep their
+//!   interleaved scatter as baselines). `_blocks` variants read [`BLOCK_TABLE`] values per element
+//!   (the CSR position of each 3×3 block and each node's row length: entry (3a + i, 3b + j) is at
+//!   `base[8a + b] + i stride[a] + j`, true for any mesh since a node's three rows share their
+//!   columns) instead of 576, 8× less position traffic, loaded before the geometry so the loads
+//!   overlap it; `_blocks_atomic` assemble every element in one launch with `red.add`.
+//!   Shared memory: [`WARP_SMEM`] values per warp.
+//! - `fem_geometry_*` + `fem_entries_*` (two kernels): kernel 1, a thread per (element, Gauss
+//!   point), writes (∇N, det J) of the 8 nodes to global memory; kernel 2, per colour, a block of
+//!   576 threads per element copies that element's geometry to shared memory and each thread
+//!   computes one entry of Ke.
+//! - `fem_spmv_f64`, `fem_dot_f64`, `fem_pcg_*_f64`: Jacobi-preconditioned CG (see that section).
 
 use super::{
-    DOFS, ENTRIES, Lame, NODES, Real, add_block, det3, gauss_geometry, inverse3, physical_gradient,
-    shape_gradient_natural,
+    DOFS, ENTRIES, Lame, NODES, Real, add_block, add_block_split, det3, finish_block,
+    gauss_geometry, inverse3, jacobian_signs, node_signs, physical_gradient,
+    shape_gradient_natural, shape_gradient_signs, stiffness_integrand_dyn,
 };
 use crate::gpu::atomic::{atomic_add_f32, atomic_add_f64};
-use crate::gpu::thread::{index_1d, lane_id};
-use crate::gpu::warp::{FULL_MASK, shfl_idx, shfl_xor};
+use crate::gpu::thread::{block_idx_x, index_1d, lane_id, sync_threads, thread_idx_x};
+use crate::gpu::warp::{FULL_MASK, shfl_idx, shfl_xor, sync_warp};
+use core::arch::asm;
 
 /// The device-only operations the kernels need beyond [`Real`].
 trait DeviceReal: Real {
@@ -59,7 +83,51 @@ trait DeviceReal: Real {
     /// # Safety
     /// `ptr` must be valid global memory.
     unsafe fn atomic_add(ptr: *mut Self, v: Self);
+    /// Bytes per value.
+    const SIZE: u32;
+    /// Shared-window address of this precision's per-block scratch ([`SMEM_VALUES`] values).
+    fn smem() -> u32;
+    /// `ld.shared` at shared-window byte address `addr`.
+    ///
+    /// # Safety
+    /// `addr` must lie in the block's shared memory, aligned.
+    unsafe fn lds(addr: u32) -> Self;
+    /// `st.shared`.
+    ///
+    /// # Safety
+    /// As [`Self::lds`].
+    unsafe fn sts(addr: u32, v: Self);
+    /// Four consecutive values (16-byte aligned for f32, 32 for f64): vector loads.
+    ///
+    /// # Safety
+    /// As [`Self::lds`].
+    unsafe fn lds4(addr: u32) -> [Self; 4];
+    /// Four consecutive values, stored with vector stores.
+    ///
+    /// # Safety
+    /// As [`Self::lds4`].
+    unsafe fn sts4(addr: u32, v: [Self; 4]);
+    /// `red.shared.add`.
+    ///
+    /// # Safety
+    /// As [`Self::lds`].
+    unsafe fn red_shared(addr: u32, v: Self);
 }
+
+/// Values of per-block shared scratch: 8 warps × [`WARP_SMEM`].
+const SMEM_VALUES: usize = 8 * WARP_SMEM as usize;
+/// Values of shared scratch per warp: PPNI's 8 Gauss points × 8 nodes × (∇N, det J), then the
+/// element's 8 node coordinates padded to 4.
+const WARP_SMEM: u32 = 256 + 32;
+const _: () = assert!(super::WARP_BLOCK / crate::WARP_SIZE == 8);
+const _: () = assert!(SMEM_VALUES >= 256); // the two-kernel entry kernel's element geometry
+
+core::arch::global_asm!(
+    ".shared .align 16 .b8 wk_fem_smem32[{b32}];",
+    ".shared .align 16 .b8 wk_fem_smem64[{b64}];",
+    b32 = const SMEM_VALUES * 4,
+    b64 = const SMEM_VALUES * 8,
+);
 
 impl DeviceReal for f32 {
     #[inline(always)]
@@ -76,6 +144,62 @@ impl DeviceReal for f32 {
     unsafe fn atomic_add(ptr: *mut Self, v: Self) {
         // SAFETY: forwarded.
         unsafe { atomic_add_f32(ptr, v) };
+    }
+    const SIZE: u32 = 4;
+    #[inline(always)]
+    fn smem() -> u32 {
+        let p: u32;
+        // SAFETY: reads a symbol's shared-window address; touches no memory.
+        unsafe {
+            asm!("mov.u32 {p}, wk_fem_smem32;", p = out(reg32) p, options(pure, nomem, nostack))
+        };
+        p
+    }
+    #[inline(always)]
+    unsafe fn lds(addr: u32) -> Self {
+        let v: f32;
+        // SAFETY: per the caller.
+        unsafe {
+            asm!("ld.shared.f32 {v}, [{a}];", a = in(reg32) addr, v = out(reg32) v,
+                options(pure, nostack, readonly))
+        };
+        v
+    }
+    #[inline(always)]
+    unsafe fn sts(addr: u32, v: Self) {
+        // SAFETY: per the caller.
+        unsafe {
+            asm!("st.shared.f32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) v,
+                options(nostack))
+        };
+    }
+    #[inline(always)]
+    unsafe fn lds4(addr: u32) -> [Self; 4] {
+        let (x, y, z, w): (f32, f32, f32, f32);
+        // SAFETY: per the caller.
+        unsafe {
+            asm!("ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];", a = in(reg32) addr,
+                x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+                options(pure, nostack, readonly))
+        };
+        [x, y, z, w]
+    }
+    #[inline(always)]
+    unsafe fn sts4(addr: u32, v: [Self; 4]) {
+        // SAFETY: per the caller.
+        unsafe {
+            asm!("st.shared.v4.f32 [{a}], {{{x}, {y}, {z}, {w}}};", a = in(reg32) addr,
+                x = in(reg32) v[0], y = in(reg32) v[1], z = in(reg32) v[2], w = in(reg32) v[3],
+                options(nostack))
+        };
+    }
+    #[inline(always)]
+    unsafe fn red_shared(addr: u32, v: Self) {
+        // SAFETY: per the caller.
+        unsafe {
+            asm!("red.shared.add.f32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) v,
+                options(nostack))
+        };
     }
 }
 
@@ -109,6 +233,64 @@ impl DeviceReal for f64 {
     unsafe fn atomic_add(ptr: *mut Self, v: Self) {
         // SAFETY: forwarded.
         unsafe { atomic_add_f64(ptr, v) };
+    }
+    const SIZE: u32 = 8;
+    #[inline(always)]
+    fn smem() -> u32 {
+        let p: u32;
+        // SAFETY: reads a symbol's shared-window address; touches no memory.
+        unsafe {
+            asm!("mov.u32 {p}, wk_fem_smem64;", p = out(reg32) p, options(pure, nomem, nostack))
+        };
+        p
+    }
+    #[inline(always)]
+    unsafe fn lds(addr: u32) -> Self {
+        let v: f64;
+        // SAFETY: per the caller.
+        unsafe {
+            asm!("ld.shared.f64 {v}, [{a}];", a = in(reg32) addr, v = out(reg64) v,
+                options(pure, nostack, readonly))
+        };
+        v
+    }
+    #[inline(always)]
+    unsafe fn sts(addr: u32, v: Self) {
+        // SAFETY: per the caller.
+        unsafe {
+            asm!("st.shared.f64 [{a}], {v};", a = in(reg32) addr, v = in(reg64) v,
+                options(nostack))
+        };
+    }
+    #[inline(always)]
+    unsafe fn lds4(addr: u32) -> [Self; 4] {
+        let (x, y, z, w): (f64, f64, f64, f64);
+        // SAFETY: per the caller.
+        unsafe {
+            asm!("ld.shared.v2.f64 {{{x}, {y}}}, [{a}];",
+                "ld.shared.v2.f64 {{{z}, {w}}}, [{a}+16];", a = in(reg32) addr,
+                x = out(reg64) x, y = out(reg64) y, z = out(reg64) z, w = out(reg64) w,
+                options(pure, nostack, readonly))
+        };
+        [x, y, z, w]
+    }
+    #[inline(always)]
+    unsafe fn sts4(addr: u32, v: [Self; 4]) {
+        // SAFETY: per the caller.
+        unsafe {
+            asm!("st.shared.v2.f64 [{a}], {{{x}, {y}}};",
+                "st.shared.v2.f64 [{a}+16], {{{z}, {w}}};", a = in(reg32) addr,
+                x = in(reg64) v[0], y = in(reg64) v[1], z = in(reg64) v[2], w = in(reg64) v[3],
+                options(nostack))
+        };
+    }
+    #[inline(always)]
+    unsafe fn red_shared(addr: u32, v: Self) {
+        // SAFETY: per the caller.
+        unsafe {
+            asm!("red.shared.add.f64 [{a}], {v};", a = in(reg32) addr, v = in(reg64) v,
+                options(nostack))
+        };
     }
 }
 
@@ -203,6 +385,11 @@ unsafe fn thread_per_element<T: DeviceReal, const ATOMIC: bool>(
 // warp per element, Jacobian by shuffle
 // ---------------------------------------------------------------------------------------------
 
+/// How the per-Gauss-point Jacobian is summed over the nodes (the paper's Table 1).
+const JAC_SHUFFLE: u32 = 0;
+const JAC_SHARED: u32 = 1;
+const JAC_ATOMIC: u32 = 2;
+
 /// The two (row node, column node) blocks that `lane` owns under layout `LANES_PER_ROW` (4 or 8).
 #[inline(always)]
 fn lane_blocks<const LANES_PER_ROW: u32>(lane: u32) -> [(usize, usize); 2] {
@@ -219,7 +406,12 @@ fn lane_blocks<const LANES_PER_ROW: u32>(lane: u32) -> [(usize, usize); 2] {
 #[inline(always)]
 // The block's row and column indices address the accumulator and the positions alike.
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-unsafe fn warp_per_element<T: DeviceReal, const LANES_PER_ROW: u32, const ATOMIC: bool>(
+unsafe fn warp_per_element<
+    T: DeviceReal,
+    const LANES_PER_ROW: u32,
+    const ATOMIC: bool,
+    const JAC: u32,
+>(
     coords: *const T,
     elements: *const u32,
     positions: *const u32,
@@ -242,17 +434,69 @@ unsafe fn warp_per_element<T: DeviceReal, const LANES_PER_ROW: u32, const ATOMIC
         let e = *list.add(w as usize) as usize;
         let xa = node_coords(coords, *elements.add(NODES * e + node));
         let mut acc = [[[T::ZERO; 3]; 3]; 2];
+        // This warp's shared scratch (byte address), for the shared and atomic Jacobians.
+        let scratch = T::smem() + (thread_idx_x() / crate::WARP_SIZE) * WARP_SMEM * T::SIZE;
+        let at = |k: u32| scratch + k * T::SIZE;
+        if JAC == JAC_ATOMIC {
+            // J of every Gauss point at 9 g + 3 i + j, zeroed once.
+            for k in [lane, lane + 32, lane + 64] {
+                if k < 72 {
+                    T::sts(at(k), T::ZERO);
+                }
+            }
+            sync_warp(FULL_MASK);
+        }
         for g in 0..super::GAUSS {
             let dn = shape_gradient_natural::<T>(g, node);
             let mut jac = [[T::ZERO; 3]; 3];
-            for (i, row) in jac.iter_mut().enumerate() {
-                let mut v = if col < 3 { dn[i] * xa[col] } else { T::ZERO };
-                // Butterfly within the 8-lane group: the sum over the element's nodes.
-                v += v.shfl_xor(1);
-                v += v.shfl_xor(2);
-                v += v.shfl_xor(4);
-                for (j, r) in row.iter_mut().enumerate() {
-                    *r = v.shfl_idx(8 * j as u32);
+            if JAC == JAC_SHUFFLE {
+                for (i, row) in jac.iter_mut().enumerate() {
+                    let mut v = if col < 3 { dn[i] * xa[col] } else { T::ZERO };
+                    // Butterfly within the 8-lane group: the sum over the element's nodes.
+                    v += v.shfl_xor(1);
+                    v += v.shfl_xor(2);
+                    v += v.shfl_xor(4);
+                    for (j, r) in row.iter_mut().enumerate() {
+                        *r = v.shfl_idx(8 * j as u32);
+                    }
+                }
+            } else if JAC == JAC_SHARED {
+                // Products ∂N_a/∂ξ_i x_a[j] at 8 (3 i + j) + a; lane 3 i + j < 9 sums its
+                // eight into 72 + 3 i + j; every lane reads J back.
+                if col < 3 {
+                    for i in 0..3 {
+                        T::sts(
+                            at(8 * (3 * i + col as u32) + node as u32),
+                            dn[i as usize] * xa[col],
+                        );
+                    }
+                }
+                sync_warp(FULL_MASK);
+                if lane < 9 {
+                    let p = T::lds4(at(8 * lane));
+                    let q = T::lds4(at(8 * lane + 4));
+                    let s = ((p[0] + p[1]) + (p[2] + p[3])) + ((q[0] + q[1]) + (q[2] + q[3]));
+                    T::sts(at(72 + lane), s);
+                }
+                sync_warp(FULL_MASK);
+                for (i, row) in jac.iter_mut().enumerate() {
+                    for (j, r) in row.iter_mut().enumerate() {
+                        *r = T::lds(at(72 + 3 * i as u32 + j as u32));
+                    }
+                }
+            } else {
+                // Atomic adds of the products into J (zeroed above).
+                let base = 9 * g as u32;
+                if col < 3 {
+                    for i in 0..3 {
+                        T::red_shared(at(base + 3 * i + col as u32), dn[i as usize] * xa[col]);
+                    }
+                }
+                sync_warp(FULL_MASK);
+                for (i, row) in jac.iter_mut().enumerate() {
+                    for (j, r) in row.iter_mut().enumerate() {
+                        *r = T::lds(at(base + 3 * i as u32 + j as u32));
+                    }
                 }
             }
             let det = det3(&jac);
@@ -277,6 +521,305 @@ unsafe fn warp_per_element<T: DeviceReal, const LANES_PER_ROW: u32, const ATOMIC
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// PPNI: the eight Gauss points' geometry in parallel, shared with the warp through shared memory
+// ---------------------------------------------------------------------------------------------
+
+/// Where the lane's 18 entries go in `values`, from the full table (`BLOCKS = false`: 576
+/// positions per element) or the block table (`BLOCKS = true`: per element, 64 bases then 8 row
+/// strides; entry (3a + i, 3b + j) sits at `base[8a + b] + i stride[a] + j`, so the three `j`s of
+/// a row are one pointer plus constant offsets, which saves registers). All loads are issued
+/// before any is used.
+///
+/// # Safety
+/// The element's positions exist and address `values`.
+#[inline(always)]
+unsafe fn lane_targets<T, const BLOCKS: bool>(
+    positions: *const u32,
+    e: usize,
+    blocks: [(usize, usize); 2],
+    values: *mut T,
+) -> [[[*mut T; 3]; 3]; 2] {
+    // SAFETY: per the caller.
+    unsafe {
+        if BLOCKS {
+            let tab = positions.add(BLOCK_TABLE * e);
+            let base = blocks.map(|(a, b)| *tab.add(NODES * a + b));
+            let stride = blocks.map(|(a, _)| *tab.add(NODES * NODES + a));
+            core::array::from_fn(|k| {
+                core::array::from_fn(|i| {
+                    let row = values.add((base[k] + i as u32 * stride[k]) as usize);
+                    [row, row.add(1), row.add(2)]
+                })
+            })
+        } else {
+            let pos = positions.add(ENTRIES * e);
+            core::array::from_fn(|k| {
+                let (a, b) = blocks[k];
+                core::array::from_fn(|i| {
+                    core::array::from_fn(|j| {
+                        values.add(*pos.add((3 * a + i) * DOFS + 3 * b + j) as usize)
+                    })
+                })
+            })
+        }
+    }
+}
+
+/// Adds the lane's two blocks at `targets` (from [`lane_targets`]). Without `ATOMIC`, all 18 old values are
+/// loaded before the first store: one memory round trip instead of 18 (the compiler may not
+/// reorder a load above a store that might alias it, and the writes of a colour never alias).
+///
+/// # Safety
+/// The positions are valid; without `ATOMIC`, no other thread of the launch touches them.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+unsafe fn scatter_batched<T: DeviceReal, const ATOMIC: bool>(
+    targets: &[[[*mut T; 3]; 3]; 2],
+    acc: &[[[T; 3]; 3]; 2],
+) {
+    // SAFETY: per the caller.
+    unsafe {
+        if ATOMIC {
+            for k in 0..2 {
+                for i in 0..3 {
+                    for j in 0..3 {
+                        T::atomic_add(targets[k][i][j], acc[k][i][j]);
+                    }
+                }
+            }
+        } else {
+            let old: [[[T; 3]; 3]; 2] = targets.map(|blk| blk.map(|row| row.map(|p| *p)));
+            for k in 0..2 {
+                for i in 0..3 {
+                    for j in 0..3 {
+                        *targets[k][i][j] = old[k][i][j] + acc[k][i][j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Values per element of the block position table: 64 block bases, 8 row strides.
+pub const BLOCK_TABLE: usize = NODES * NODES + NODES;
+
+/// # Safety
+/// See the module docs; launch whole warps, [`super::WARP_BLOCK`] threads per block.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn ppni<T: DeviceReal, const LANES_PER_ROW: u32, const BLOCKS: bool, const ATOMIC: bool>(
+    coords: *const T,
+    elements: *const u32,
+    positions: *const u32,
+    list: *const u32,
+    n: u32,
+    lame: Lame<T>,
+    values: *mut T,
+) {
+    let w = index_1d() / crate::WARP_SIZE;
+    if w >= n {
+        return; // the whole warp leaves together
+    }
+    let lane = lane_id();
+    let scratch = T::smem() + (thread_idx_x() / crate::WARP_SIZE) * WARP_SMEM * T::SIZE;
+    let at = |k: u32| scratch + k * T::SIZE;
+    // SAFETY: w < n indexes `list`; node indices and positions exist (module docs); every shared
+    // address lies in this warp's WARP_SMEM values.
+    unsafe {
+        let e = *list.add(w as usize) as usize;
+        let blocks = lane_blocks::<LANES_PER_ROW>(lane);
+        // The block table's 4 values are loaded now, overlapping the geometry; the full table's 18
+        // are loaded after it (held through it, they would cost 18 registers).
+        let early = if BLOCKS {
+            Some(lane_targets::<T, BLOCKS>(positions, e, blocks, values))
+        } else {
+            None
+        };
+        // 1. Lanes 0–23 load coordinate lane % 3 of node lane / 3 (24 values, one load each)
+        //    into x[a] at 256 + 4a + d.
+        if lane < 24 {
+            let node = *elements.add(NODES * e + (lane / 3) as usize);
+            let v = *coords.add(3 * node as usize + (lane % 3) as usize);
+            T::sts(at(256 + 4 * (lane / 3) + lane % 3), v);
+        }
+        sync_warp(FULL_MASK);
+        let x: [[T; 3]; NODES] = core::array::from_fn(|a| {
+            let v = T::lds4(at(256 + 4 * a as u32));
+            [v[0], v[1], v[2]]
+        });
+        // 2. Lane (g = lane % 8, q = lane / 8): J, det J and J⁻¹ at Gauss point g (the four
+        //    lanes of a Gauss point agree), then ∇N of nodes 2q and 2q + 1 there, stored with
+        //    det J as (∂x, ∂y, ∂z, det) at 4 (8 g + a).
+        let g = lane % 8;
+        let q = lane / 8;
+        let p = node_signs::<T>(g);
+        let jac = jacobian_signs(&x, p);
+        let det = det3(&jac);
+        if det.partial_cmp(&T::ZERO) != Some(core::cmp::Ordering::Greater) {
+            inverted();
+        }
+        let inv = inverse3(&jac, det);
+        for k in 0..2 {
+            let a = 2 * q + k;
+            let gr = physical_gradient(&inv, shape_gradient_signs(node_signs(a), p));
+            T::sts4(at(4 * (8 * g + a)), [gr[0], gr[1], gr[2], det]);
+        }
+        sync_warp(FULL_MASK);
+        // 3. Each lane accumulates its two 3×3 blocks over the Gauss points.
+        let mut acc = [[[T::ZERO; 3]; 3]; 2];
+        let mut diag = [T::ZERO; 2];
+        for gp in 0..super::GAUSS as u32 {
+            for (k, &(a, b)) in blocks.iter().enumerate() {
+                let ga = T::lds4(at(4 * (8 * gp + a as u32)));
+                let gb = T::lds4(at(4 * (8 * gp + b as u32)));
+                let (va, vb) = ([ga[0], ga[1], ga[2]], [gb[0], gb[1], gb[2]]);
+                add_block_split(&mut acc[k], &mut diag[k], va, vb, ga[3], lame);
+            }
+        }
+        for k in 0..2 {
+            finish_block(&mut acc[k], diag[k]);
+        }
+        let targets = match early {
+            Some(t) => t,
+            None => lane_targets::<T, BLOCKS>(positions, e, blocks, values),
+        };
+        scatter_batched::<T, ATOMIC>(&targets, &acc);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// two kernels: per-element geometry to global memory, then one thread per entry
+// ---------------------------------------------------------------------------------------------
+
+/// Values of one element's geometry in global memory: 8 Gauss points × 8 nodes × (∇N, det J).
+pub const GEOMETRY_VALUES: usize = 4 * NODES * super::GAUSS;
+
+/// Kernel 1: thread `t` computes Gauss point `t % 8` of element `t / 8` (of all `n` elements,
+/// in element order) and writes (∂x, ∂y, ∂z, det J) of each node at
+/// `geometry[GEOMETRY_VALUES e + 4 (8 g + a)]`.
+///
+/// # Safety
+/// `coords`, `elements` as in the module docs; `geometry` holds `GEOMETRY_VALUES n` values.
+#[inline(always)]
+unsafe fn geometry_kernel<T: DeviceReal>(
+    coords: *const T,
+    elements: *const u32,
+    n: u32,
+    geometry: *mut T,
+) {
+    let t = index_1d();
+    if t / 8 >= n {
+        return;
+    }
+    let (e, g) = ((t / 8) as usize, t % 8);
+    // SAFETY: per the caller.
+    unsafe {
+        let conn = elements.add(NODES * e);
+        let x: [[T; 3]; NODES] = core::array::from_fn(|a| node_coords(coords, *conn.add(a)));
+        let p = node_signs::<T>(g);
+        let jac = jacobian_signs(&x, p);
+        let det = det3(&jac);
+        if det.partial_cmp(&T::ZERO) != Some(core::cmp::Ordering::Greater) {
+            inverted();
+        }
+        let inv = inverse3(&jac, det);
+        let out = geometry.add(GEOMETRY_VALUES * e + 4 * NODES * g as usize);
+        for a in 0..NODES {
+            let gr = physical_gradient(&inv, shape_gradient_signs(node_signs(a as u32), p));
+            *out.add(4 * a) = gr[0];
+            *out.add(4 * a + 1) = gr[1];
+            *out.add(4 * a + 2) = gr[2];
+            *out.add(4 * a + 3) = det;
+        }
+    }
+}
+
+/// Kernel 2: block `k` (of [`ENTRIES`] threads) assembles element `list[k]`: its geometry goes to
+/// shared memory, then thread `t` computes entry (t / 24, t % 24) of Ke over the Gauss points.
+///
+/// # Safety
+/// As [`geometry_kernel`] (run first, over every element) and the module docs.
+#[inline(always)]
+unsafe fn entries_kernel<T: DeviceReal>(
+    geometry: *const T,
+    positions: *const u32,
+    list: *const u32,
+    n: u32,
+    lame: Lame<T>,
+    values: *mut T,
+) {
+    let k = block_idx_x();
+    if k >= n {
+        return; // whole blocks leave together: the barrier below sees all or none
+    }
+    let t = thread_idx_x();
+    let at = |v: u32| T::smem() + v * T::SIZE;
+    // SAFETY: per the caller; shared addresses below GEOMETRY_VALUES ≤ SMEM_VALUES.
+    unsafe {
+        let e = *list.add(k as usize) as usize;
+        if (t as usize) < GEOMETRY_VALUES {
+            T::sts(at(t), *geometry.add(GEOMETRY_VALUES * e + t as usize));
+        }
+        sync_threads();
+        let (r, c) = (t / 24, t % 24);
+        let (a, i, b, j) = (r / 3, (r % 3) as usize, c / 3, (c % 3) as usize);
+        let mut s = T::ZERO;
+        for g in 0..super::GAUSS as u32 {
+            let ga = T::lds4(at(4 * (8 * g + a)));
+            let gb = T::lds4(at(4 * (8 * g + b)));
+            let v =
+                stiffness_integrand_dyn([ga[0], ga[1], ga[2]], [gb[0], gb[1], gb[2]], i, j, lame);
+            s = ga[3].mul_add(v, s);
+        }
+        let p = *positions.add(ENTRIES * e + t as usize);
+        scatter::<T, false>(values, p, s);
+    }
+}
+
+macro_rules! two_kernels {
+    ($geo:ident, $ent:ident, $t:ty) => {
+        /// Two-kernel strategy, kernel 1 (see `geometry_kernel`): ⌈8 n / block⌉ blocks.
+        ///
+        /// # Safety
+        /// See `geometry_kernel`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $geo(
+            coords: *const $t,
+            elements: *const u32,
+            n: u32,
+            geometry: *mut $t,
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe { geometry_kernel::<$t>(coords, elements, n, geometry) }
+        }
+
+        /// Two-kernel strategy, kernel 2 (see `entries_kernel`): n blocks of 576 threads.
+        ///
+        /// # Safety
+        /// See `entries_kernel`.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "ptx-kernel" fn $ent(
+            geometry: *const $t,
+            positions: *const u32,
+            list: *const u32,
+            n: u32,
+            lambda: $t,
+            mu: $t,
+            values: *mut $t,
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe {
+                entries_kernel::<$t>(geometry, positions, list, n, Lame { lambda, mu }, values)
+            }
+        }
+    };
+}
+
+two_kernels!(fem_geometry_f32, fem_entries_f32, f32);
+two_kernels!(fem_geometry_f64, fem_entries_f64, f64);
 
 macro_rules! kernel {
     ($name:ident, $t:ty, $body:ident::<$($g:tt),*>) => {
@@ -310,9 +853,275 @@ kernel!(fem_thread_f32, f32, thread_per_element::<false>);
 kernel!(fem_thread_f64, f64, thread_per_element::<false>);
 kernel!(fem_thread_atomic_f32, f32, thread_per_element::<true>);
 kernel!(fem_thread_atomic_f64, f64, thread_per_element::<true>);
-kernel!(fem_warp4_f32, f32, warp_per_element::<4, false>);
-kernel!(fem_warp4_f64, f64, warp_per_element::<4, false>);
-kernel!(fem_warp8_f32, f32, warp_per_element::<8, false>);
-kernel!(fem_warp8_f64, f64, warp_per_element::<8, false>);
-kernel!(fem_warp4_atomic_f32, f32, warp_per_element::<4, true>);
-kernel!(fem_warp4_atomic_f64, f64, warp_per_element::<4, true>);
+kernel!(
+    fem_warp4_f32,
+    f32,
+    warp_per_element::<4, false, JAC_SHUFFLE>
+);
+kernel!(
+    fem_warp4_f64,
+    f64,
+    warp_per_element::<4, false, JAC_SHUFFLE>
+);
+kernel!(
+    fem_warp8_f32,
+    f32,
+    warp_per_element::<8, false, JAC_SHUFFLE>
+);
+kernel!(
+    fem_warp8_f64,
+    f64,
+    warp_per_element::<8, false, JAC_SHUFFLE>
+);
+kernel!(
+    fem_warp4_atomic_f32,
+    f32,
+    warp_per_element::<4, true, JAC_SHUFFLE>
+);
+kernel!(
+    fem_warp4_atomic_f64,
+    f64,
+    warp_per_element::<4, true, JAC_SHUFFLE>
+);
+kernel!(
+    fem_warp4_jshared_f32,
+    f32,
+    warp_per_element::<4, false, JAC_SHARED>
+);
+kernel!(
+    fem_warp4_jshared_f64,
+    f64,
+    warp_per_element::<4, false, JAC_SHARED>
+);
+kernel!(
+    fem_warp8_jshared_f32,
+    f32,
+    warp_per_element::<8, false, JAC_SHARED>
+);
+kernel!(
+    fem_warp8_jshared_f64,
+    f64,
+    warp_per_element::<8, false, JAC_SHARED>
+);
+kernel!(
+    fem_warp4_jatomic_f32,
+    f32,
+    warp_per_element::<4, false, JAC_ATOMIC>
+);
+kernel!(
+    fem_warp4_jatomic_f64,
+    f64,
+    warp_per_element::<4, false, JAC_ATOMIC>
+);
+kernel!(
+    fem_warp8_jatomic_f32,
+    f32,
+    warp_per_element::<8, false, JAC_ATOMIC>
+);
+kernel!(
+    fem_warp8_jatomic_f64,
+    f64,
+    warp_per_element::<8, false, JAC_ATOMIC>
+);
+kernel!(fem_ppni4_f32, f32, ppni::<4, false, false>);
+kernel!(fem_ppni4_f64, f64, ppni::<4, false, false>);
+kernel!(fem_ppni8_f32, f32, ppni::<8, false, false>);
+kernel!(fem_ppni8_f64, f64, ppni::<8, false, false>);
+kernel!(fem_ppni4_blocks_f32, f32, ppni::<4, true, false>);
+kernel!(fem_ppni4_blocks_f64, f64, ppni::<4, true, false>);
+kernel!(fem_ppni8_blocks_f32, f32, ppni::<8, true, false>);
+kernel!(fem_ppni8_blocks_f64, f64, ppni::<8, true, false>);
+kernel!(fem_ppni4_blocks_atomic_f32, f32, ppni::<4, true, true>);
+kernel!(fem_ppni4_blocks_atomic_f64, f64, ppni::<4, true, true>);
+kernel!(fem_ppni8_blocks_atomic_f32, f32, ppni::<8, true, true>);
+kernel!(fem_ppni8_blocks_atomic_f64, f64, ppni::<8, true, true>);
+
+// ---------------------------------------------------------------------------------------------
+// Jacobi-preconditioned conjugate gradients (f64)
+// ---------------------------------------------------------------------------------------------
+//
+// The scalars live on the GPU (`s`, indices `PCG_*` of the parent module), so an iteration is
+// five launches and no host round trip; the host reads `s` every few iterations to see whether
+// the run has stopped. Per iteration: `fem_spmv_f64` (Kp), `fem_dot_f64` (pᵀKp into
+// `s[PCG_PKP]`), `fem_pcg_update_f64` (u, r, z, rᵀz and rᵀr), `fem_pcg_direction_f64` (p),
+// `fem_pcg_scalars_f64` (convergence, breakdown, rotation). The vector kernels are grid-stride
+// loops over whole warps: launch any grid of whole warps.
+
+use super::{
+    PCG_DONE, PCG_ITER, PCG_LAST_PKP, PCG_LAST_RR, PCG_PKP, PCG_RR, PCG_RZ, PCG_RZ_NEW, PCG_TOL2,
+};
+use crate::gpu::thread::grid_size_1d;
+
+/// Sum over the warp (all lanes must call it).
+#[inline(always)]
+unsafe fn warp_sum(mut v: f64) -> f64 {
+    // SAFETY: the caller's warp is converged.
+    unsafe {
+        for m in [16, 8, 4, 2, 1] {
+            v += v.shfl_xor(m);
+        }
+    }
+    v
+}
+
+/// y = K x for the CSR matrix (`row_ptr`, `col`, `values`), one warp per row: launch
+/// 32 `rows` threads (whole blocks of whole warps).
+///
+/// # Safety
+/// The CSR arrays are consistent, `x` and `y` hold `rows` values.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn fem_spmv_f64(
+    row_ptr: *const u32,
+    col: *const u32,
+    values: *const f64,
+    x: *const f64,
+    y: *mut f64,
+    rows: u32,
+) {
+    let r = index_1d() / crate::WARP_SIZE;
+    if r >= rows {
+        return; // whole warps leave together
+    }
+    let lane = lane_id();
+    // SAFETY: per the contract.
+    unsafe {
+        let (s, e) = (*row_ptr.add(r as usize), *row_ptr.add(r as usize + 1));
+        let mut acc = 0.0;
+        let mut k = s + lane;
+        while k < e {
+            acc = (*values.add(k as usize)).mul_add(*x.add(*col.add(k as usize) as usize), acc);
+            k += crate::WARP_SIZE;
+        }
+        let acc = warp_sum(acc);
+        if lane == 0 {
+            *y.add(r as usize) = acc;
+        }
+    }
+}
+
+/// `*out += a · b` over `n` values.
+///
+/// # Safety
+/// `a`, `b` hold `n` values; `out` is valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn fem_dot_f64(a: *const f64, b: *const f64, n: u32, out: *mut f64) {
+    let mut acc = 0.0;
+    let mut i = index_1d();
+    // SAFETY: per the contract.
+    unsafe {
+        while i < n {
+            acc = (*a.add(i as usize)).mul_add(*b.add(i as usize), acc);
+            i += grid_size_1d();
+        }
+        let acc = warp_sum(acc);
+        if lane_id() == 0 {
+            atomic_add_f64(out, acc);
+        }
+    }
+}
+
+/// α = rᵀz / pᵀKp; u += α p; r −= α Kp; z = r / diag K; accumulates the new rᵀz and rᵀr.
+/// Does nothing once the run has stopped or when pᵀKp ≤ 0 (the scalars kernel reports it).
+///
+/// # Safety
+/// Every vector holds `n` values; `s` holds the PCG scalars.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "ptx-kernel" fn fem_pcg_update_f64(
+    u: *mut f64,
+    r: *mut f64,
+    p: *const f64,
+    kp: *const f64,
+    z: *mut f64,
+    inv_diag: *const f64,
+    n: u32,
+    s: *mut f64,
+) {
+    // SAFETY: per the contract.
+    unsafe {
+        let pkp = *s.add(PCG_PKP);
+        if *s.add(PCG_DONE) != 0.0 || pkp.partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater) {
+            return; // uniform over the grid: no warp is left half-attended
+        }
+        let alpha = *s.add(PCG_RZ) / pkp;
+        let (mut rz, mut rr) = (0.0, 0.0);
+        let mut i = index_1d();
+        while i < n {
+            let k = i as usize;
+            *u.add(k) = alpha.mul_add(*p.add(k), *u.add(k));
+            let ri = (-alpha).mul_add(*kp.add(k), *r.add(k));
+            *r.add(k) = ri;
+            let zi = ri * *inv_diag.add(k);
+            *z.add(k) = zi;
+            rz = ri.mul_add(zi, rz);
+            rr = ri.mul_add(ri, rr);
+            i += grid_size_1d();
+        }
+        let (rz, rr) = (warp_sum(rz), warp_sum(rr));
+        if lane_id() == 0 {
+            atomic_add_f64(s.add(PCG_RZ_NEW), rz);
+            atomic_add_f64(s.add(PCG_RR), rr);
+        }
+    }
+}
+
+/// β = rᵀz (new) / rᵀz (old); p = z + β p. Does nothing once the run has stopped.
+///
+/// # Safety
+/// `p`, `z` hold `n` values; `s` holds the PCG scalars.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn fem_pcg_direction_f64(
+    p: *mut f64,
+    z: *const f64,
+    n: u32,
+    s: *const f64,
+) {
+    // SAFETY: per the contract.
+    unsafe {
+        if *s.add(PCG_DONE) != 0.0 {
+            return;
+        }
+        let beta = *s.add(PCG_RZ_NEW) / *s.add(PCG_RZ);
+        let mut i = index_1d();
+        while i < n {
+            let k = i as usize;
+            *p.add(k) = beta.mul_add(*p.add(k), *z.add(k));
+            i += grid_size_1d();
+        }
+    }
+}
+
+/// One thread, after iteration `it` (1-based): records rᵀr and pᵀKp, stops the run on
+/// convergence (rᵀr ≤ `s[PCG_TOL2]`: done = 1) or breakdown (pᵀKp ≤ 0 or NaN: done = 2), else
+/// rotates the scalars for the next iteration.
+///
+/// # Safety
+/// `s` holds the PCG scalars.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn fem_pcg_scalars_f64(s: *mut f64, it: u32) {
+    if index_1d() != 0 {
+        return;
+    }
+    // SAFETY: per the contract.
+    unsafe {
+        if *s.add(PCG_DONE) != 0.0 {
+            return;
+        }
+        let (pkp, rr) = (*s.add(PCG_PKP), *s.add(PCG_RR));
+        *s.add(PCG_LAST_PKP) = pkp;
+        *s.add(PCG_ITER) = it as f64;
+        if pkp.partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater) {
+            *s.add(PCG_DONE) = 2.0;
+            return;
+        }
+        *s.add(PCG_LAST_RR) = rr;
+        if rr <= *s.add(PCG_TOL2) {
+            *s.add(PCG_DONE) = 1.0;
+            return;
+        }
+        *s.add(PCG_RZ) = *s.add(PCG_RZ_NEW);
+        *s.add(PCG_PKP) = 0.0;
+        *s.add(PCG_RZ_NEW) = 0.0;
+        *s.add(PCG_RR) = 0.0;
+    }
+}

@@ -39,6 +39,27 @@ pub const THREAD_BLOCK: u32 = 128;
 pub const WARP_BLOCK: u32 = 256;
 const _: () = assert!(WARP_BLOCK.is_multiple_of(crate::WARP_SIZE));
 
+/// Slots of the GPU conjugate-gradient scalars (`f64`), shared by the kernels and the host.
+pub const PCG_RZ: usize = 0;
+/// pᵀKp of the current iteration.
+pub const PCG_PKP: usize = 1;
+/// rᵀz after the current iteration's update.
+pub const PCG_RZ_NEW: usize = 2;
+/// rᵀr after the current iteration's update.
+pub const PCG_RR: usize = 3;
+/// The stopping threshold on rᵀr: (rtol ‖b‖)².
+pub const PCG_TOL2: usize = 4;
+/// 0 while running, 1 converged, 2 broke down (pᵀKp ≤ 0).
+pub const PCG_DONE: usize = 5;
+/// The last iteration recorded (1-based).
+pub const PCG_ITER: usize = 6;
+/// rᵀr at the last iteration recorded.
+pub const PCG_LAST_RR: usize = 7;
+/// pᵀKp at the last iteration recorded.
+pub const PCG_LAST_PKP: usize = 8;
+/// Number of PCG scalar slots.
+pub const PCG_SCALARS: usize = 9;
+
 /// The floating-point types the element formulas run in.
 pub trait Real:
     Copy
@@ -110,6 +131,49 @@ pub fn shape_gradient_natural<T: Real>(g: usize, a: usize) -> [T; 3] {
         T::from_f64(s[1] as f64 * fx * fz * 0.125),
         T::from_f64(s[2] as f64 * fx * fy * 0.125),
     ]
+}
+
+/// Node `a`'s natural coordinates as ±1 in `T`, by bit arithmetic (equal to [`NODE_SIGNS`]`[a]`):
+/// what a lane with a run-time node or Gauss point index uses instead of indexing a table, which
+/// on the GPU would cost a local-memory array.
+#[inline(always)]
+pub fn node_signs<T: Real>(a: u32) -> [T; 3] {
+    let s = |bit: u32| if bit & 1 == 1 { T::ONE } else { -T::ONE };
+    [s((a + 1) >> 1), s(a >> 1), s(a >> 2)]
+}
+
+/// ∂N/∂(ξ, η, ζ) of the node with signs `s` at the Gauss point with signs `p` (both from
+/// [`node_signs`]): [`shape_gradient_natural`] for run-time indices, computed in `T`.
+#[inline(always)]
+pub fn shape_gradient_signs<T: Real>(s: [T; 3], p: [T; 3]) -> [T; 3] {
+    let c = T::from_f64(GAUSS_X);
+    let f = |d: usize| (s[d] * p[d]).mul_add(c, T::ONE);
+    let e = T::from_f64(0.125);
+    let (fx, fy, fz) = (f(0), f(1), f(2));
+    [
+        s[0] * e * (fy * fz),
+        s[1] * e * (fx * fz),
+        s[2] * e * (fx * fy),
+    ]
+}
+
+/// [`jacobian`] at the Gauss point with signs `p` (a run-time Gauss point).
+#[inline(always)]
+pub fn jacobian_signs<T: Real>(x: &[[T; 3]; NODES], p: [T; 3]) -> [[T; 3]; 3] {
+    let mut j = [[T::ZERO; 3]; 3];
+    // Unrolled by hand: LLVM leaves the f64 node loop rolled, which puts `x` in local memory.
+    macro_rules! nodes {
+        ($($a:literal)*) => {$({
+            let dn = shape_gradient_signs(node_signs::<T>($a), p);
+            for i in 0..3 {
+                for k in 0..3 {
+                    j[i][k] = dn[i].mul_add(x[$a][k], j[i][k]);
+                }
+            }
+        })*};
+    }
+    nodes!(0 1 2 3 4 5 6 7);
+    j
 }
 
 /// J[i][j] = ∂x_j/∂ξ_i = Σ_a ∂N_a/∂ξ_i x_a[j] at Gauss point `g`.
@@ -328,6 +392,44 @@ pub fn stiffness_integrand<T: Real>(ga: [T; 3], gb: [T; 3], i: usize, j: usize, 
     m.lambda.mul_add(ga[i] * gb[j], m.mu * shear)
 }
 
+/// [`stiffness_integrand`] for run-time `i`, `j` (a thread that owns one entry): the components
+/// are picked by selects, since indexing with a run-time index would put the vectors in local
+/// memory on the GPU. (Kept apart on purpose: selects inside [`stiffness_integrand`] stop LLVM
+/// from fully unrolling the block loops of [`add_block`], which then spills its accumulator to
+/// local memory.) The tests check that both agree for every (i, j).
+#[inline(always)]
+pub fn stiffness_integrand_dyn<T: Real>(
+    ga: [T; 3],
+    gb: [T; 3],
+    i: usize,
+    j: usize,
+    m: Lame<T>,
+) -> T {
+    let (gai, gaj, gbi, gbj) = (pick(ga, i), pick(ga, j), pick(gb, i), pick(gb, j));
+    let shear = if i == j {
+        gaj.mul_add(
+            gbi,
+            ga[0].mul_add(gb[0], ga[1].mul_add(gb[1], ga[2] * gb[2])),
+        )
+    } else {
+        gaj * gbi
+    };
+    m.lambda.mul_add(gai * gbj, m.mu * shear)
+}
+
+/// `v[i]` by selects (`i` < 3): with a run-time `i` on the GPU, indexing would put `v` in local
+/// memory; with a constant `i` this folds to the plain index.
+#[inline(always)]
+fn pick<T: Real>(v: [T; 3], i: usize) -> T {
+    if i == 0 {
+        v[0]
+    } else if i == 1 {
+        v[1]
+    } else {
+        v[2]
+    }
+}
+
 /// Adds one Gauss point's contribution to the 3×3 block (a, b) of Ke: what a lane that owns the
 /// block accumulates.
 #[inline(always)]
@@ -336,6 +438,38 @@ pub fn add_block<T: Real>(acc: &mut [[T; 3]; 3], ga: [T; 3], gb: [T; 3], weight:
         for (j, v) in row.iter_mut().enumerate() {
             *v = weight.mul_add(stiffness_integrand(ga, gb, i, j, m), *v);
         }
+    }
+}
+
+/// [`add_block`] rearranged for a lane that owns a block: `acc[i][j]` gains
+/// w (λ ga_i gb_j + μ ga_j gb_i) and `diag` gains w μ ga·gb, the δᵢⱼ term, which
+/// [`finish_block`] adds to the diagonal once after the last Gauss point (2 FMAs per entry and
+/// Gauss point instead of about 5).
+#[inline(always)]
+pub fn add_block_split<T: Real>(
+    acc: &mut [[T; 3]; 3],
+    diag: &mut T,
+    ga: [T; 3],
+    gb: [T; 3],
+    weight: T,
+    m: Lame<T>,
+) {
+    let (wl, wm) = (weight * m.lambda, weight * m.mu);
+    let la = [ga[0] * wl, ga[1] * wl, ga[2] * wl];
+    let ma = [ga[0] * wm, ga[1] * wm, ga[2] * wm];
+    for (i, row) in acc.iter_mut().enumerate() {
+        for (j, v) in row.iter_mut().enumerate() {
+            *v = ma[j].mul_add(gb[i], la[i].mul_add(gb[j], *v));
+        }
+    }
+    *diag = ma[0].mul_add(gb[0], ma[1].mul_add(gb[1], ma[2].mul_add(gb[2], *diag)));
+}
+
+/// Completes a block accumulated by [`add_block_split`].
+#[inline(always)]
+pub fn finish_block<T: Real>(acc: &mut [[T; 3]; 3], diag: T) {
+    for (i, row) in acc.iter_mut().enumerate() {
+        row[i] += diag;
     }
 }
 

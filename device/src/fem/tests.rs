@@ -304,3 +304,72 @@ fn inverted_and_degenerate_elements_are_detected() {
     let nan = cube(1.0).map(|p| [p[0], f64::NAN, p[2]]);
     assert!(element_geometry(&nan).is_err());
 }
+
+#[test]
+fn run_time_sign_formulas_match_the_tables() {
+    let x = distorted();
+    for a in 0..NODES {
+        let s = node_signs::<f64>(a as u32);
+        assert_eq!(s, NODE_SIGNS[a].map(|v| v as f64), "node {a}");
+        for g in 0..GAUSS {
+            let p = node_signs::<f64>(g as u32);
+            let got = shape_gradient_signs(s, p);
+            let want = shape_gradient_natural::<f64>(g, a);
+            for d in 0..3 {
+                assert!((got[d] - want[d]).abs() < 1e-15, "node {a} gauss {g}");
+            }
+        }
+    }
+    for g in 0..GAUSS {
+        let got = jacobian_signs(&x, node_signs(g as u32));
+        let want = jacobian(&x, g);
+        for i in 0..3 {
+            for k in 0..3 {
+                assert!((got[i][k] - want[i][k]).abs() < 1e-14, "gauss {g}");
+            }
+        }
+    }
+}
+
+#[test]
+fn split_block_accumulation_matches_add_block() {
+    let x = distorted();
+    let m = lame();
+    let geom = element_geometry(&x).unwrap();
+    for (a, b) in [(0, 0), (2, 5), (7, 1), (6, 6)] {
+        let mut want = [[0.0; 3]; 3];
+        let mut got = [[0.0; 3]; 3];
+        let mut diag = 0.0;
+        for gp in &geom {
+            add_block(&mut want, gp.grad[a], gp.grad[b], gp.weight, m);
+            add_block_split(&mut got, &mut diag, gp.grad[a], gp.grad[b], gp.weight, m);
+        }
+        finish_block(&mut got, diag);
+        let scale = max_abs(&ke(&x));
+        for i in 0..3 {
+            for j in 0..3 {
+                assert!(
+                    (got[i][j] - want[i][j]).abs() < 1e-13 * scale,
+                    "block ({a}, {b}) entry ({i}, {j})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn run_time_integrand_matches_the_constant_one() {
+    let geom = element_geometry(&distorted()).unwrap();
+    let m = lame();
+    for gp in &geom {
+        for (a, b) in [(0, 3), (5, 5), (7, 2)] {
+            for i in 0..3 {
+                for j in 0..3 {
+                    let (ga, gb) = (gp.grad[a], gp.grad[b]);
+                    let want = stiffness_integrand(ga, gb, i, j, m);
+                    assert_eq!(stiffness_integrand_dyn(ga, gb, i, j, m), want, "({i}, {j})");
+                }
+            }
+        }
+    }
+}

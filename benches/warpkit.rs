@@ -1,0 +1,78 @@
+//! Criterion benches (`cargo bench --bench warpkit`). Group `fem`: the CPU assembly (f64, f32)
+//! and, where a CUDA GPU opens, every GPU strategy in f32 and the fastest ones in f64, timed by
+//! CUDA events around one whole assembly (zeroing and every colour's launch). Without a GPU the
+//! GPU benches are skipped with a note.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::time::Duration;
+use warpkit::fem::gpu::{GpuMesh, GpuReal, Strategy};
+use warpkit::fem::{Material, assemble, colour, csr, mesh};
+use warpkit::runtime::Gpu;
+
+const STEEL: Material = Material {
+    young: 210e9,
+    poisson: 0.3,
+};
+
+/// Mesh cells of the CPU benches (13,824 elements) and of the GPU benches (262,144 elements,
+/// the size the H200 numbers in the README quote).
+const CPU_CELLS: [usize; 3] = [24, 24, 24];
+const GPU_CELLS: [usize; 3] = [64, 64, 64];
+
+fn fem(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fem");
+    g.sample_size(10).measurement_time(Duration::from_secs(3));
+    let m = mesh::cantilever([1.0, 1.0, 1.0], CPU_CELLS).unwrap();
+    let col = colour::greedy(&m);
+    let p = csr::Pattern::new(&m).unwrap();
+    g.bench_function("cpu_assembly_f64", |b| {
+        b.iter(|| assemble::cpu::<f64>(&m, &STEEL, &col, &p).unwrap())
+    });
+    g.bench_function("cpu_assembly_f32", |b| {
+        b.iter(|| assemble::cpu::<f32>(&m, &STEEL, &col, &p).unwrap())
+    });
+    match Gpu::new(0) {
+        Ok(gpu) => {
+            let m = mesh::cantilever([1.0, 1.0, 1.0], GPU_CELLS).unwrap();
+            let col = colour::greedy(&m);
+            let p = csr::Pattern::new(&m).unwrap();
+            gpu_strategies::<f32>(&mut g, &gpu, &m, &col, &p, &Strategy::ALL);
+            let fast = [
+                Strategy::Warp4,
+                Strategy::Ppni4Blocks,
+                Strategy::Ppni8Blocks,
+                Strategy::Ppni8BlocksAtomic,
+            ];
+            gpu_strategies::<f64>(&mut g, &gpu, &m, &col, &p, &fast);
+        }
+        Err(e) => eprintln!("fem: GPU benches skipped ({e})"),
+    }
+    g.finish();
+}
+
+fn gpu_strategies<T: GpuReal>(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    gpu: &Gpu,
+    m: &warpkit::fem::Mesh,
+    col: &colour::Colouring,
+    p: &csr::Pattern,
+    strategies: &[Strategy],
+) {
+    let dm = GpuMesh::<T>::upload(gpu, m, col, p).unwrap();
+    let mut values = gpu.alloc_zeros::<T>(p.nnz()).unwrap();
+    let ty = if T::DOUBLE { "f64" } else { "f32" };
+    for &s in strategies {
+        dm.assemble(gpu, s, &STEEL, &mut values).unwrap(); // warm-up (and lazy buffers)
+        g.bench_function(format!("gpu_{}_{ty}", s.name()), |b| {
+            b.iter_custom(|iters| {
+                let ms: f64 = (0..iters)
+                    .map(|_| dm.assemble_timed(gpu, s, &STEEL, &mut values).unwrap())
+                    .sum();
+                Duration::from_secs_f64(ms * 1e-3)
+            })
+        });
+    }
+}
+
+criterion_group!(benches, fem);
+criterion_main!(benches);
