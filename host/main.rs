@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use warpkit::backend::{self, Backend, BackendChoice};
-use warpkit::bh::gpu::Traversal;
+use warpkit::bh::gpu::{Storage, Traversal};
 use warpkit::bh::scene::{self, Scene};
 use warpkit::bh::{Mode, Params};
 use warpkit::runtime::probe;
@@ -312,6 +312,9 @@ struct GravityArgs {
     /// GPU gravity kernel: the seed's per-warp vote, or the warp-group traversal.
     #[arg(long, value_enum, default_value_t = Traversal::Vote)]
     traversal: Traversal,
+    /// Node storage: dense (cells allocated by a counter) or sparse (the seed's implicit octree).
+    #[arg(long, value_enum, default_value_t = Storage::Dense)]
+    storage: Storage,
     /// Quadrupole moments in cell interactions (group kernel only).
     #[arg(long)]
     quadrupole: bool,
@@ -358,6 +361,7 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
                 sorted,
                 traversal: a.traversal,
                 quadrupole: a.quadrupole,
+                storage: a.storage,
                 ..Default::default()
             };
             warpkit::bh::gpu::gravity_with(gpu, &bodies, &p, &o)?; // warm-up
@@ -403,7 +407,9 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         }
         Backend::Cpu => {
             let start = std::time::Instant::now();
-            let tree = warpkit::bh::cpu::build_tree(&bodies);
+            let layout = a.storage.layout(warpkit::bh::initial_cells(n));
+            let tree =
+                warpkit::bh::cpu::build_tree_with(&bodies, layout).map_err(anyhow::Error::msg)?;
             let build = start.elapsed().as_secs_f64() * 1e3;
             let identity: Vec<u32> = (0..n as u32).collect();
             let order = if sorted { &tree.sort } else { &identity };

@@ -353,3 +353,35 @@ fn quadrupoles_cut_the_group_error_at_equal_theta() {
         "median error: monopole {mono:.3e}, quadrupole {quad:.3e}"
     );
 }
+
+#[test]
+fn sparse_storage_builds_the_same_tree() {
+    use warpkit::bh::cpu::build_tree_with;
+    use warpkit::device::bh::Layout;
+    // Regular lattices are shallow (depth ≈ log8 N); random sets have close pairs and are deep.
+    for (scene, n) in [
+        (Scene::Lattice, 4096),
+        (Scene::Lattice, 30_000),
+        (Scene::Uniform, 64),
+    ] {
+        let b = scene::generate(scene, n, 3);
+        let dense = build_tree(&b);
+        // Start too small on purpose: the build must grow the address space (×8 per level).
+        let sparse = build_tree_with(&b, Layout::sparse(8)).unwrap();
+        check_tree(&b, &sparse).unwrap_or_else(|e| panic!("{scene:?}: {e}"));
+        assert!(sparse.cells() > 8);
+        // Same octree, so the same depth-first order and the same forces.
+        assert_eq!(sparse.sort, dense.sort, "{scene:?}");
+        let p = Params::default();
+        let (a, d) = (
+            gravity(&b, &sparse, &sparse.sort, &p),
+            gravity(&b, &dense, &dense.sort, &p),
+        );
+        assert_eq!(a, d, "{scene:?}: forces differ between storages");
+    }
+    // A clustered sphere (or any large random set) is too deep for the implicit octree: a clear
+    // error, not a crash or an endless retry.
+    let deep = scene::plummer(20_000, 3);
+    let err = build_tree_with(&deep, Layout::sparse(8)).unwrap_err();
+    assert!(err.contains("sparse"), "{err}");
+}

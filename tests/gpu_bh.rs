@@ -239,3 +239,59 @@ fn gpu_accuracy_against_f64_brute_force() {
     let e = relative_errors(&brute, &reference);
     assert!(e.iter().sum::<f64>() / (e.len() as f64) < 1e-5);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sparse_and_dense_storage_give_the_same_tree_and_forces() {
+    use warpkit::bh::gpu::Storage;
+    let gpu = gpu();
+    let p = Params::default();
+    for n in [4096usize, 1 << 17] {
+        let mut b = scene::lattice(n);
+        scene::shuffle(&mut b, 5);
+        let run = |storage, traversal, cells| {
+            let o = bhgpu::Options {
+                sorted: true,
+                keep_tree: true,
+                storage,
+                traversal,
+                cells,
+                ..Default::default()
+            };
+            bhgpu::gravity_with(&gpu, &b, &p, &o).unwrap()
+        };
+        for traversal in [Traversal::Vote, Traversal::Group] {
+            let dense = run(Storage::Dense, traversal, None);
+            // Start with too small an address space: the build must retry with 8× more.
+            let sparse = run(Storage::Sparse, traversal, Some(8));
+            assert!(sparse.retries > 0);
+            check_tree(&b, sparse.tree.as_ref().unwrap())
+                .unwrap_or_else(|e| panic!("sparse n={n}: {e}"));
+            assert_eq!(
+                sparse.tree.as_ref().unwrap().sort,
+                dense.tree.as_ref().unwrap().sort
+            );
+            let worst = sparse
+                .acc
+                .iter()
+                .zip(&dense.acc)
+                .map(|(a, d)| rel(a, d))
+                .fold(0.0, f64::max);
+            assert!(
+                worst < 1e-6,
+                "n={n} {traversal:?}: storages differ by {worst:.2e}"
+            );
+        }
+    }
+    // Too deep for the implicit octree: a clear error.
+    let deep = scene::plummer(20_000, 3);
+    let o = bhgpu::Options {
+        sorted: true,
+        storage: Storage::Sparse,
+        ..Default::default()
+    };
+    let err = bhgpu::gravity_with(&gpu, &deep, &p, &o)
+        .err()
+        .expect("a Plummer sphere is too deep for sparse storage");
+    assert!(err.to_string().contains("Sparse"), "{err}");
+}

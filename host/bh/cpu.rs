@@ -2,8 +2,9 @@
 //! that emulates the warp vote over groups of 32 consecutive bodies, so that GPU and CPU results
 //! differ only by float32 rounding. Also the float64 direct-summation reference.
 
+use super::gpu::MAX_CELLS;
 use super::{Params, Tree, initial_cells};
-use crate::device::bh::{self as dev, Accel, Body, EMPTY, MAX_DEPTH, Quad, TreeHeader};
+use crate::device::bh::{self as dev, Accel, Body, EMPTY, Layout, MAX_DEPTH, Quad, TreeHeader};
 use crate::device::{WARP_SIZE, math};
 use rayon::prelude::*;
 
@@ -12,19 +13,38 @@ pub fn build_tree(bodies: &[Body]) -> Tree {
     build_tree_with_cells(bodies, initial_cells(bodies.len()))
 }
 
-/// [`build_tree`] starting from `cells` cells, doubled until the tree fits (as the GPU retries).
+/// [`build_tree`] in dense storage starting from `cells` cells, doubled until the tree fits.
 pub fn build_tree_with_cells(bodies: &[Body], cells: usize) -> Tree {
-    let mut cells = cells.max(1);
+    build_tree_with(bodies, Layout::dense(cells.max(1) as u32))
+        .expect("dense storage holds any tree of fewer than 2^25 bodies")
+}
+
+/// [`build_tree`] in `layout`, grown until the tree fits as the GPU grows it (dense ×2 cells,
+/// sparse ×8 node indices, one more level), up to [`MAX_CELLS`] cells.
+pub fn build_tree_with(bodies: &[Body], layout: Layout) -> Result<Tree, String> {
+    let mut layout = layout;
     loop {
-        if let Some(t) = try_build(bodies, cells) {
-            return t;
+        if let Some(t) = try_build(bodies, layout) {
+            return Ok(t);
         }
-        cells *= 2;
+        let grow = if layout.is_sparse() { 8 } else { 2 };
+        if layout.cells as usize * grow > MAX_CELLS {
+            return Err(format!(
+                "the tree needs more than {MAX_CELLS} cells in {} storage",
+                if layout.is_sparse() {
+                    "sparse"
+                } else {
+                    "dense"
+                }
+            ));
+        }
+        layout.cells *= grow as u32;
     }
 }
 
-fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
+fn try_build(bodies: &[Body], layout: Layout) -> Option<Tree> {
     let n = bodies.len() as i32;
+    let cells = layout.cells as usize;
     let mut h = TreeHeader::new(cells as u32);
     let (lo, hi) = bodies
         .par_iter()
@@ -50,8 +70,8 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
     h.min = lo;
     h.max = hi;
     let (root_c, root_half) = dev::root_cell(&h);
-    let root = cells as i32 - 1;
-    let mut child = vec![EMPTY; 8 * cells];
+    let root = layout.root();
+    let mut child = vec![EMPTY; layout.slots()];
     let mut next = vec![-1i32; bodies.len()];
     let mut bottom = root;
 
@@ -60,14 +80,14 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
         let p = bodies[i as usize].pos();
         let (mut c, mut half, mut depth) = (root_c, root_half, 0u32);
         let mut o = dev::octant(p, c);
-        let mut s = dev::slot(root, o);
+        let mut s = layout.slot(root, o);
         while child[s] >= n {
             let cell = child[s] - n;
             half *= 0.5;
             c = dev::child_center(c, half, o);
             depth += 1;
             o = dev::octant(p, c);
-            s = dev::slot(cell, o);
+            s = layout.slot(cell, o);
         }
         let b = child[s];
         if b == EMPTY {
@@ -85,10 +105,17 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
                 break;
             }
             bottom -= 1;
-            if bottom < 0 {
-                return None;
-            }
-            let cell = bottom;
+            let cell = if layout.is_sparse() {
+                if cur >= cells {
+                    return None;
+                }
+                cur as i32
+            } else {
+                if bottom < 0 {
+                    return None;
+                }
+                bottom
+            };
             half *= 0.5;
             c = dev::child_center(c, half, o);
             depth += 1;
@@ -97,20 +124,29 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
             let ob = dev::octant(q, c);
             o = dev::octant(p, c);
             if ob != o {
-                child[dev::slot(cell, ob)] = b;
-                child[dev::slot(cell, o)] = i;
+                child[layout.slot(cell, ob)] = b;
+                child[layout.slot(cell, o)] = i;
                 break;
             }
-            cur = dev::slot(cell, o);
+            cur = layout.slot(cell, o);
         }
     }
     h.bottom = bottom;
 
-    // Summarize bottom-up: children always have lower indices than their parents.
+    // Summarize bottom-up in the GPU's order: dense children have lower indices than their
+    // parents, sparse ones higher (and sparse indices that hold no cell are skipped).
+    let bottom_up: Vec<i32> = if layout.is_sparse() {
+        (0..cells as i32)
+            .rev()
+            .filter(|&k| k == 0 || child[k as usize] == n + k)
+            .collect()
+    } else {
+        (bottom..cells as i32).collect()
+    };
     let mut count = vec![0u32; cells];
     let mut cell_pm = vec![Body::default(); cells];
     let mut cell_quad = vec![Quad::default(); cells];
-    for k in bottom..cells as i32 {
+    for &k in &bottom_up {
         let (mut m, mut x, mut y, mut z, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);
         let mut add = |q: Body, c: u32| {
             m += q.m;
@@ -120,7 +156,7 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
             cnt += c;
         };
         for o in 0..8 {
-            let ch = child[dev::slot(k, o)];
+            let ch = child[layout.slot(k, o)];
             if ch >= n {
                 add(cell_pm[(ch - n) as usize], count[(ch - n) as usize]);
             } else {
@@ -136,7 +172,7 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
         // The quadrupole about this centre, children's moments shifted to it (as bh_summarize).
         let mut q = Quad::default();
         for o in 0..8 {
-            let ch = child[dev::slot(k, o)];
+            let ch = child[layout.slot(k, o)];
             if ch >= n {
                 let pm = cell_pm[(ch - n) as usize];
                 let d = [pm.x - com[0], pm.y - com[1], pm.z - com[2]];
@@ -168,6 +204,7 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
     // Sort: depth-first octant order, bodies and child cells interleaved as the GPU places them,
     // and the warp groups packed as the GPU's sort kernel packs them.
     struct Out<'a> {
+        layout: Layout,
         child: &'a [i32],
         next: &'a [i32],
         count: &'a [u32],
@@ -179,7 +216,7 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
         let big = o.count[k as usize] > dev::GROUP_SIZE;
         let mut packer = dev::GroupPacker::new();
         for oct in 0..8 {
-            let ch = o.child[dev::slot(k, oct)];
+            let ch = o.child[o.layout.slot(k, oct)];
             let s0 = o.sort.len() as u32;
             if ch >= o.n {
                 visit(ch - o.n, o);
@@ -200,6 +237,7 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
         packer.finish(&mut |s, c| groups.push([s, c]));
     }
     let mut out = Out {
+        layout,
         child: &child,
         next: &next,
         count: &count,
@@ -223,6 +261,7 @@ fn try_build(bodies: &[Body], cells: usize) -> Option<Tree> {
         cell_quad,
         sort,
         groups,
+        layout,
     })
 }
 
@@ -256,7 +295,7 @@ pub fn gravity(bodies: &[Body], tree: &Tree, order: &[u32], p: &Params) -> Vec<A
                         None => break,
                     }
                 }
-                let ch = tree.child[dev::slot(cell, oct)];
+                let ch = tree.child[tree.layout.slot(cell, oct)];
                 oct += 1;
                 if ch >= n {
                     let pm = tree.cell_pm[(ch - n) as usize];
@@ -355,7 +394,7 @@ pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params, quadrupole: bool)
             let mut stack = vec![(tree.root(), 0usize)];
             while let Some((cell, depth)) = stack.pop() {
                 for o in 0..8 {
-                    let ch = tree.child[dev::slot(cell, o)];
+                    let ch = tree.child[tree.layout.slot(cell, o)];
                     if ch >= n {
                         let pm = tree.cell_pm[(ch - n) as usize];
                         if dev::is_far_from_box(pm.pos(), w2[depth + 1], bc, bh, theta2) {

@@ -14,6 +14,9 @@ pub enum BhError {
     Gpu(#[from] GpuError),
     #[error("{0}")]
     Option(String),
+    /// The tree outgrew the addressable cells (sparse storage: too deep).
+    #[error("{0}")]
+    Capacity(String),
     #[error("{n} bodies need about {need} MiB of device memory but {free} MiB are free")]
     TooLarge { n: usize, need: usize, free: usize },
 }
@@ -52,11 +55,36 @@ pub struct GpuRun {
     pub tree: Option<Tree>,
 }
 
-/// Bytes of device memory for `n` bodies and `cells` cells.
-pub fn device_bytes(n: usize, cells: usize) -> usize {
-    // bodies, accelerations, next, sort, groups; per cell 8 child slots, count, start, summary,
-    // quadrupole.
-    n * (16 + 12 + 4 + 4 + 8) + cells * (32 + 4 + 4 + 16 + 32) + 64
+/// Node storage (seed 001): see [`dev::Layout`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Storage {
+    /// Cells allocated downward by an atomic counter; memory grows with the cells in use.
+    #[default]
+    Dense,
+    /// The seed's implicit complete octree (children of slot s at 8s+1…8s+8): no allocation, but
+    /// 8× the address space per level, so at most 2^26 nodes (about 8 levels).
+    Sparse,
+}
+
+impl Storage {
+    /// The layout for a first capacity of `cells`.
+    pub fn layout(self, cells: usize) -> dev::Layout {
+        let cells = cells.clamp(1, MAX_CELLS) as u32;
+        match self {
+            Storage::Dense => dev::Layout::dense(cells),
+            Storage::Sparse => dev::Layout::sparse(cells),
+        }
+    }
+}
+
+/// Cell indices must fit the gravity kernels' stack entries (`cell * 32 + depth` in an i32).
+pub const MAX_CELLS: usize = 1 << 26;
+
+/// Bytes of device memory for `n` bodies in `layout`.
+pub fn device_bytes(n: usize, layout: dev::Layout) -> usize {
+    // bodies, accelerations, next, sort, groups; per cell count, start, summary, quadrupole;
+    // the child slots.
+    n * (16 + 12 + 4 + 4 + 8) + layout.cells as usize * (4 + 4 + 16 + 32) + layout.slots() * 4 + 64
 }
 
 struct TreeBuffers {
@@ -70,10 +98,11 @@ struct TreeBuffers {
 }
 
 impl TreeBuffers {
-    fn new(gpu: &Gpu, n: usize, cells: usize) -> Result<Self, GpuError> {
+    fn new(gpu: &Gpu, n: usize, layout: dev::Layout) -> Result<Self, GpuError> {
+        let cells = layout.cells as usize;
         Ok(TreeBuffers {
-            header: gpu.upload(&[TreeHeader::new(cells as u32)])?,
-            child: gpu.alloc_poisoned(8 * cells)?,
+            header: gpu.upload(&[TreeHeader::new(layout.cells)])?,
+            child: gpu.alloc_poisoned(layout.slots())?,
             // 0xFF bytes: every chain starts empty (-1).
             next: gpu.alloc_poisoned(n)?,
             count: gpu.alloc_poisoned(cells)?,
@@ -114,6 +143,8 @@ pub struct Options {
     pub keep_tree: bool,
     /// Quadrupole moments in the group kernel's cell interactions (ignored by the vote kernel).
     pub quadrupole: bool,
+    /// Dense or sparse node storage.
+    pub storage: Storage,
     /// Cells to allocate first (default [`initial_cells`]); doubled on overflow.
     pub cells: Option<usize>,
 }
@@ -157,13 +188,12 @@ pub fn gravity_with(
     }
     let n = bodies.len();
     let n32 = n as u32;
-    // The gravity kernel's stack packs a cell index with a 4-bit octant into an i32.
-    let mut cells = cells.clamp(1, 1 << 26);
+    let mut layout = o.storage.layout(cells);
     let (free, _) = gpu.memory()?;
-    if device_bytes(n, cells) > free {
+    if device_bytes(n, layout) > free {
         return Err(BhError::TooLarge {
             n,
-            need: device_bytes(n, cells) >> 20,
+            need: device_bytes(n, layout) >> 20,
             free: free >> 20,
         });
     }
@@ -187,15 +217,14 @@ pub fn gravity_with(
     };
 
     let mut t = loop {
-        let mut t = TreeBuffers::new(gpu, n, cells)?;
-        let c32 = cells as u32;
+        let mut t = TreeBuffers::new(gpu, n, layout)?;
         // SAFETY (all launches below): buffers sized as each kernel's doc requires.
         times.reset = gpu
             .time(|| unsafe {
                 gpu.launch(&k_reset)
                     .arg(&mut t.header)
                     .arg(&mut t.child)
-                    .arg(&c32)
+                    .arg(&layout)
                     .run(one_block)
             })?
             .1;
@@ -218,7 +247,7 @@ pub fn gravity_with(
                     .arg(&mut t.next)
                     .arg(&mut t.count)
                     .arg(&mut t.start)
-                    .arg(&c32)
+                    .arg(&layout)
                     .run(build_cfg)
             })?
             .1;
@@ -226,25 +255,25 @@ pub fn gravity_with(
         if header.error & dev::ERR_OVERFLOW == 0 {
             break t;
         }
-        if cells >= 1 << 26 {
-            return Err(BhError::TooLarge {
-                n,
-                need: device_bytes(n, 2 * cells) >> 20,
-                free: 0,
-            });
+        let grow = if layout.is_sparse() { 8 } else { 2 };
+        if layout.cells as usize * grow > MAX_CELLS {
+            return Err(BhError::Capacity(format!(
+                "the tree needs more than {MAX_CELLS} cells in {:?} storage (depth {} reached)",
+                o.storage, header.depth
+            )));
         }
-        cells *= 2;
+        layout.cells *= grow as u32;
         retries += 1;
         let (free, _) = gpu.memory()?;
-        if device_bytes(n, cells) > free {
+        if device_bytes(n, layout) > free {
             return Err(BhError::TooLarge {
                 n,
-                need: device_bytes(n, cells) >> 20,
+                need: device_bytes(n, layout) >> 20,
                 free: free >> 20,
             });
         }
     };
-    let c32 = cells as u32;
+    let cells = layout.cells as usize;
     let sum_cfg = k_sum.resident_grid(gpu, dev::TREE_BLOCK)?;
     times.summarize = gpu
         .time(|| unsafe {
@@ -257,7 +286,7 @@ pub fn gravity_with(
                 .arg(&mut t.count)
                 .arg(&mut t.cell_pm)
                 .arg(&mut t.cell_quad)
-                .arg(&c32)
+                .arg(&layout)
                 .run(sum_cfg)
         })?
         .1;
@@ -277,7 +306,7 @@ pub fn gravity_with(
                     .arg(&mut t.start)
                     .arg(&mut d_sort)
                     .arg(&mut d_groups)
-                    .arg(&c32)
+                    .arg(&layout)
                     .run(sort_cfg)
             })?
             .1;
@@ -305,7 +334,7 @@ pub fn gravity_with(
                     l.arg(&null);
                 }
             }
-            l.arg(&c32)
+            l.arg(&layout)
                 .arg(&theta2)
                 .arg(&eps2)
                 .arg(&p.g)
@@ -325,6 +354,7 @@ pub fn gravity_with(
             count: gpu.download(&t.count)?,
             cell_pm: gpu.download(&t.cell_pm)?,
             cell_quad: gpu.download(&t.cell_quad)?,
+            layout,
             sort: gpu.download(&d_sort)?,
             groups: {
                 let ng = gpu.download(&t.header)?[0].groups as usize;

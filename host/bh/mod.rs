@@ -110,14 +110,16 @@ pub struct Tree {
     pub sort: Vec<u32>,
     /// Warp groups as (first, size) in `sort`, in any order.
     pub groups: Vec<[u32; 2]>,
+    /// Dense or sparse storage, and its capacity.
+    pub layout: dev::Layout,
 }
 
 impl Tree {
     pub fn cells(&self) -> usize {
-        self.count.len()
+        self.layout.cells as usize
     }
     pub fn root(&self) -> i32 {
-        self.cells() as i32 - 1
+        self.layout.root()
     }
     /// Cells in use.
     pub fn used_cells(&self) -> usize {
@@ -146,7 +148,7 @@ pub fn check_tree(bodies: &[Body], t: &Tree) -> Result<(), String> {
         let n = t.n as i32;
         let (mut m, mut cnt) = (0.0f64, 0u32);
         for o in 0..8 {
-            let ch = t.child[dev::slot(cell, o)];
+            let ch = t.child[t.layout.slot(cell, o)];
             if ch >= n {
                 let cc = ch - n;
                 let h = half * 0.5;

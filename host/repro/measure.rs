@@ -9,18 +9,13 @@ use crate::device::bh::{Accel, Body};
 use crate::stats::median;
 use std::time::Instant;
 
-/// Octree storage. Only dense exists today; sparse storage is being added to
-/// `warpkit::bh::gpu::gravity`: add `Sparse` here and to [`super::storage::STORAGES`] and pass it
-/// through in [`evaluate`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Storage {
-    Dense,
-}
+pub use crate::bh::gpu::Storage;
 
 impl Storage {
     pub fn name(self) -> &'static str {
         match self {
             Storage::Dense => "dense",
+            Storage::Sparse => "sparse",
         }
     }
 }
@@ -37,10 +32,10 @@ pub struct Eval {
     pub acc: Vec<Accel>,
 }
 
-/// Bytes of the octree and bodies for `n` bodies and `cells` cells (the GPU's allocation; the CPU
-/// twin keeps the same arrays).
-pub fn tree_bytes(n: usize, cells: usize) -> usize {
-    gpu::device_bytes(n, cells)
+/// Bytes of the octree and bodies for `n` bodies and a capacity of `cells` in `storage` (the GPU's
+/// allocation; the CPU twin keeps the same arrays).
+pub fn tree_bytes(n: usize, storage: Storage, cells: usize) -> usize {
+    gpu::device_bytes(n, storage.layout(cells))
 }
 
 /// One evaluation of `bodies` in `mode` (`Sorted` traverses in tree order; the others in the given
@@ -53,9 +48,14 @@ pub fn evaluate(
     storage: Storage,
 ) -> Result<Eval, BhError> {
     let sorted = mode == Mode::Sorted;
-    match (backend, storage) {
-        (Backend::Gpu(g), Storage::Dense) => {
-            let run = gpu::gravity(g, bodies, p, sorted, false)?;
+    match backend {
+        Backend::Gpu(g) => {
+            let o = gpu::Options {
+                sorted,
+                storage,
+                ..Default::default()
+            };
+            let run = gpu::gravity_with(g, bodies, p, &o)?;
             Ok(Eval {
                 times: run.times,
                 cells: run.cells,
@@ -63,10 +63,11 @@ pub fn evaluate(
                 acc: run.acc,
             })
         }
-        (Backend::Cpu, Storage::Dense) => {
+        Backend::Cpu => {
             crate::bh::validate(bodies, p)?;
             let t = Instant::now();
-            let tree = cpu::build_tree(bodies);
+            let layout = storage.layout(crate::bh::initial_cells(bodies.len()));
+            let tree = cpu::build_tree_with(bodies, layout).map_err(BhError::Capacity)?;
             let build = ms(t);
             let identity: Vec<u32>;
             let order = if sorted {

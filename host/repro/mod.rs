@@ -137,7 +137,7 @@ pub fn check_n(backend: &Backend, n: usize) -> Result<(), ReproError> {
             i32::MAX / 2
         ));
     }
-    let need = measure::tree_bytes(n, crate::bh::initial_cells(n));
+    let need = measure::tree_bytes(n, measure::Storage::Dense, crate::bh::initial_cells(n));
     match backend {
         Backend::Gpu(g) => {
             let total = g.info().total_memory;

@@ -13,18 +13,22 @@ use core::ptr::{read_volatile, write_volatile};
 // reset: header and root
 // ---------------------------------------------------------------------------------------------
 
-/// Resets `*header` for a tree of `cells` cells and empties the root's eight child slots.
+/// Resets `*header` for a tree in `layout` and empties the root's eight child slots.
 /// Launch one block of at least 8 threads.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_reset(header: *mut TreeHeader, child: *mut i32, cells: u32) {
+pub unsafe extern "ptx-kernel" fn bh_reset(
+    header: *mut TreeHeader,
+    child: *mut i32,
+    layout: Layout,
+) {
     let t = thread_idx_x();
-    // SAFETY: the root is cell `cells - 1`; child has 8 * cells slots.
+    // SAFETY: child has layout.slots() slots.
     unsafe {
         if t < 8 {
-            *child.add(slot(cells as i32 - 1, t)) = EMPTY;
+            *child.add(layout.slot(layout.root(), t)) = EMPTY;
         }
         if t == 0 {
-            *header = TreeHeader::new(cells);
+            *header = TreeHeader::new(layout.cells);
         }
     }
 }
@@ -103,11 +107,11 @@ pub unsafe extern "ptx-kernel" fn bh_bounding_box(
 /// # Safety
 /// `cell` < cells, arrays sized per [`bh_build`].
 #[inline(always)]
-unsafe fn init_cell(cell: i32, child: *mut i32, count: *mut u32, start: *mut i32) {
+unsafe fn init_cell(layout: Layout, cell: i32, child: *mut i32, count: *mut u32, start: *mut i32) {
     // SAFETY: per the contract.
     unsafe {
         for o in 0..8 {
-            *child.add(slot(cell, o)) = EMPTY;
+            *child.add(layout.slot(cell, o)) = EMPTY;
         }
         *count.add(cell as usize) = 0;
         *start.add(cell as usize) = -1;
@@ -115,8 +119,9 @@ unsafe fn init_cell(cell: i32, child: *mut i32, count: *mut u32, start: *mut i32
 }
 
 /// Inserts bodies `0..n` into the octree. Child slots hold `EMPTY`, `LOCKED`, a body `0..n`, or a
-/// cell as `n + cell`. `next[i]` must be -1 for every body (bucket chains). `child` has `8 *
-/// cells` slots; `count`, `start` have `cells` entries. On overflow sets `header.error` and stops.
+/// cell as `n + cell`. `next[i]` must be -1 for every body (bucket chains). `child` has
+/// `layout.slots()` slots; `count`, `start` have `layout.cells` entries. On overflow (dense: no
+/// cell left; sparse: a node index beyond `cells`) sets `header.error` and stops.
 ///
 /// A thread locks the slot where its body belongs (CAS EMPTY/body → LOCKED); a thread that finds
 /// a locked slot retries its body from the root. Under Volta+ independent thread scheduling a
@@ -130,11 +135,11 @@ pub unsafe extern "ptx-kernel" fn bh_build(
     next: *mut i32,
     count: *mut u32,
     start: *mut i32,
-    cells: u32,
+    layout: Layout,
 ) {
     // SAFETY: the header was completed by the bounding-box launch before this one.
     let (root_c, root_half) = root_cell(unsafe { &*header });
-    let root = cells as i32 - 1;
+    let root = layout.root();
     let ni = n as i32;
     let stride = grid_size_1d() as i32;
     let mut i = index_1d() as i32;
@@ -148,14 +153,14 @@ pub unsafe extern "ptx-kernel" fn bh_build(
             // Descend to the slot where body i belongs.
             let (mut c, mut half, mut depth) = (root_c, root_half, 0u32);
             let mut o = octant(p, c);
-            let mut s = slot(root, o);
+            let mut s = layout.slot(root, o);
             let mut ch = read_volatile(child.add(s));
             while ch >= ni {
                 half *= 0.5;
                 c = child_center(c, half, o);
                 depth += 1;
                 o = octant(p, c);
-                s = slot(ch - ni, o);
+                s = layout.slot(ch - ni, o);
                 ch = read_volatile(child.add(s));
             }
             if ch == LOCKED || atomic_cas_i32(child.add(s), ch, LOCKED) != ch {
@@ -184,7 +189,18 @@ pub unsafe extern "ptx-kernel" fn bh_build(
                     }
                     break;
                 }
-                let cell = atomic_add_i32(&raw mut (*header).bottom, -1) - 1;
+                // Dense: the next free cell. Sparse: the cell is the slot it fills; the counter
+                // then only counts cells in use.
+                let counted = atomic_add_i32(&raw mut (*header).bottom, -1) - 1;
+                let cell = if layout.is_sparse() {
+                    if cur < layout.cells as usize {
+                        cur as i32
+                    } else {
+                        -1
+                    }
+                } else {
+                    counted
+                };
                 if cell < 0 {
                     // Out of cells: put b back where it was and stop every thread.
                     if cur != s {
@@ -195,7 +211,7 @@ pub unsafe extern "ptx-kernel" fn bh_build(
                     write_volatile(child.add(s), top);
                     return;
                 }
-                init_cell(cell, child, count, start);
+                init_cell(layout, cell, child, count, start);
                 half *= 0.5;
                 c = child_center(c, half, o);
                 depth += 1;
@@ -208,11 +224,11 @@ pub unsafe extern "ptx-kernel" fn bh_build(
                 let ob = octant(q, c);
                 o = octant(p, c);
                 if ob != o {
-                    *child.add(slot(cell, ob)) = b;
-                    *child.add(slot(cell, o)) = i;
+                    *child.add(layout.slot(cell, ob)) = b;
+                    *child.add(layout.slot(cell, o)) = i;
                     break;
                 }
-                cur = slot(cell, o);
+                cur = layout.slot(cell, o);
             }
             // Publish the new subtree: its contents must be visible before the slot says so.
             fence_device();
@@ -238,17 +254,34 @@ pub unsafe extern "ptx-kernel" fn bh_summarize(
     count: *mut u32,
     cell_pm: *mut Body,
     cell_quad: *mut Quad,
-    cells: u32,
+    layout: Layout,
 ) {
     let ni = n as i32;
-    // SAFETY: arrays sized per bh_build; cells in bottom..cells are initialised.
+    let cells = layout.cells as i32;
+    let stride = grid_size_1d() as i32;
+    // SAFETY: arrays sized per bh_build; every cell the loop visits was initialised.
     unsafe {
         let bottom = (*header).bottom;
-        let mut k = bottom + index_1d() as i32;
-        while k < cells as i32 {
+        // Children before parents: dense cells were allocated downward, so upward from `bottom`;
+        // sparse children sit at higher indices, so downward over every index, skipping slots
+        // that hold no cell (a cell's own slot holds `n + index`).
+        let mut j = index_1d() as i32;
+        loop {
+            let k = if layout.is_sparse() {
+                cells - 1 - j
+            } else {
+                bottom + j
+            };
+            if k < 0 || k >= cells {
+                break;
+            }
+            j += stride;
+            if layout.is_sparse() && k != 0 && *child.add(k as usize) != ni + k {
+                continue;
+            }
             let (mut m, mut x, mut y, mut z, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);
             for o in 0..8 {
-                let ch = *child.add(slot(k, o));
+                let ch = *child.add(layout.slot(k, o));
                 if ch >= ni {
                     let cc = (ch - ni) as usize;
                     let mut c_cnt = read_volatile(count.add(cc));
@@ -279,7 +312,7 @@ pub unsafe extern "ptx-kernel" fn bh_summarize(
             // Second pass: the quadrupole about this centre, children's moments shifted to it.
             let mut q = Quad::default();
             for o in 0..8 {
-                let ch = *child.add(slot(k, o));
+                let ch = *child.add(layout.slot(k, o));
                 if ch >= ni {
                     let cc = (ch - ni) as usize;
                     let pm = read_volatile(cell_pm.add(cc));
@@ -307,7 +340,6 @@ pub unsafe extern "ptx-kernel" fn bh_summarize(
                 m,
             };
             store_release_u32(count.add(k as usize), cnt);
-            k += grid_size_1d() as i32;
         }
     }
 }
@@ -329,10 +361,12 @@ pub unsafe extern "ptx-kernel" fn bh_sort(
     start: *mut i32,
     sort: *mut u32,
     groups: *mut [u32; 2],
-    cells: u32,
+    layout: Layout,
 ) {
     let ni = n as i32;
-    let root = cells as i32 - 1;
+    let root = layout.root();
+    let cells = layout.cells as i32;
+    let stride = grid_size_1d() as i32;
     // SAFETY: arrays sized per bh_build, counts complete after bh_summarize; `groups` holds n.
     unsafe {
         let bottom = (*header).bottom;
@@ -341,8 +375,18 @@ pub unsafe extern "ptx-kernel" fn bh_sort(
             let g = atomic_add_u32(ngroups, 1);
             *groups.add(g as usize) = [gs, gc];
         };
-        let mut k = root - index_1d() as i32;
-        while k >= bottom {
+        // Parents before children: dense, downward from the root; sparse, upward from node 0,
+        // skipping slots that hold no cell.
+        let mut j = index_1d() as i32;
+        loop {
+            let k = if layout.is_sparse() { j } else { root - j };
+            if k < 0 || k >= cells || (!layout.is_sparse() && k < bottom) {
+                break;
+            }
+            j += stride;
+            if layout.is_sparse() && k != 0 && *child.add(k as usize) != ni + k {
+                continue;
+            }
             let mut s = if k == root {
                 0
             } else {
@@ -357,7 +401,7 @@ pub unsafe extern "ptx-kernel" fn bh_sort(
             }
             let mut packer = GroupPacker::new();
             for o in 0..8 {
-                let ch = *child.add(slot(k, o));
+                let ch = *child.add(layout.slot(k, o));
                 let s0 = s;
                 if ch >= ni {
                     let cc = (ch - ni) as usize;
@@ -376,7 +420,6 @@ pub unsafe extern "ptx-kernel" fn bh_sort(
                 }
             }
             packer.finish(&mut emit);
-            k -= grid_size_1d() as i32;
         }
     }
 }
@@ -403,7 +446,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity(
     child: *const i32,
     next: *const i32,
     cell_pm: *const Body,
-    cells: u32,
+    layout: Layout,
     theta2: f32,
     eps2: f32,
     g: f32,
@@ -422,7 +465,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity(
             *w2.add(t) = width2_at(root_half, t);
         }
         sync_threads();
-        let root = cells as i32 - 1;
+        let root = layout.root();
         let warps_total = grid_size_1d() / crate::WARP_SIZE;
         let mut w = index_1d() / crate::WARP_SIZE;
         while w * crate::WARP_SIZE < n {
@@ -452,7 +495,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity(
                     oct = (e & 15) as u32;
                     continue;
                 }
-                let ch = *child.add(slot(cell, oct));
+                let ch = *child.add(layout.slot(cell, oct));
                 oct += 1;
                 if ch >= ni {
                     let pm = *cell_pm.add((ch - ni) as usize);
@@ -655,7 +698,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
     next: *const i32,
     cell_pm: *const Body,
     cell_quad: *const Quad,
-    cells: u32,
+    layout: Layout,
     theta2: f32,
     eps2: f32,
     g: f32,
@@ -683,7 +726,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
             *w2.add(t) = width2_at(root_half, t);
         }
         sync_threads();
-        let root = cells as i32 - 1;
+        let root = layout.root();
         let ngroups = (*header).groups;
         let warps_total = grid_size_1d() / crate::WARP_SIZE;
         let mut w = index_1d() / crate::WARP_SIZE;
@@ -722,7 +765,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
                 // kind: 0 nothing, 1 interact, 2 open (push), 3 bucket chain
                 let (mut kind, mut ch, mut q) = (0u32, EMPTY, Body::default());
                 if lane < 8 {
-                    ch = *child.add(slot(cell, lane));
+                    ch = *child.add(layout.slot(cell, lane));
                     if ch >= ni {
                         q = *cell_pm.add((ch - ni) as usize);
                         let far = is_far_from_box(q.pos(), *w2.add(depth + 1), bc, bh, theta2);

@@ -141,7 +141,7 @@ pub fn pair_accel_quad(p: [f32; 3], c: [f32; 3], m: f32, q: &Quad, eps2: f32) ->
     ]
 }
 
-crate::shared_type!(Body, Accel, TreeHeader, Quad);
+crate::shared_type!(Body, Accel, TreeHeader, Quad, Layout);
 
 impl TreeHeader {
     /// The header before the bounding-box stage: an empty box, no cell but the root.
@@ -253,10 +253,53 @@ impl Default for GroupPacker {
     }
 }
 
-/// Child slot `octant` of cell `cell` in the child array.
-#[inline(always)]
-pub fn slot(cell: i32, octant: u32) -> usize {
-    cell as usize * 8 + octant as usize
+/// Where cells and their child slots live (seed 001's two storages). Passed to every tree kernel.
+///
+/// - Dense: cell `c` (0..cells) has its children at slots `8c..8c+8`; cells are allocated downward
+///   from the root `cells - 1` by an atomic counter, so memory grows with the cells in use.
+/// - Sparse: the seed's implicit complete octree: the node in slot `s` has its children at
+///   `8s+1..8s+9`, the root is node 0, and a new cell simply *is* the slot it fills, so nothing is
+///   allocated but the address space grows 8× per level: `cells` bounds the deepest slot index.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Layout {
+    /// Capacity: dense, cells allocated; sparse, one more than the largest node index allowed.
+    pub cells: u32,
+    /// 1 for sparse storage, 0 for dense.
+    pub sparse: u32,
+}
+
+impl Layout {
+    pub const fn dense(cells: u32) -> Self {
+        Layout { cells, sparse: 0 }
+    }
+    pub const fn sparse(cells: u32) -> Self {
+        Layout { cells, sparse: 1 }
+    }
+    #[inline(always)]
+    pub fn is_sparse(&self) -> bool {
+        self.sparse != 0
+    }
+    /// The root cell's index.
+    #[inline(always)]
+    pub fn root(&self) -> i32 {
+        if self.is_sparse() {
+            0
+        } else {
+            self.cells as i32 - 1
+        }
+    }
+    /// Child slot `octant` of cell `cell`.
+    #[inline(always)]
+    pub fn slot(&self, cell: i32, octant: u32) -> usize {
+        let base = cell as usize * 8 + octant as usize;
+        if self.is_sparse() { base + 1 } else { base }
+    }
+    /// Length of the child array.
+    #[inline(always)]
+    pub fn slots(&self) -> usize {
+        self.cells as usize * 8 + self.is_sparse() as usize
+    }
 }
 
 /// The root cell: centre of the box, and half the longest side (slightly enlarged so that rounding
