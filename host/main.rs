@@ -73,9 +73,9 @@ enum Command {
         vtu: Option<PathBuf>,
     },
     /// Reproduce the seed document's tables and figures into DIR/<name>/ (table.md, data.csv,
-    /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, or all of them.
+    /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, fem, or all of them.
     Repro {
-        /// Which reproduction: sort, theta, scaling, storage, all.
+        /// Which reproduction: sort, theta, scaling, storage, fem, all.
         #[arg(value_enum)]
         name: warpkit::repro::Name,
         /// Output directory (each reproduction writes DIR/<name>/; `all` also DIR/README.md).
@@ -89,6 +89,10 @@ enum Command {
         /// Timed repeats per point (default: per reproduction and backend).
         #[arg(long)]
         repeats: Option<usize>,
+        /// fem (and fem within all): cube edges of the cantilever meshes, elements per side,
+        /// comma-separated; default 16,32,64,96,128 on the GPU, 8,12,16,24 on the CPU backend.
+        #[arg(long, value_delimiter = ',')]
+        sizes: Option<Vec<usize>>,
         /// Seed of scenes and shuffles.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -155,9 +159,21 @@ fn run(cli: Cli) -> Result<()> {
             out,
             n,
             repeats,
+            sizes,
             seed,
             tar,
-        } => repro(cli.backend, name, out, n, repeats, seed, tar),
+        } => repro(
+            cli.backend,
+            name,
+            ReproOpts {
+                out,
+                n,
+                sizes,
+                repeats,
+                seed,
+                tar,
+            },
+        ),
         Command::ReproTarget {
             mode,
             n,
@@ -457,15 +473,25 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
     Ok(())
 }
 
-fn repro(
-    choice: BackendChoice,
-    name: warpkit::repro::Name,
+/// `warpkit repro`'s options after the name.
+struct ReproOpts {
     out: Option<PathBuf>,
     n: Option<usize>,
+    sizes: Option<Vec<usize>>,
     repeats: Option<usize>,
     seed: u64,
     tar: Option<PathBuf>,
-) -> Result<()> {
+}
+
+fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Result<()> {
+    let ReproOpts {
+        out,
+        n,
+        sizes,
+        repeats,
+        seed,
+        tar,
+    } = o;
     let backend = select(choice)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(backend.name()));
     let settings = warpkit::repro::Settings {
@@ -473,6 +499,7 @@ fn repro(
         out: out.clone(),
         n,
         repeats,
+        fem_sizes: sizes,
         seed,
         print: true,
     };

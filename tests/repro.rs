@@ -294,6 +294,8 @@ fn repro_all_index_links_resolve() {
         "all",
         "--n",
         "512",
+        "--sizes",
+        "2,3",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -308,9 +310,9 @@ fn repro_all_index_links_resolve() {
         );
         links += 1;
     }
-    // 4 × (table, data, meta) + 9 figures × (PNG, SVG).
-    assert_eq!(links, 4 * 3 + 9 * 2, "{index}");
-    for name in ["sort", "theta", "scaling", "storage"] {
+    // 5 × (table, data, meta) + 11 figures × (PNG, SVG).
+    assert_eq!(links, 5 * 3 + 11 * 2, "{index}");
+    for name in ["sort", "theta", "scaling", "storage", "fem"] {
         let meta: serde_json::Value =
             serde_json::from_str(&read(&out.join(name).join("meta.json"))).unwrap();
         assert_eq!(meta["status"], "complete", "{name}");
@@ -319,4 +321,98 @@ fn repro_all_index_links_resolve() {
             "{name}"
         );
     }
+}
+
+/// `warpkit repro fem --backend cpu` at tiny sizes: every file, the tables with their columns,
+/// the paper's numbers beside ours, one CSV row per (path, size).
+#[test]
+fn repro_fem_end_to_end() {
+    let out = scratch("fem").join("r");
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "fem",
+        "--sizes",
+        "3,2",
+        "--repeats",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = out.join("fem");
+    let md = read(&dir.join("table.md"));
+    for needle in [
+        "## Assembly time (ms)",
+        "| strategy | precision | 2³ (81 DOF) | 3³ (192 DOF) |",
+        "| strategy | 2³ | 3³ | paper, K40 |",
+        "| Jacobian method | ours, 4 threads/row (ms) | ours, 4: / shuffle | ours, 8 threads/row (ms) \
+         | ours, 8: / shuffle | paper, K40, 4 threads/row (s) | paper: / shuffle |",
+        "| atomics | – | – | – | – | 1.39 | 1.350 |",
+        "| coloured | atomic (no colouring) | mesh | colours | coloured ms | atomic ms | atomic / coloured |",
+        "| strategy | precision | mesh | relative Frobenius error | bound | within |",
+        "Tesla K40",
+        "8.2",
+    ] {
+        assert!(md.contains(needle), "table.md lacks {needle:?}:\n{md}");
+    }
+    assert!(!md.contains("| NO |"), "a correctness check failed:\n{md}");
+    let rows = parse_csv(&read(&dir.join("data.csv")));
+    assert_eq!(
+        rows.len(),
+        1 + 4 * 2,
+        "header + 4 paths × 2 sizes: {rows:?}"
+    );
+    assert_eq!(rows[0][1], "strategy");
+    assert_eq!(rows[1][1], "cpu-coloured");
+    assert_eq!(rows[1][3], "2", "sizes ascending");
+    for r in &rows[1..] {
+        let ms: f64 = r[11].parse().unwrap();
+        let diff: f64 = r[15].parse().unwrap();
+        assert!(ms > 0.0 && diff < 1e-5, "{r:?}");
+    }
+    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
+    assert_eq!(meta["status"], "complete");
+    assert_eq!(meta["parameters"]["sizes"], serde_json::json!([2, 3]));
+    assert_eq!(meta["correctness"].as_array().unwrap().len(), 5);
+    assert_figure(&dir, "time-cpu", "Assembly time against DOF");
+    assert_figure(&dir, "speedup", "Speedup over");
+}
+
+/// Bad `--sizes`: each a clear error; nothing is measured.
+#[test]
+fn repro_fem_bad_sizes_are_clear_errors() {
+    let root = scratch("fem-bad");
+    let out = root.to_str().unwrap();
+    for (args, want) in [
+        (
+            vec!["--sizes", "0"],
+            "invalid --sizes 0: a mesh needs at least one element",
+        ),
+        (vec!["--sizes", "4,300"], "invalid --sizes 300"),
+        (vec!["--n", "64"], "repro fem takes --sizes"),
+    ] {
+        let mut a = vec!["--backend", "cpu", "repro", "fem", "--out", out];
+        a.extend(args);
+        let o = warpkit(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(want), "{a:?}: {err}");
+    }
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "theta",
+        "--sizes",
+        "4",
+        "--out",
+        out,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("--sizes is for repro fem"),
+        "{err}"
+    );
+    assert!(!root.join("fem").join("data.csv").exists());
 }

@@ -90,3 +90,71 @@ pub fn relative_frobenius<T: Real>(a: &[T], b: &[f64]) -> f64 {
     });
     (num / den).sqrt()
 }
+
+/// A precision whose values can be added atomically on the CPU (a compare-and-swap loop on the
+/// bits), for [`atomic`].
+pub trait AtomicReal: Real + Send + Sync {
+    type Atom: Send + Sync;
+    fn atom_zero() -> Self::Atom;
+    fn atom_add(a: &Self::Atom, v: Self);
+    fn atom_into(a: Self::Atom) -> Self;
+}
+
+impl AtomicReal for f32 {
+    type Atom = std::sync::atomic::AtomicU32;
+    fn atom_zero() -> Self::Atom {
+        Self::Atom::new(0)
+    }
+    fn atom_add(a: &Self::Atom, v: Self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        // The closure always returns Some, so fetch_update cannot fail.
+        let _ = a.fetch_update(Relaxed, Relaxed, |b| {
+            Some((f32::from_bits(b) + v).to_bits())
+        });
+    }
+    fn atom_into(a: Self::Atom) -> Self {
+        f32::from_bits(a.into_inner())
+    }
+}
+
+impl AtomicReal for f64 {
+    type Atom = std::sync::atomic::AtomicU64;
+    fn atom_zero() -> Self::Atom {
+        Self::Atom::new(0)
+    }
+    fn atom_add(a: &Self::Atom, v: Self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        // The closure always returns Some, so fetch_update cannot fail.
+        let _ = a.fetch_update(Relaxed, Relaxed, |b| {
+            Some((f64::from_bits(b) + v).to_bits())
+        });
+    }
+    fn atom_into(a: Self::Atom) -> Self {
+        f64::from_bits(a.into_inner())
+    }
+}
+
+/// The CPU counterpart of the GPU's `*-atomic` strategies: every element at once (rayon), no
+/// colouring, each entry added with an atomic compare-and-swap. Same matrix as [`cpu`] up to the
+/// order of floating-point additions.
+pub fn atomic<T: AtomicReal>(
+    mesh: &Mesh,
+    material: &Material,
+    pattern: &Pattern,
+) -> Result<Vec<T>, FemError> {
+    let lame = material.lame::<T>();
+    let values: Vec<T::Atom> = (0..pattern.nnz()).map(|_| T::atom_zero()).collect();
+    (0..mesh.elements.len()).into_par_iter().try_for_each(|e| {
+        let x = mesh.element_coords(e).map(|p| p.map(T::from_f64));
+        let ke = dev::element_stiffness(&x, lame).map_err(|j| FemError::InvertedElement {
+            element: e,
+            gauss: j.gauss,
+            det: j.det,
+        })?;
+        for (&p, &v) in pattern.element_positions(e).iter().zip(ke.iter().flatten()) {
+            T::atom_add(&values[p as usize], v);
+        }
+        Ok::<(), FemError>(())
+    })?;
+    Ok(values.into_iter().map(T::atom_into).collect())
+}

@@ -229,6 +229,13 @@ fn coloured_parallel_assembly_matches_serial_and_f32() {
         rel32 > 0.0,
         "f32 identical to f64: the f32 path is not running in f32"
     );
+    // Without colouring, atomic adds: the same matrix up to the order of additions.
+    let a64 = assemble::atomic::<f64>(&m, &STEEL, &p).unwrap();
+    let rel = rel_norm(&a64, &reference);
+    assert!(rel < 1e-14, "atomic f64 vs serial {rel}");
+    let a32 = assemble::atomic::<f32>(&m, &STEEL, &p).unwrap();
+    let rel = assemble::relative_frobenius(&a32, &reference);
+    assert!(rel < 1e-5, "atomic f32 vs f64 {rel}");
 }
 
 #[test]

@@ -12,7 +12,9 @@
 //! | [`theta`] | time, error and speedup against θ | its θ table |
 //! | [`scaling`] | time against N: brute force, three orders, tree build | its two N figures |
 //! | [`storage`] | bytes per body, build and traversal time against N per storage | – |
+//! | [`fem`] | hex8 assembly time per strategy and mesh, speedups, Jacobian table, colouring vs atomics | the FEM paper's speedups and Table 1 |
 
+pub mod fem;
 pub mod measure;
 pub mod meta;
 pub mod ncu;
@@ -41,6 +43,9 @@ pub enum Name {
     Scaling,
     /// Dense (and, once it lands, sparse) octree storage: bytes per body and times against N.
     Storage,
+    /// FEM hex8 stiffness assembly: time per strategy and mesh size, speedup over the
+    /// thread-per-element baseline, the Jacobian-method table, colouring against atomics.
+    Fem,
     /// All of the above and an index `README.md`.
     All,
 }
@@ -52,6 +57,7 @@ impl Name {
             Name::Theta => "theta",
             Name::Scaling => "scaling",
             Name::Storage => "storage",
+            Name::Fem => "fem",
             Name::All => "all",
         }
     }
@@ -69,6 +75,10 @@ pub enum ReproError {
     Bh(#[from] BhError),
     #[error("invalid --n {n}: {why}")]
     InvalidN { n: usize, why: String },
+    #[error("invalid --sizes {sizes}: {why}")]
+    InvalidSizes { sizes: String, why: String },
+    #[error(transparent)]
+    Fem(#[from] crate::fem::FemError),
     #[error(transparent)]
     Ncu(#[from] ncu::NcuError),
     #[error("repro all: {0} failed (the others completed; see the errors above and README.md)")]
@@ -91,6 +101,8 @@ pub struct Settings {
     pub n: Option<usize>,
     /// Timed repeats per point (each reproduction has a backend-dependent default).
     pub repeats: Option<usize>,
+    /// `fem`: cube edges (elements per side) of the meshes; default per backend.
+    pub fem_sizes: Option<Vec<usize>>,
     /// Seed of scenes and shuffles.
     pub seed: u64,
     /// Print each table to stdout when done.
@@ -180,7 +192,22 @@ type RunFn = fn(&Settings) -> Result<Summary, ReproError>;
 /// Runs reproduction `name` (all of them for `All`).
 pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
     if let Some(n) = s.n {
+        if name == Name::Fem {
+            return Err(ReproError::InvalidN {
+                n,
+                why: "repro fem takes --sizes (cube edges, e.g. --sizes 8,16), not --n".into(),
+            });
+        }
         check_n(&s.backend, n)?;
+    }
+    if let Some(sizes) = &s.fem_sizes {
+        if !matches!(name, Name::Fem | Name::All) {
+            return Err(ReproError::InvalidSizes {
+                sizes: format!("{sizes:?}"),
+                why: format!("--sizes is for repro fem (and all), not {}", name.as_str()),
+            });
+        }
+        fem::check_sizes(&s.backend, sizes)?;
     }
     let one = |name: &'static str, r: Result<Summary, ReproError>| {
         r.map_err(|e| ReproError::In {
@@ -193,14 +220,16 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
         Name::Theta => Ok(vec![one("theta", theta::run(s))?]),
         Name::Scaling => Ok(vec![one("scaling", scaling::run(s))?]),
         Name::Storage => Ok(vec![one("storage", storage::run(s))?]),
+        Name::Fem => Ok(vec![one("fem", fem::run(s))?]),
         Name::All => {
             let mut done = Vec::new();
             let mut failed = Vec::new();
-            let all: [(&'static str, RunFn); 4] = [
+            let all: [(&'static str, RunFn); 5] = [
                 ("sort", sort::run),
                 ("theta", theta::run),
                 ("scaling", scaling::run),
                 ("storage", storage::run),
+                ("fem", fem::run),
             ];
             let bar = output::progress(all.len() as u64, "all");
             for (name, f) in all {
@@ -241,7 +270,14 @@ pub fn write_index(
         env!("CARGO_PKG_VERSION"),
         meta::utc_now(),
         s.backend.name(),
-        s.n.map(|n| format!(" --n {n}")).unwrap_or_default(),
+        s.n.map(|n| format!(" --n {n}")).unwrap_or_default()
+            + &s.fem_sizes
+                .as_ref()
+                .map(|v| {
+                    let v: Vec<String> = v.iter().map(|n| n.to_string()).collect();
+                    format!(" --sizes {}", v.join(","))
+                })
+                .unwrap_or_default(),
     ));
     r.para(seed::CAVEAT);
     for sum in done {
