@@ -1,4 +1,6 @@
-//! Criterion benches (`cargo bench --bench warpkit`). Group `fem`: the CPU assembly (f64, f32)
+//! Criterion benches (`cargo bench --bench warpkit`). Group `bh`: every Barnes–Hut pipeline stage
+//! on the CPU twin and, where a CUDA GPU opens, on the GPU (each stage's CUDA-event time inside one
+//! whole evaluation, both gravity kernels, the brute-force kernel). Group `fem`: the CPU assembly (f64, f32)
 //! and, where a CUDA GPU opens, every GPU strategy in f32 and the fastest ones in f64, timed by
 //! CUDA events around one whole assembly (zeroing and every colour's launch). Without a GPU the
 //! GPU benches are skipped with a note.
@@ -74,5 +76,80 @@ fn gpu_strategies<T: GpuReal>(
     }
 }
 
-criterion_group!(benches, fem);
+/// Reads one stage's time out of a GPU evaluation.
+type StageFn = fn(&warpkit::bh::gpu::StageTimes) -> f64;
+
+/// Bodies of the CPU benches (Plummer, seeded) and of the GPU benches.
+const BH_CPU_N: usize = 1 << 15;
+const BH_GPU_N: usize = 1 << 20;
+
+fn bh(c: &mut Criterion) {
+    use warpkit::bh::gpu::{Options, StageTimes, Traversal};
+    use warpkit::bh::{Params, cpu, gpu as bhgpu, scene};
+    let mut g = c.benchmark_group("bh");
+    g.sample_size(10).measurement_time(Duration::from_secs(3));
+    let p = Params::default();
+    let bodies = scene::plummer(BH_CPU_N, 1);
+    g.bench_function("cpu_tree", |b| b.iter(|| cpu::build_tree(&bodies)));
+    let tree = cpu::build_tree(&bodies);
+    g.bench_function("cpu_gravity_vote", |b| {
+        b.iter(|| cpu::gravity(&bodies, &tree, &tree.sort, &p))
+    });
+    g.bench_function("cpu_gravity_group", |b| {
+        b.iter(|| cpu::gravity_group(&bodies, &tree, &p, false))
+    });
+    match Gpu::new(0) {
+        Ok(gpu) => {
+            let mut bodies = scene::plummer(BH_GPU_N, 1);
+            scene::shuffle(&mut bodies, 1);
+            let stages: [(&str, StageFn); 6] = [
+                ("bounding_box", |t| t.bounding_box),
+                ("build", |t| t.build),
+                ("summarize", |t| t.summarize),
+                ("sort", |t| t.sort),
+                ("tree_total", |t| t.tree()),
+                ("gravity", |t| t.gravity),
+            ];
+            for traversal in [Traversal::Vote, Traversal::Group] {
+                let o = Options {
+                    sorted: true,
+                    traversal,
+                    ..Default::default()
+                };
+                bhgpu::gravity_with(&gpu, &bodies, &p, &o).unwrap(); // warm-up
+                for (name, stage) in stages {
+                    if traversal == Traversal::Group && name != "gravity" {
+                        continue; // the tree stages do not depend on the kernel
+                    }
+                    g.bench_function(format!("gpu_{name}_{traversal:?}").to_lowercase(), |b| {
+                        b.iter_custom(|iters| {
+                            let ms: f64 = (0..iters)
+                                .map(|_| {
+                                    stage(
+                                        &bhgpu::gravity_with(&gpu, &bodies, &p, &o).unwrap().times,
+                                    )
+                                })
+                                .sum();
+                            Duration::from_secs_f64(ms * 1e-3)
+                        })
+                    });
+                }
+            }
+            let small = &bodies[..1 << 18];
+            bhgpu::brute_force(&gpu, small, &p).unwrap();
+            g.bench_function("gpu_brute_force_2^18", |b| {
+                b.iter_custom(|iters| {
+                    let ms: f64 = (0..iters)
+                        .map(|_| bhgpu::brute_force(&gpu, small, &p).unwrap().1)
+                        .sum();
+                    Duration::from_secs_f64(ms * 1e-3)
+                })
+            });
+        }
+        Err(e) => eprintln!("bh: GPU benches skipped ({e})"),
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bh, fem);
 criterion_main!(benches);
