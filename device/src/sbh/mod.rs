@@ -11,15 +11,17 @@
 //!    q) − w_T f(p_T, q)` (the paper's *contribution exchange*: the parent's Barnes–Hut term is
 //!    the control variate of its children's). Summed over all cells below a cell `C`,
 //!    `w_C f(p_C, q) + Σ_T Δ_T` is exactly the sum over `C`'s sources.
-//! 2. *Stratification over the root's children.* The root's children are the strata: their terms
-//!    are summed exactly, and each child cell starts `S` independent paths.
+//! 2. *Stratification over the root's children.* The root's children (in the 64-ary form, its
+//!    grandchildren: see [`SbhParams::levels`]) are the strata: their terms are summed exactly, and
+//!    each child cell starts `S` independent paths.
 //! 3. *Path sampling.* A path descends to one child chosen with probability proportional to its
 //!    weight (for equal weights, the paper's uniform source index), so cell `T` is reached with
 //!    probability `π_T = w_T / w_stratum`.
-//! 4. *Russian roulette.* Going from cell `T` (depth `k`) to child `c` continues with probability
-//!    `min(1, max(1, β̂) / β̃_c)` where `β̃ = |q − p| / width` is the far-field ratio and `β̂` the
-//!    running maximum of `β̃` along the path (far away, the ratio halves per level: 1/d for a tree
-//!    that splits each axis d times). `P_T` is the product of the continuation probabilities.
+//! 4. *Russian roulette.* The correction of a cell `c` on the path (the stratum's own included) is
+//!    evaluated with probability `min(1, max(1, β̂) / β̃_c)` where `β̃ = |q − p| / width` is the
+//!    far-field ratio and `β̂` the running maximum of `β̃` along the path from the root (far away,
+//!    the ratio is about 1/d per level for a tree that splits each axis d times); else the path
+//!    ends. `P_T` is the product of these probabilities.
 //! 5. Each reached cell adds `Δ_T / (π_T P_T)`; its expectation is `Σ_T Δ_T`, so the estimate is
 //!    unbiased (the paper's Theorem 3.1; `host/sbh` tests it statistically).
 //!
@@ -459,7 +461,8 @@ fn pick_slot<V: TreeView>(v: &V, cell: i32, u: f32) -> (i32, f32) {
 }
 
 /// One telescoping path from the stratum cell `c` at octree depth `depth`, returning
-/// `Σ Δ_T / (π_T P_T)` over the cells it reaches.
+/// `Σ Δ_T / (π_T P_T)` over the cells it reaches. `beta_root` is the root's far-field ratio, the
+/// running maximum's start: the stratum's own correction is rouletted too.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn path<V: TreeView>(
@@ -471,6 +474,7 @@ fn path<V: TreeView>(
     sample: u32,
     c: i32,
     mut depth: u32,
+    beta_root: f32,
 ) -> f32 {
     let n = v.n();
     let k = p.kernel;
@@ -481,10 +485,21 @@ fn path<V: TreeView>(
     let mut node = c;
     // 1 / (π_T P_T): inverse probability of having reached and kept evaluating `node`.
     let mut inv_prob = 1.0f32;
-    let mut beta_max = 0.0f32;
+    let mut beta_max = beta_root;
     let (mut f_node, mut s_node) = cell_term(v, k, q, node);
     // A path is at most MAX_DEPTH cells deep; the bound keeps the loop finite on any input.
     while (depth as usize) < MAX_DEPTH {
+        // Roulette: evaluate this cell's correction with probability min(1, max(1, β̂) / β̃).
+        let beta = far_ratio(q, s_node.pos(), width_at(root_half, depth));
+        let pc = continue_probability(beta_max, beta);
+        if pc < 1.0 {
+            let r = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth, 1));
+            if r >= pc {
+                break;
+            }
+            inv_prob /= pc;
+        }
+        beta_max = beta_max.max(beta);
         // Contribution exchange: the children's terms minus the node's own.
         let children = children_terms(v, k, q, node, wide);
         est = math::fma(children - f_node, inv_prob, est);
@@ -504,27 +519,15 @@ fn path<V: TreeView>(
         if leaf {
             break;
         }
-        let (f_child, s_child) = cell_term(v, k, q, next);
-        // Roulette on the far-field ratios.
-        beta_max = beta_max.max(far_ratio(q, s_node.pos(), width_at(root_half, depth)));
-        let beta_child = far_ratio(q, s_child.pos(), width_at(root_half, depth + step));
-        let pc = continue_probability(beta_max, beta_child);
-        if pc < 1.0 {
-            let r = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth, 1));
-            if r >= pc {
-                break;
-            }
-            inv_prob /= pc;
-        }
         node = next;
-        f_node = f_child;
-        s_node = s_child;
+        (f_node, s_node) = cell_term(v, k, q, node);
         depth += step;
     }
     est
 }
 
 /// `S` paths from stratum cell `c` at `depth`, averaged, plus the cell's own term.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn stratum<V: TreeView>(
     v: &V,
@@ -534,10 +537,11 @@ fn stratum<V: TreeView>(
     id: u32,
     c: i32,
     depth: u32,
+    beta_root: f32,
 ) -> f32 {
     let mut paths = 0.0f32;
     for s in 0..p.samples {
-        paths += path(v, p, q, key, id, s, c, depth);
+        paths += path(v, p, q, key, id, s, c, depth, beta_root);
     }
     math::fma(
         paths,
@@ -555,20 +559,21 @@ pub fn sbh_estimate<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64)
     let n = v.n();
     let root = v.root();
     let key = rng::draw_u64(p.seed, stream);
+    let beta_root = far_ratio(q, v.cell(root).pos(), width_at(v.root_half(), 0));
     let mut total = 0.0f32;
     for o in 0..8 {
         let ch = v.child(root, o);
         if ch < n {
             total += chain_terms(v, p.kernel, q, ch).0;
         } else if p.levels == 1 {
-            total += stratum(v, p, q, key, o, ch - n, 1);
+            total += stratum(v, p, q, key, o, ch - n, 1, beta_root);
         } else {
             for o2 in 0..8 {
                 let gc = v.child(ch - n, o2);
                 if gc < n {
                     total += chain_terms(v, p.kernel, q, gc).0;
                 } else {
-                    total += stratum(v, p, q, key, 8 * o + o2, gc - n, 2);
+                    total += stratum(v, p, q, key, 8 * o + o2, gc - n, 2, beta_root);
                 }
             }
         }
