@@ -290,3 +290,22 @@ fn winding_number_separates_inside_from_outside() {
         assert!((g - w).abs() < 0.1, "{got:?}");
     }
 }
+
+#[test]
+fn unbiased_on_a_deep_tree() {
+    // 2^15 sources: paths run 4–6 estimator levels deep (the 400-source trees above stop after
+    // one or two), through roulette in the far field and near-field chains of corrections.
+    let k = Kernel::Shifted.spec(0.1);
+    let src = uniform_sources(1 << 15, 21);
+    let t = SbhTree::build(&src);
+    let exact = cpu::brute_force(&src, &QUERIES, k).unwrap();
+    for levels in [1, 2] {
+        let stats = mean_and_se(&src, &t, k, 1, levels, 3000, true);
+        for (q, ((mean, se), want)) in stats.iter().zip(&exact).enumerate() {
+            assert!(
+                (mean - want).abs() <= 4.0 * se + 2e-6 * want.abs(),
+                "levels {levels} query {q}: mean {mean:.7e} exact {want:.7e} se {se:.2e}"
+            );
+        }
+    }
+}
