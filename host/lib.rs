@@ -15,6 +15,7 @@ pub mod bh;
 pub mod fem;
 pub mod repro;
 pub mod runtime;
+pub mod sbh;
 pub mod selftest;
 pub mod stats;
 

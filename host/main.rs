@@ -42,6 +42,9 @@ enum Command {
     },
     /// Barnes–Hut self-gravity: per-stage timings (GPU) and the error against direct summation.
     Gravity(GravityArgs),
+    /// Stochastic Barnes–Hut against Barnes–Hut and direct summation at query points: time and
+    /// mean/median/max absolute error of each.
+    Sbh(SbhArgs),
     /// Hex8 cantilever: assemble (CPU or GPU), clamp x = 0, load the free end, solve by PCG, and
     /// compare the tip deflection with Timoshenko beam theory.
     Fem {
@@ -133,6 +136,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Info { kernels } => info(cli.backend, kernels),
         Command::Selftest { n, seed } => selftest(cli.backend, n, seed),
         Command::Gravity(args) => gravity(cli.backend, args),
+        Command::Sbh(args) => sbh(cli.backend, args),
         Command::Fem {
             size,
             cells,
@@ -610,6 +614,144 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
     if let Some(path) = &a.vtu {
         export::vtu(path, &m, &r.displacement)?;
         println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+#[derive(clap::Args)]
+struct SbhArgs {
+    /// Sources: uniform in [-0.5, 0.5]³ with mass 1/M (a sphere's oriented samples for the
+    /// winding number). Default 2^20 on the GPU, 2^15 on the CPU backend.
+    #[arg(long)]
+    m: Option<usize>,
+    /// Query grid resolution (centres of res³ cells); default 100 on the GPU, 32 on the CPU.
+    #[arg(long)]
+    grid: Option<usize>,
+    /// Random queries instead of the grid: this many, uniform in the cube.
+    #[arg(long)]
+    random: Option<usize>,
+    /// Shuffle the query order (the paper's "shuffled" column).
+    #[arg(long)]
+    shuffle: bool,
+    /// Paths per stratum S.
+    #[arg(long, default_value_t = 1)]
+    samples: u32,
+    /// Far-field ratio β of the Barnes–Hut baseline.
+    #[arg(long, default_value_t = 2.0)]
+    beta: f32,
+    #[arg(long, value_enum, default_value_t = warpkit::sbh::Kernel::Shifted)]
+    kernel: warpkit::sbh::Kernel,
+    /// The kernel's parameter: δ (shifted), ε (plummer), α (smooth); default 0.1, 0.1, 50.
+    #[arg(long)]
+    param: Option<f32>,
+    /// Octree levels per estimator level: 2 (64-ary, the paper's d = 4) or 1 (octree).
+    #[arg(long, default_value_t = warpkit::device::sbh::WIDE_LEVELS)]
+    levels: u32,
+    /// Independent random streams per query instead of one per warp of 32 queries.
+    #[arg(long)]
+    incoherent: bool,
+    /// Timed repeats after one warm-up (GPU); medians are printed.
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
+    use std::time::Instant;
+    use warpkit::device::sbh::SbhParams;
+    use warpkit::sbh::{self as s, Kernel, SbhTree, cpu, error_stats, gpu as sgpu};
+    use warpkit::stats::median;
+    let backend = select(choice)?;
+    let on_gpu = backend.gpu().is_some();
+    let m = a.m.unwrap_or(if on_gpu { 1 << 20 } else { 1 << 15 });
+    let k = a.kernel.spec(a.param.unwrap_or(a.kernel.default_param()));
+    let src = if a.kernel == Kernel::Winding {
+        s::sphere_sources(m, 0.3, a.seed)
+    } else {
+        s::uniform_sources(m, a.seed)
+    };
+    let mut q = match a.random {
+        Some(n) => s::random_queries(n, a.seed),
+        None => s::grid_queries(a.grid.unwrap_or(if on_gpu { 100 } else { 32 })),
+    };
+    if a.shuffle {
+        warpkit::bh::scene::shuffle(&mut q, a.seed);
+    }
+    s::validate(&src, &q, k)?;
+    s::validate_samples(a.samples)?;
+    s::validate_beta(a.beta)?;
+    let p = SbhParams {
+        kernel: k,
+        samples: a.samples,
+        seed: a.seed,
+        levels: a.levels,
+    };
+    let coherent = !a.incoherent;
+    let t0 = Instant::now();
+    let tree = SbhTree::build(&src);
+    let build_ms = t0.elapsed().as_secs_f64() * 1e3;
+    println!(
+        "sbh: M = {m} sources, {} queries{}, kernel {:?} (param {}), S = {}, β = {}, levels {}, {} streams; tree built on the CPU in {build_ms:.1} ms ({} cells)",
+        q.len(),
+        if a.shuffle { " (shuffled)" } else { "" },
+        a.kernel,
+        k.param,
+        a.samples,
+        a.beta,
+        a.levels,
+        if coherent {
+            "warp-coherent"
+        } else {
+            "independent"
+        },
+        tree.tree.used_cells()
+    );
+    let rows: Vec<(&str, f64, Vec<f32>)>;
+    let exact: Vec<f64>;
+    let brute_ms;
+    if let Some(gpu) = backend.gpu() {
+        let dt = sgpu::DeviceTree::upload(gpu, &src, &tree)?;
+        let timed = |f: &dyn Fn() -> Result<(Vec<f32>, f64), sgpu::SbhGpuError>| -> Result<(Vec<f32>, f64)> {
+            let (out, _) = f()?;
+            let mut ms = Vec::new();
+            for _ in 0..a.repeats.max(1) {
+                ms.push(f()?.1);
+            }
+            Ok((out, median(&ms).unwrap_or(f64::NAN)))
+        };
+        let (sb, sb_ms) = timed(&|| sgpu::estimate(gpu, &src, &dt, &q, &p, coherent))?;
+        let (bh, bh_ms) = timed(&|| sgpu::barnes_hut(gpu, &src, &dt, &q, k, a.beta))?;
+        let (ex, ms) = sgpu::brute_force(gpu, &src, &dt, &q, k)?;
+        exact = ex;
+        brute_ms = ms;
+        rows = vec![("SBH", sb_ms, sb), ("BH", bh_ms, bh)];
+    } else {
+        let t = Instant::now();
+        let sb = cpu::estimate(&src, &tree, &q, &p, coherent)?;
+        let sb_ms = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        let bh = cpu::barnes_hut(&src, &tree, &q, k, a.beta)?;
+        let bh_ms = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        exact = cpu::brute_force(&src, &q, k)?;
+        brute_ms = t.elapsed().as_secs_f64() * 1e3;
+        rows = vec![("SBH", sb_ms, sb), ("BH", bh_ms, bh)];
+    }
+    println!("| method | time (ms) | mean abs error | median abs error | max abs error |");
+    println!("| --- | --- | --- | --- | --- |");
+    println!("| brute force (f64 sums) | {brute_ms:.2} | 0 | 0 | 0 |");
+    for (name, ms, vals) in &rows {
+        let e = error_stats(k, vals, &exact);
+        let label = if *name == "SBH" {
+            format!("SBH S = {}", a.samples)
+        } else {
+            format!("BH β = {}", a.beta)
+        };
+        println!(
+            "| {label} | {ms:.2} | {:.3e} | {:.3e} | {:.3e} |",
+            e.mean, e.median, e.max
+        );
     }
     Ok(())
 }

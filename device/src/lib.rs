@@ -7,8 +7,9 @@
 //! | module | what it holds | on the host |
 //! | --- | --- | --- |
 //! | [`gpu`] (nvptx only) | indices, barriers, fences, warp vote and shuffles, scoped atomics, static shared memory | absent |
-//! | [`math`] | sqrt, rsqrt, fma, exp2 as single PTX instructions | the same functions through `std` |
+//! | [`math`] | sqrt, rsqrt, fma, exp2, log2 as single PTX instructions | the same functions through `std` |
 //! | [`rng`] | a counter-based generator for reproducible inputs on either side | yes |
+//! | [`sbh`] | stochastic Barnes–Hut and Barnes–Hut at query points: kernel functions, estimators | formulas, CPU twin's traversal |
 //! | [`selftest`] | the warp-reduction self test and one probe kernel per intrinsic | formulas and launch shapes |
 #![no_std]
 #![cfg_attr(
@@ -25,6 +26,7 @@ pub mod fem;
 pub mod gpu;
 pub mod math;
 pub mod rng;
+pub mod sbh;
 pub mod selftest;
 
 /// Marks `#[repr(C)]` `Pod` types shared with kernels as valid cudarc buffer elements on the host

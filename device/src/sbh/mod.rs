@@ -1,0 +1,744 @@
+//! Stochastic Barnes–Hut fast summation, after Madan, Sharp, Williams, Museth, Levin, "Stochastic
+//! Barnes-Hut Approximation for Fast Summation on the GPU", SIGGRAPH 2025 (seed 004), and the
+//! deterministic Barnes–Hut evaluation at arbitrary query points that it is compared with.
+//!
+//! Both sum `F(q) = Σ_i w_i f(p_i, q)` over sources `p_i` for query points `q`, on the octree of
+//! `crate::bh` (sources are its bodies; a cell's summary `cell_pm` is its weight and weighted
+//! centre, plus, for the winding number, its summed area-weighted normal, the "dipole").
+//!
+//! The estimator ([`sbh_estimate`]), one query at a time:
+//! 1. *Telescoping paths.* Every cell `T` has a correction `Δ_T = Σ_{c ∈ children(T)} w_c f(p_c,
+//!    q) − w_T f(p_T, q)` (the paper's *contribution exchange*: the parent's Barnes–Hut term is
+//!    the control variate of its children's). Summed over all cells below a cell `C`,
+//!    `w_C f(p_C, q) + Σ_T Δ_T` is exactly the sum over `C`'s sources.
+//! 2. *Stratification over the root's children.* The root's children (in the 64-ary form, its
+//!    grandchildren: see [`SbhParams::levels`]) are the strata: their terms are summed exactly, and
+//!    each child cell starts `S` independent paths.
+//! 3. *Path sampling.* A path descends to one child chosen with probability proportional to its
+//!    weight (for equal weights, the paper's uniform source index), so cell `T` is reached with
+//!    probability `π_T = w_T / w_stratum`.
+//! 4. *Russian roulette.* The correction of a cell `c` on the path (the stratum's own included) is
+//!    evaluated with probability `min(1, max(1, β̂) / β̃_c)` where `β̃ = |q − p| / width` is the
+//!    far-field ratio and `β̂` the running maximum of `β̃` along the path from the root (far away,
+//!    the ratio is about 1/d per level for a tree that splits each axis d times); else the path
+//!    ends. `P_T` is the product of these probabilities.
+//! 5. Each reached cell adds `Δ_T / (π_T P_T)`; its expectation is `Σ_T Δ_T`, so the estimate is
+//!    unbiased (the paper's Theorem 3.1; `host/sbh` tests it statistically).
+//!
+//! Random numbers come from [`crate::rng`]: a stream per (seed, query stream) and, within it, a
+//! counter per (stratum, sample, depth, purpose), so path and roulette draws are independent and
+//! the CPU twin draws exactly what the kernel draws. With `coherent` streams the 32 queries of a
+//! warp share one stream: they choose the same children (the choice depends on weights only) and
+//! die in nested order, which keeps the warp on one path (the paper's "same seed across a warp").
+//!
+//! Tree access goes through [`TreeView`]: [`SliceTree`] on the host, [`RawTree`] in the kernels, so
+//! the traversal code below is the single copy both backends run.
+
+#[cfg(target_arch = "nvptx64")]
+mod kernels;
+
+use crate::bh::{Body, MAX_DEPTH};
+use crate::{math, rng};
+
+/// `-w / (r + δ)`: the softened potential of the paper's experiments (δ = 0.1 in their table).
+pub const KIND_SHIFTED: u32 = 0;
+/// `-w / sqrt(r² + ε²)`: the Plummer-softened potential.
+pub const KIND_PLUMMER: u32 = 1;
+/// `A · (p − q) / (4π |p − q|³)` with `A` the area-weighted normal: the winding number (solid
+/// angle of oriented surface samples).
+pub const KIND_WINDING: u32 = 2;
+/// `w exp(−α r)`: the smooth-distance sum; the distance is [`smooth_distance`] of the sum.
+pub const KIND_SMOOTH: u32 = 3;
+
+/// A kernel function: one of the `KIND_*` and its parameter (δ, ε, unused, α).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct KernelSpec {
+    pub kind: u32,
+    pub param: f32,
+}
+
+crate::shared_type!(KernelSpec);
+
+/// 1 / (4π).
+const INV_4PI: f32 = 0.25 * core::f32::consts::FRAC_1_PI;
+
+/// `w f(p, q)` for a source (or cell summary) `s` at `p = s.pos()` with weight `w = s.m` and
+/// dipole `a` (read only by the winding number).
+#[inline(always)]
+pub fn term(k: KernelSpec, q: [f32; 3], s: &Body, a: [f32; 3]) -> f32 {
+    let d = [s.x - q[0], s.y - q[1], s.z - q[2]];
+    let r2 = math::fma(d[0], d[0], math::fma(d[1], d[1], d[2] * d[2]));
+    match k.kind {
+        KIND_SHIFTED => -s.m / (math::sqrt(r2) + k.param),
+        KIND_PLUMMER => -s.m * math::rsqrt(math::fma(k.param, k.param, r2)),
+        KIND_WINDING => {
+            let inv = math::rsqrt(r2);
+            let ad = math::fma(a[0], d[0], math::fma(a[1], d[1], a[2] * d[2]));
+            ad * inv * inv * inv * INV_4PI
+        }
+        _ => s.m * math::exp(-k.param * math::sqrt(r2)),
+    }
+}
+
+/// The float64 form of [`term`], for the direct-summation reference.
+#[inline(always)]
+pub fn term_f64(k: KernelSpec, q: [f64; 3], p: [f64; 3], w: f64, a: [f64; 3]) -> f64 {
+    let d = [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
+    let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    let r = math::sqrt_f64(r2);
+    let param = k.param as f64;
+    match k.kind {
+        KIND_SHIFTED => -w / (r + param),
+        KIND_PLUMMER => -w / math::sqrt_f64(r2 + param * param),
+        KIND_WINDING => {
+            (a[0] * d[0] + a[1] * d[1] + a[2] * d[2]) / (4.0 * core::f64::consts::PI * r2 * r)
+        }
+        _ => {
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                w * (-param * r).exp()
+            }
+            #[cfg(target_arch = "nvptx64")]
+            {
+                w * math::exp((-param * r) as f32) as f64
+            }
+        }
+    }
+}
+
+/// The smooth distance `−ln(Σ w e^{−α r}) / α` from its sum (a sum ≤ 0, possible for a noisy
+/// estimate, is clamped to the smallest normal float: a large finite distance).
+#[inline(always)]
+pub fn smooth_distance(sum: f32, alpha: f32) -> f32 {
+    -math::ln(sum.max(f32::MIN_POSITIVE)) / alpha
+}
+
+/// Whether the kernel is infinite at `r = 0` (then no query may sit on a source).
+#[inline(always)]
+pub fn is_singular(k: KernelSpec) -> bool {
+    match k.kind {
+        KIND_SHIFTED | KIND_PLUMMER => k.param == 0.0,
+        KIND_WINDING => true,
+        _ => false,
+    }
+}
+
+/// Read access to an octree in `crate::bh`'s layout: child slots (`n + cell` for a cell, a body
+/// index heading a bucket chain through `next`, or negative for empty), cell summaries, bodies.
+pub trait TreeView {
+    /// Number of bodies: slot values `>= n` are cells.
+    fn n(&self) -> i32;
+    /// The root cell (the last one).
+    fn root(&self) -> i32;
+    /// Half the root cell's width.
+    fn root_half(&self) -> f32;
+    fn child(&self, cell: i32, octant: u32) -> i32;
+    fn next(&self, body: i32) -> i32;
+    fn body(&self, i: i32) -> Body;
+    fn cell(&self, c: i32) -> Body;
+    /// Area-weighted normal of body `i` (winding number only).
+    fn body_dipole(&self, i: i32) -> [f32; 3];
+    /// Summed area-weighted normal of cell `c` (winding number only).
+    fn cell_dipole(&self, c: i32) -> [f32; 3];
+}
+
+/// A tree in host slices. `body_dipole` and `cell_dipole` may be empty unless the kernel is the
+/// winding number.
+#[derive(Clone, Copy, Debug)]
+pub struct SliceTree<'a> {
+    pub bodies: &'a [Body],
+    pub body_dipole: &'a [[f32; 3]],
+    pub child: &'a [i32],
+    pub next: &'a [i32],
+    pub cell_pm: &'a [Body],
+    pub cell_dipole: &'a [[f32; 3]],
+    pub root_half: f32,
+}
+
+impl TreeView for SliceTree<'_> {
+    #[inline(always)]
+    fn n(&self) -> i32 {
+        self.bodies.len() as i32
+    }
+    #[inline(always)]
+    fn root(&self) -> i32 {
+        self.cell_pm.len() as i32 - 1
+    }
+    #[inline(always)]
+    fn root_half(&self) -> f32 {
+        self.root_half
+    }
+    #[inline(always)]
+    fn child(&self, cell: i32, octant: u32) -> i32 {
+        self.child[crate::bh::slot(cell, octant)]
+    }
+    #[inline(always)]
+    fn next(&self, body: i32) -> i32 {
+        self.next[body as usize]
+    }
+    #[inline(always)]
+    fn body(&self, i: i32) -> Body {
+        self.bodies[i as usize]
+    }
+    #[inline(always)]
+    fn cell(&self, c: i32) -> Body {
+        self.cell_pm[c as usize]
+    }
+    #[inline(always)]
+    fn body_dipole(&self, i: i32) -> [f32; 3] {
+        self.body_dipole[i as usize]
+    }
+    #[inline(always)]
+    fn cell_dipole(&self, c: i32) -> [f32; 3] {
+        self.cell_dipole[c as usize]
+    }
+}
+
+/// A tree in device memory, read through raw pointers (the kernels' view).
+#[derive(Clone, Copy, Debug)]
+pub struct RawTree {
+    bodies: *const Body,
+    body_dipole: *const [f32; 3],
+    child: *const i32,
+    next: *const i32,
+    cell_pm: *const Body,
+    cell_dipole: *const [f32; 3],
+    n: i32,
+    cells: i32,
+    root_half: f32,
+}
+
+impl RawTree {
+    /// # Safety
+    /// `bodies` and `next` hold `n` entries, `cell_pm` `cells`, `child` `8 * cells`, forming a
+    /// complete tree of `crate::bh`'s layout whose root has half-width `root_half`; the dipole
+    /// arrays hold as many entries as bodies and cells, or are null when the winding number is
+    /// not evaluated. Everything stays valid and unchanged while the view is used.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub unsafe fn new(
+        bodies: *const Body,
+        body_dipole: *const [f32; 3],
+        child: *const i32,
+        next: *const i32,
+        cell_pm: *const Body,
+        cell_dipole: *const [f32; 3],
+        n: u32,
+        cells: u32,
+        root_half: f32,
+    ) -> Self {
+        RawTree {
+            bodies,
+            body_dipole,
+            child,
+            next,
+            cell_pm,
+            cell_dipole,
+            n: n as i32,
+            cells: cells as i32,
+            root_half,
+        }
+    }
+}
+
+// SAFETY (every read below): indices come from the tree itself, which the contract of
+// `RawTree::new` makes complete and in bounds.
+impl TreeView for RawTree {
+    #[inline(always)]
+    fn n(&self) -> i32 {
+        self.n
+    }
+    #[inline(always)]
+    fn root(&self) -> i32 {
+        self.cells - 1
+    }
+    #[inline(always)]
+    fn root_half(&self) -> f32 {
+        self.root_half
+    }
+    #[inline(always)]
+    fn child(&self, cell: i32, octant: u32) -> i32 {
+        unsafe { *self.child.add(crate::bh::slot(cell, octant)) }
+    }
+    #[inline(always)]
+    fn next(&self, body: i32) -> i32 {
+        unsafe { *self.next.add(body as usize) }
+    }
+    #[inline(always)]
+    fn body(&self, i: i32) -> Body {
+        unsafe { *self.bodies.add(i as usize) }
+    }
+    #[inline(always)]
+    fn cell(&self, c: i32) -> Body {
+        unsafe { *self.cell_pm.add(c as usize) }
+    }
+    #[inline(always)]
+    fn body_dipole(&self, i: i32) -> [f32; 3] {
+        unsafe { *self.body_dipole.add(i as usize) }
+    }
+    #[inline(always)]
+    fn cell_dipole(&self, c: i32) -> [f32; 3] {
+        unsafe { *self.cell_dipole.add(c as usize) }
+    }
+}
+
+/// The term of body `i` and its weight.
+#[inline(always)]
+fn body_term<V: TreeView>(v: &V, k: KernelSpec, q: [f32; 3], i: i32) -> (f32, f32) {
+    let b = v.body(i);
+    let a = if k.kind == KIND_WINDING {
+        v.body_dipole(i)
+    } else {
+        [0.0; 3]
+    };
+    (term(k, q, &b, a), b.m)
+}
+
+/// The Barnes–Hut term of cell `c` (its summary as one source) and its summary.
+#[inline(always)]
+fn cell_term<V: TreeView>(v: &V, k: KernelSpec, q: [f32; 3], c: i32) -> (f32, Body) {
+    let s = v.cell(c);
+    let a = if k.kind == KIND_WINDING {
+        v.cell_dipole(c)
+    } else {
+        [0.0; 3]
+    };
+    (term(k, q, &s, a), s)
+}
+
+/// The summed terms and weights of the bodies in the bucket chain that starts at `b`.
+#[inline(always)]
+fn chain_terms<V: TreeView>(v: &V, k: KernelSpec, q: [f32; 3], mut b: i32) -> (f32, f32) {
+    let (mut f, mut w) = (0.0, 0.0);
+    while b >= 0 {
+        let (fb, wb) = body_term(v, k, q, b);
+        f += fb;
+        w += wb;
+        b = v.next(b);
+    }
+    (f, w)
+}
+
+/// Width of a cell at `depth` below a root of half-width `root_half`.
+#[inline(always)]
+pub fn width_at(root_half: f32, depth: u32) -> f32 {
+    2.0 * root_half / (1u64 << depth) as f32
+}
+
+/// The far-field ratio `β̃ = |q − p| / width` of a cell whose centre is `p`.
+#[inline(always)]
+pub fn far_ratio(q: [f32; 3], p: [f32; 3], width: f32) -> f32 {
+    math::sqrt(crate::bh::dist2(q, p)) / width
+}
+
+/// The roulette's continuation probability into a child whose far-field ratio is `beta_child`,
+/// after a path whose largest ratio so far is `beta_max`: `min(1, max(1, β̂) / β̃_c)`. Near field
+/// (ratios below 1) always continues; far field continues with about the ratio of successive
+/// widths (1/2 for an octree).
+#[inline(always)]
+pub fn continue_probability(beta_max: f32, beta_child: f32) -> f32 {
+    let p = beta_max.max(1.0) / beta_child;
+    // β̃_c = 0 (query on the centre) gives +inf: continue. NaN cannot arise from valid input.
+    if p >= 1.0 { 1.0 } else { p }
+}
+
+/// Threads per block of the query kernels.
+pub const QUERY_BLOCK: u32 = 128;
+
+/// Parameters of one stochastic estimate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SbhParams {
+    pub kernel: KernelSpec,
+    /// Paths per stratum, `S ≥ 1`.
+    pub samples: u32,
+    pub seed: u64,
+    /// Octree levels per level of the estimator's tree, 1 or 2: with 2, a node's children are
+    /// its grandchildren (and its body children), which makes the octree the paper's 64-ary tree
+    /// (4 splits per axis). Any other value is treated as 2.
+    pub levels: u32,
+}
+
+/// Octree levels per estimator level of the paper's tree (64 children: d = 4 splits per axis).
+pub const WIDE_LEVELS: u32 = 2;
+
+/// Index of a query's random stream: the query itself, or with `coherent` its warp (32
+/// consecutive queries share every draw).
+#[inline(always)]
+pub fn stream_of(query: u32, coherent: bool) -> u64 {
+    if coherent {
+        (query / crate::WARP_SIZE) as u64
+    } else {
+        query as u64
+    }
+}
+
+/// Counter of a draw within a query's stream: stratum, sample, octree depth and purpose (0: the
+/// child of the path, 1: the roulette) never collide.
+#[inline(always)]
+fn draw_index(stratum: u32, sample: u32, samples: u32, depth: u32, purpose: u32) -> u64 {
+    (((stratum as u64 * samples as u64 + sample as u64) * 64 + depth as u64) << 1) | purpose as u64
+}
+
+/// The terms and weights of the slots of `cell`: a child cell by its summary, a bucket chain by
+/// its bodies. Returns (Σ terms, Σ weights).
+#[inline(always)]
+fn slot_terms<V: TreeView>(v: &V, k: KernelSpec, q: [f32; 3], cell: i32) -> (f32, f32) {
+    let n = v.n();
+    let (mut f, mut w) = (0.0, 0.0);
+    for o in 0..8 {
+        let ch = v.child(cell, o);
+        let (fc, wc) = if ch >= n {
+            let (fc, s) = cell_term(v, k, q, ch - n);
+            (fc, s.m)
+        } else {
+            chain_terms(v, k, q, ch)
+        };
+        f += fc;
+        w += wc;
+    }
+    (f, w)
+}
+
+/// Σ of the terms of the estimator-level children of `cell`: its slots when `wide` is false, else
+/// the slots of its child cells and its own bucket chains.
+#[inline(always)]
+fn children_terms<V: TreeView>(v: &V, k: KernelSpec, q: [f32; 3], cell: i32, wide: bool) -> f32 {
+    if !wide {
+        return slot_terms(v, k, q, cell).0;
+    }
+    let n = v.n();
+    let mut f = 0.0;
+    for o in 0..8 {
+        let ch = v.child(cell, o);
+        f += if ch >= n {
+            slot_terms(v, k, q, ch - n).0
+        } else {
+            chain_terms(v, k, q, ch).0
+        };
+    }
+    f
+}
+
+/// One child slot of `cell` drawn with probability proportional to its weight, from the uniform
+/// `u`: (slot value, the probability's inverse). The last non-empty slot catches a draw that
+/// rounding leaves past the running sum.
+#[inline(always)]
+fn pick_slot<V: TreeView>(v: &V, cell: i32, u: f32) -> (i32, f32) {
+    let n = v.n();
+    let mut slots = [0i32; 8];
+    let mut weights = [0.0f32; 8];
+    let mut total = 0.0f32;
+    for o in 0..8 {
+        let ch = v.child(cell, o);
+        slots[o as usize] = ch;
+        let w = if ch >= n {
+            v.cell(ch - n).m
+        } else {
+            let mut b = ch;
+            let mut w = 0.0;
+            while b >= 0 {
+                w += v.body(b).m;
+                b = v.next(b);
+            }
+            w
+        };
+        weights[o as usize] = w;
+        total += w;
+    }
+    let u = u * total;
+    let (mut pick, mut pick_w, mut acc, mut found) = (-1i32, 1.0f32, 0.0f32, false);
+    for o in 0..8 {
+        let w = weights[o];
+        if w > 0.0 && !found {
+            acc += w;
+            pick = slots[o];
+            pick_w = w;
+            found = u < acc;
+        }
+    }
+    (pick, total / pick_w)
+}
+
+/// One telescoping path from the stratum cell `c` at octree depth `depth`, returning
+/// `Σ Δ_T / (π_T P_T)` over the cells it reaches. `beta_root` is the root's far-field ratio, the
+/// running maximum's start: the stratum's own correction is rouletted too.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn path<V: TreeView>(
+    v: &V,
+    p: &SbhParams,
+    q: [f32; 3],
+    key: u64,
+    stratum: u32,
+    sample: u32,
+    c: i32,
+    mut depth: u32,
+    beta_root: f32,
+) -> f32 {
+    let n = v.n();
+    let k = p.kernel;
+    let wide = p.levels != 1;
+    let step = if wide { 2 } else { 1 };
+    let root_half = v.root_half();
+    let mut est = 0.0f32;
+    let mut node = c;
+    // 1 / (π_T P_T): inverse probability of having reached and kept evaluating `node`.
+    let mut inv_prob = 1.0f32;
+    let mut beta_max = beta_root;
+    let (mut f_node, mut s_node) = cell_term(v, k, q, node);
+    // A path is at most MAX_DEPTH cells deep; the bound keeps the loop finite on any input.
+    while (depth as usize) < MAX_DEPTH {
+        // Roulette: evaluate this cell's correction with probability min(1, max(1, β̂) / β̃).
+        let beta = far_ratio(q, s_node.pos(), width_at(root_half, depth));
+        let pc = continue_probability(beta_max, beta);
+        if pc < 1.0 {
+            let r = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth, 1));
+            if r >= pc {
+                break;
+            }
+            inv_prob /= pc;
+        }
+        beta_max = beta_max.max(beta);
+        // Contribution exchange: the children's terms minus the node's own.
+        let children = children_terms(v, k, q, node, wide);
+        est = math::fma(children - f_node, inv_prob, est);
+        // Path: a child (then, wide, a grandchild) with probability proportional to weight.
+        let mut next = node;
+        let mut leaf = false;
+        for l in 0..step {
+            let u = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth + l, 0));
+            let (pick, inv) = pick_slot(v, next, u);
+            inv_prob *= inv;
+            if pick < n {
+                leaf = true; // a body or bucket: its terms are exact, the path ends
+                break;
+            }
+            next = pick - n;
+        }
+        if leaf {
+            break;
+        }
+        node = next;
+        (f_node, s_node) = cell_term(v, k, q, node);
+        depth += step;
+    }
+    est
+}
+
+/// `S` paths from stratum cell `c` at `depth`, averaged, plus the cell's own term.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn stratum<V: TreeView>(
+    v: &V,
+    p: &SbhParams,
+    q: [f32; 3],
+    key: u64,
+    id: u32,
+    c: i32,
+    depth: u32,
+    beta_root: f32,
+) -> f32 {
+    let mut paths = 0.0f32;
+    for s in 0..p.samples {
+        paths += path(v, p, q, key, id, s, c, depth, beta_root);
+    }
+    math::fma(
+        paths,
+        1.0 / p.samples as f32,
+        cell_term(v, p.kernel, q, c).0,
+    )
+}
+
+/// The stochastic Barnes–Hut estimate of `Σ_i w_i f(p_i, q)`: the root's estimator-level
+/// children (its 8 children, or with `levels = 2` its 64 grandchildren) are the strata, summed
+/// exactly, and `S = p.samples` telescoping paths from each stratum cell are averaged (module
+/// docs). `stream` selects the random stream ([`stream_of`]). Unbiased for `S ≥ 1`.
+#[inline(always)]
+pub fn sbh_estimate<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64) -> f32 {
+    let n = v.n();
+    let root = v.root();
+    let key = rng::draw_u64(p.seed, stream);
+    let beta_root = far_ratio(q, v.cell(root).pos(), width_at(v.root_half(), 0));
+    let mut total = 0.0f32;
+    for o in 0..8 {
+        let ch = v.child(root, o);
+        if ch < n {
+            total += chain_terms(v, p.kernel, q, ch).0;
+        } else if p.levels == 1 {
+            total += stratum(v, p, q, key, o, ch - n, 1, beta_root);
+        } else {
+            for o2 in 0..8 {
+                let gc = v.child(ch - n, o2);
+                if gc < n {
+                    total += chain_terms(v, p.kernel, q, gc).0;
+                } else {
+                    total += stratum(v, p, q, key, 8 * o + o2, gc - n, 2, beta_root);
+                }
+            }
+        }
+    }
+    total
+}
+
+/// Capacity of the deterministic traversal's stack: a popped cell pushes at most 8 children, so
+/// the stack holds at most 7 per level plus one cell's 8.
+pub const BH_STACK: usize = 7 * MAX_DEPTH + 8;
+
+/// Deterministic Barnes–Hut at query `q`: a cell whose far-field ratio `|q − p| / width` is at
+/// least `beta` is used whole, others are opened; bodies are summed exactly. `beta = ∞` (or any
+/// value above every ratio) gives the exact sum.
+#[inline(always)]
+pub fn bh_estimate<V: TreeView>(v: &V, k: KernelSpec, beta: f32, q: [f32; 3]) -> f32 {
+    let n = v.n();
+    let root_half = v.root_half();
+    let beta2 = beta * beta;
+    // Entries: cell * 32 + depth (cells < 2^26 and depth ≤ 30, so it fits an i32).
+    let mut stack = [0i32; BH_STACK];
+    stack[0] = v.root() * 32;
+    let mut top = 1usize;
+    let mut total = 0.0f32;
+    while top > 0 {
+        top -= 1;
+        let e = stack[top];
+        let (cell, depth) = (e >> 5, (e & 31) as u32);
+        for o in 0..8 {
+            let ch = v.child(cell, o);
+            if ch >= n {
+                let (f, s) = cell_term(v, k, q, ch - n);
+                let w = width_at(root_half, depth + 1);
+                if crate::bh::dist2(q, s.pos()) >= beta2 * w * w || top >= BH_STACK {
+                    total += f;
+                } else {
+                    stack[top] = (ch - n) * 32 + depth as i32 + 1;
+                    top += 1;
+                }
+            } else {
+                total += chain_terms(v, k, q, ch).0;
+            }
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(x: f32, y: f32, z: f32, m: f32) -> Body {
+        Body { x, y, z, m }
+    }
+
+    #[test]
+    fn kernels_match_their_float64_forms() {
+        let q = [0.1, -0.2, 0.3];
+        let s = src(0.7, 0.4, -0.5, 2.0);
+        let a = [0.3, -0.4, 0.5];
+        for k in [
+            KernelSpec {
+                kind: KIND_SHIFTED,
+                param: 0.1,
+            },
+            KernelSpec {
+                kind: KIND_PLUMMER,
+                param: 0.05,
+            },
+            KernelSpec {
+                kind: KIND_WINDING,
+                param: 0.0,
+            },
+            KernelSpec {
+                kind: KIND_SMOOTH,
+                param: 3.0,
+            },
+        ] {
+            let f = term(k, q, &s, a) as f64;
+            let g = term_f64(
+                k,
+                q.map(|x| x as f64),
+                s.pos().map(|x| x as f64),
+                s.m as f64,
+                a.map(|x| x as f64),
+            );
+            assert!((f - g).abs() < 1e-6 * g.abs(), "kind {} {f} {g}", k.kind);
+        }
+        // The paper's form at r = 1, δ = 0.1: -1 / 1.1.
+        let k = KernelSpec {
+            kind: KIND_SHIFTED,
+            param: 0.1,
+        };
+        assert!((term(k, [0.0; 3], &src(1.0, 0.0, 0.0, 1.0), [0.0; 3]) + 1.0 / 1.1).abs() < 1e-7);
+    }
+
+    #[test]
+    fn winding_number_of_a_closed_sphere_is_one_inside() {
+        // A small sphere sampled at its poles and equator: at the centre each sample's solid angle
+        // is a_i / (4π R²) exactly, so the total is Σ a_i / 4πR² = 1.
+        let r = 0.5f32;
+        let area = 4.0 * core::f32::consts::PI * r * r / 6.0;
+        let k = KernelSpec {
+            kind: KIND_WINDING,
+            param: 0.0,
+        };
+        let dirs = [
+            [1.0, 0.0, 0.0],
+            [-1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, -1.0, 0.0],
+            [0.0, 0.0, 1.0],
+            [0.0, 0.0, -1.0],
+        ];
+        let w: f32 = dirs
+            .iter()
+            .map(|d: &[f32; 3]| {
+                let s = src(r * d[0], r * d[1], r * d[2], area);
+                term(k, [0.0; 3], &s, d.map(|x| x * area))
+            })
+            .sum();
+        assert!((w - 1.0).abs() < 1e-6, "{w}");
+    }
+
+    #[test]
+    fn smooth_distance_of_one_source_is_its_distance() {
+        let k = KernelSpec {
+            kind: KIND_SMOOTH,
+            param: 20.0,
+        };
+        let sum = term(k, [0.0; 3], &src(0.3, 0.4, 0.0, 1.0), [0.0; 3]);
+        assert!((smooth_distance(sum, 20.0) - 0.5).abs() < 1e-5);
+        assert!(smooth_distance(-1.0, 1.0).is_finite());
+    }
+
+    #[test]
+    fn roulette_probability() {
+        assert_eq!(continue_probability(0.5, 0.8), 1.0); // near field
+        assert_eq!(continue_probability(4.0, 8.0), 0.5); // far field, one level down
+        assert_eq!(continue_probability(4.0, 0.0), 1.0);
+        assert!(is_singular(KernelSpec {
+            kind: KIND_SHIFTED,
+            param: 0.0
+        }));
+        assert!(!is_singular(KernelSpec {
+            kind: KIND_SHIFTED,
+            param: 0.1
+        }));
+        assert!(is_singular(KernelSpec {
+            kind: KIND_WINDING,
+            param: 0.0
+        }));
+    }
+
+    #[test]
+    fn draw_indices_are_distinct() {
+        let mut seen = std::collections::HashSet::new();
+        for st in 0..8 {
+            for s in 0..3 {
+                for d in 0..=MAX_DEPTH as u32 {
+                    for p in 0..2 {
+                        assert!(seen.insert(draw_index(st, s, 3, d, p)));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! The CPU twin: the device crate's traversals over host slices, one rayon task per query. With the
+//! same seed and streams it draws exactly the random numbers the GPU kernel draws, so the two differ
+//! only by float32 rounding (`rsqrt`, `exp`, `log2` are approximate on the device).
+
+use super::{SbhError, SbhTree, Sources, validate, validate_beta, validate_samples};
+use crate::device::sbh::{self as dev, KernelSpec, SbhParams};
+use rayon::prelude::*;
+
+/// Stochastic Barnes–Hut sums at `queries` (see `warpkit_device::sbh::sbh_estimate`); `coherent`
+/// shares one random stream among each 32 consecutive queries, as a warp does on the GPU.
+pub fn estimate(
+    src: &Sources,
+    tree: &SbhTree,
+    queries: &[[f32; 3]],
+    p: &SbhParams,
+    coherent: bool,
+) -> Result<Vec<f32>, SbhError> {
+    validate(src, queries, p.kernel)?;
+    validate_samples(p.samples)?;
+    let v = tree.view(src);
+    Ok(queries
+        .par_iter()
+        .enumerate()
+        .map(|(i, &q)| dev::sbh_estimate(&v, p, q, dev::stream_of(i as u32, coherent)))
+        .collect())
+}
+
+/// Deterministic Barnes–Hut sums at `queries` with far-field ratio `beta`.
+pub fn barnes_hut(
+    src: &Sources,
+    tree: &SbhTree,
+    queries: &[[f32; 3]],
+    k: KernelSpec,
+    beta: f32,
+) -> Result<Vec<f32>, SbhError> {
+    validate(src, queries, k)?;
+    validate_beta(beta)?;
+    let v = tree.view(src);
+    Ok(queries
+        .par_iter()
+        .map(|&q| dev::bh_estimate(&v, k, beta, q))
+        .collect())
+}
+
+/// Direct summation in float64: the reference.
+pub fn brute_force(
+    src: &Sources,
+    queries: &[[f32; 3]],
+    k: KernelSpec,
+) -> Result<Vec<f64>, SbhError> {
+    validate(src, queries, k)?;
+    let winding = k.kind == dev::KIND_WINDING;
+    Ok(queries
+        .par_iter()
+        .map(|q| {
+            let q = q.map(|c| c as f64);
+            src.bodies
+                .iter()
+                .enumerate()
+                .map(|(j, b)| {
+                    let a = if winding {
+                        src.dipoles[j].map(|c| c as f64)
+                    } else {
+                        [0.0; 3]
+                    };
+                    dev::term_f64(k, q, b.pos().map(|c| c as f64), b.m as f64, a)
+                })
+                .sum()
+        })
+        .collect())
+}

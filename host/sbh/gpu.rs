@@ -1,0 +1,181 @@
+//! GPU launchers: the tree (built on the CPU, see [`super::SbhTree::build`]) is uploaded once with
+//! [`DeviceTree::upload`]; each evaluation uploads its queries, launches one kernel timed with CUDA
+//! events, and downloads the sums.
+
+use super::{SbhError, SbhTree, Sources, validate, validate_beta, validate_samples};
+use crate::device::bh::Body;
+use crate::device::sbh::{self as dev, KernelSpec, SbhParams};
+use crate::runtime::{CudaSlice, Gpu, GpuError, grid_for};
+
+/// Failures of a GPU evaluation.
+#[derive(Debug, thiserror::Error)]
+pub enum SbhGpuError {
+    #[error(transparent)]
+    Input(#[from] SbhError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+}
+
+/// The sources and their tree in device memory.
+pub struct DeviceTree {
+    bodies: CudaSlice<Body>,
+    /// Absent (a null pointer to the kernels) unless the sources carry dipoles.
+    body_dipole: Option<CudaSlice<[f32; 3]>>,
+    child: CudaSlice<i32>,
+    next: CudaSlice<i32>,
+    cell_pm: CudaSlice<Body>,
+    cell_dipole: Option<CudaSlice<[f32; 3]>>,
+    n: u32,
+    cells: u32,
+    root_half: f32,
+}
+
+impl DeviceTree {
+    /// Uploads `src` and its tree.
+    pub fn upload(gpu: &Gpu, src: &Sources, t: &SbhTree) -> Result<Self, GpuError> {
+        let opt = |v: &[[f32; 3]]| -> Result<Option<CudaSlice<[f32; 3]>>, GpuError> {
+            if v.is_empty() {
+                Ok(None)
+            } else {
+                gpu.upload(v).map(Some)
+            }
+        };
+        Ok(DeviceTree {
+            bodies: gpu.upload(&src.bodies)?,
+            body_dipole: opt(&src.dipoles)?,
+            child: gpu.upload(&t.tree.child)?,
+            next: gpu.upload(&t.tree.next)?,
+            cell_pm: gpu.upload(&t.tree.cell_pm)?,
+            cell_dipole: opt(&t.cell_dipole)?,
+            n: src.bodies.len() as u32,
+            cells: t.tree.cells() as u32,
+            root_half: t.root_half,
+        })
+    }
+}
+
+/// Stochastic Barnes–Hut sums at `queries` (`sbh_estimate_kernel`) and the kernel's time in ms.
+/// Same seed and `coherent` as [`super::cpu::estimate`] → the same random numbers.
+pub fn estimate(
+    gpu: &Gpu,
+    src: &Sources,
+    dt: &DeviceTree,
+    queries: &[[f32; 3]],
+    p: &SbhParams,
+    coherent: bool,
+) -> Result<(Vec<f32>, f64), SbhGpuError> {
+    validate(src, queries, p.kernel)?;
+    validate_samples(p.samples)?;
+    let k = gpu.kernel("sbh_estimate_kernel")?;
+    let nq = queries.len() as u32;
+    let d_q = gpu.upload(queries)?;
+    let mut d_out = gpu.alloc_poisoned::<f32>(queries.len())?;
+    let null = 0u64;
+    let coherent = coherent as u32;
+    // SAFETY: the tree buffers form a complete tree of n bodies and `cells` cells (uploaded from
+    // one `SbhTree`); nq queries in, nq sums out; dipoles present whenever the sources have them,
+    // and validate() requires them for the winding number.
+    let ((), ms) = gpu.time(|| unsafe {
+        let mut l = gpu.launch(&k);
+        l.arg(&dt.bodies);
+        match &dt.body_dipole {
+            Some(d) => l.arg(d),
+            None => l.arg(&null),
+        };
+        l.arg(&dt.child).arg(&dt.next).arg(&dt.cell_pm);
+        match &dt.cell_dipole {
+            Some(d) => l.arg(d),
+            None => l.arg(&null),
+        };
+        l.arg(&dt.n)
+            .arg(&dt.cells)
+            .arg(&dt.root_half)
+            .arg(&d_q)
+            .arg(&nq)
+            .arg(&p.kernel.kind)
+            .arg(&p.kernel.param)
+            .arg(&p.samples)
+            .arg(&p.seed)
+            .arg(&p.levels)
+            .arg(&coherent)
+            .arg(&mut d_out)
+            .run(grid_for(nq, dev::QUERY_BLOCK))
+    })?;
+    Ok((gpu.download(&d_out)?, ms))
+}
+
+/// Deterministic Barnes–Hut sums at `queries` (`sbh_bh_kernel`) and the kernel's time in ms.
+pub fn barnes_hut(
+    gpu: &Gpu,
+    src: &Sources,
+    dt: &DeviceTree,
+    queries: &[[f32; 3]],
+    kspec: KernelSpec,
+    beta: f32,
+) -> Result<(Vec<f32>, f64), SbhGpuError> {
+    validate(src, queries, kspec)?;
+    validate_beta(beta)?;
+    let k = gpu.kernel("sbh_bh_kernel")?;
+    let nq = queries.len() as u32;
+    let d_q = gpu.upload(queries)?;
+    let mut d_out = gpu.alloc_poisoned::<f32>(queries.len())?;
+    let null = 0u64;
+    // SAFETY: as in `estimate`.
+    let ((), ms) = gpu.time(|| unsafe {
+        let mut l = gpu.launch(&k);
+        l.arg(&dt.bodies);
+        match &dt.body_dipole {
+            Some(d) => l.arg(d),
+            None => l.arg(&null),
+        };
+        l.arg(&dt.child).arg(&dt.next).arg(&dt.cell_pm);
+        match &dt.cell_dipole {
+            Some(d) => l.arg(d),
+            None => l.arg(&null),
+        };
+        l.arg(&dt.n)
+            .arg(&dt.cells)
+            .arg(&dt.root_half)
+            .arg(&d_q)
+            .arg(&nq)
+            .arg(&kspec.kind)
+            .arg(&kspec.param)
+            .arg(&beta)
+            .arg(&mut d_out)
+            .run(grid_for(nq, dev::QUERY_BLOCK))
+    })?;
+    Ok((gpu.download(&d_out)?, ms))
+}
+
+/// Direct summation (`sbh_brute_force`: float32 terms, float64 sums) and its time in ms.
+pub fn brute_force(
+    gpu: &Gpu,
+    src: &Sources,
+    dt: &DeviceTree,
+    queries: &[[f32; 3]],
+    kspec: KernelSpec,
+) -> Result<(Vec<f64>, f64), SbhGpuError> {
+    validate(src, queries, kspec)?;
+    let k = gpu.kernel("sbh_brute_force")?;
+    let nq = queries.len() as u32;
+    let d_q = gpu.upload(queries)?;
+    let mut d_out = gpu.alloc_poisoned::<f64>(queries.len())?;
+    let null = 0u64;
+    // SAFETY: n bodies (and dipoles when present), nq queries in, nq sums out.
+    let ((), ms) = gpu.time(|| unsafe {
+        let mut l = gpu.launch(&k);
+        l.arg(&dt.bodies);
+        match &dt.body_dipole {
+            Some(d) => l.arg(d),
+            None => l.arg(&null),
+        };
+        l.arg(&dt.n)
+            .arg(&d_q)
+            .arg(&nq)
+            .arg(&kspec.kind)
+            .arg(&kspec.param)
+            .arg(&mut d_out)
+            .run(grid_for(nq, dev::QUERY_BLOCK))
+    })?;
+    Ok((gpu.download(&d_out)?, ms))
+}

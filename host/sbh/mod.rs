@@ -1,0 +1,339 @@
+//! Stochastic Barnes–Hut (Madan et al., SIGGRAPH 2025) and deterministic Barnes–Hut at query
+//! points: sources, queries, validation, the tree with its dipole summary, error statistics, and
+//! the two backends ([`cpu`] twin and [`gpu`] launchers) over the formulas and traversals of
+//! `warpkit_device::sbh` (whose module docs describe the estimator).
+//!
+//! Trees: the octree of [`crate::bh`], built on the CPU by [`crate::bh::cpu::build_tree`] and
+//! uploaded for the GPU ([`gpu::DeviceTree::upload`]), as the paper's authors build theirs; the
+//! 64-ary tree of the issue and a GPU-built tree are not done yet.
+
+pub mod cpu;
+pub mod gpu;
+#[cfg(test)]
+mod tests;
+
+use crate::bh::{Tree, cpu::build_tree};
+use crate::device::bh::{self as dbh, Body};
+use crate::device::rng;
+use crate::device::sbh::{self as dev, KernelSpec, SliceTree};
+use std::collections::HashMap;
+
+/// The kernel functions of the paper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kernel {
+    /// `-w / (r + δ)`, the authors' softened potential (their table: δ = 0.1).
+    Shifted,
+    /// `-w / sqrt(r² + ε²)`, the Plummer-softened potential.
+    Plummer,
+    /// The winding number of oriented surface samples (solid angle).
+    Winding,
+    /// The smooth distance `-ln(Σ w e^{-α r}) / α`.
+    Smooth,
+}
+
+impl Kernel {
+    /// The device form with parameter δ, ε, (unused), α.
+    pub fn spec(self, param: f32) -> KernelSpec {
+        let kind = match self {
+            Kernel::Shifted => dev::KIND_SHIFTED,
+            Kernel::Plummer => dev::KIND_PLUMMER,
+            Kernel::Winding => dev::KIND_WINDING,
+            Kernel::Smooth => dev::KIND_SMOOTH,
+        };
+        KernelSpec { kind, param }
+    }
+
+    /// The parameter of the paper's experiments: δ = 0.1, ε = 0.1, α = 50.
+    pub fn default_param(self) -> f32 {
+        match self {
+            Kernel::Shifted | Kernel::Plummer => 0.1,
+            Kernel::Winding => 0.0,
+            Kernel::Smooth => 50.0,
+        }
+    }
+}
+
+/// The field reported for a summed value: the sum itself, or the smooth distance of it.
+pub fn field(k: KernelSpec, sum: f64) -> f64 {
+    if k.kind == dev::KIND_SMOOTH {
+        dev::smooth_distance(sum as f32, k.param) as f64
+    } else {
+        sum
+    }
+}
+
+/// Source points with weights (`Body::m`: mass, or area for the winding number) and, for the
+/// winding number, area-weighted normals (`dipoles`, else empty).
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    pub bodies: Vec<Body>,
+    pub dipoles: Vec<[f32; 3]>,
+}
+
+/// M point masses uniform in [-0.5, 0.5]³ with mass 1/M (the paper's table).
+pub fn uniform_sources(m: usize, seed: u64) -> Sources {
+    Sources {
+        bodies: crate::bh::scene::uniform(m, seed),
+        dipoles: Vec::new(),
+    }
+}
+
+/// M oriented samples uniform on a sphere of radius `r` at the origin: weight = area 4πr²/M,
+/// dipole = area × outward normal (winding number 1 inside, 0 outside).
+pub fn sphere_sources(m: usize, r: f32, seed: u64) -> Sources {
+    let area = 4.0 * std::f32::consts::PI * r * r / m as f32;
+    let (bodies, dipoles) = (0..m as u64)
+        .map(|i| {
+            let z = 2.0 * rng::uniform_f32(seed, 2 * i) - 1.0;
+            let phi = 2.0 * std::f32::consts::PI * rng::uniform_f32(seed, 2 * i + 1);
+            let s = (1.0 - z * z).max(0.0).sqrt();
+            let n = [s * phi.cos(), s * phi.sin(), z];
+            let b = Body {
+                x: r * n[0],
+                y: r * n[1],
+                z: r * n[2],
+                m: area,
+            };
+            (b, n.map(|c| c * area))
+        })
+        .unzip();
+    Sources { bodies, dipoles }
+}
+
+/// Centres of a `res`³ grid of cells over [-0.5, 0.5]³, x fastest.
+pub fn grid_queries(res: usize) -> Vec<[f32; 3]> {
+    let c = |i: usize| (i as f32 + 0.5) / res as f32 - 0.5;
+    (0..res * res * res)
+        .map(|i| [c(i % res), c(i / res % res), c(i / (res * res))])
+        .collect()
+}
+
+/// `n` points uniform in [-0.5, 0.5]³.
+pub fn random_queries(n: usize, seed: u64) -> Vec<[f32; 3]> {
+    let s = seed ^ 0x0051_e4f1_u64;
+    (0..n as u64)
+        .map(|i| std::array::from_fn(|k| rng::uniform_f32(s, 3 * i + k as u64) - 0.5))
+        .collect()
+}
+
+/// Everything that makes a request invalid, caught before any work or launch.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SbhError {
+    #[error("no sources")]
+    NoSources,
+    #[error("{0} sources exceed the 2^30 that 32-bit tree indices address")]
+    TooMany(usize),
+    #[error("no queries")]
+    NoQueries,
+    #[error("source {index} has a non-finite coordinate or weight ({body:?})")]
+    NonFiniteSource { index: usize, body: Body },
+    #[error(
+        "source {index} has weight {weight}; weights must be ≥ 0 (paths are sampled by weight)"
+    )]
+    NegativeWeight { index: usize, weight: f32 },
+    #[error(
+        "the total source weight is {0}: path sampling (a density over sources) needs a positive total"
+    )]
+    TotalWeight(f64),
+    #[error(
+        "the winding number needs one dipole (area-weighted normal) per source: {got} for {want}"
+    )]
+    Dipoles { got: usize, want: usize },
+    #[error("source {index} has a non-finite dipole {dipole:?}")]
+    NonFiniteDipole { index: usize, dipole: [f32; 3] },
+    #[error("query {index} has a non-finite coordinate ({query:?})")]
+    NonFiniteQuery { index: usize, query: [f32; 3] },
+    #[error(
+        "query {query} lies on source {body}: the kernel is singular there (use a softening > 0)"
+    )]
+    QueryOnSource { query: usize, body: usize },
+    #[error("S = {0} samples per stratum: it must be ≥ 1")]
+    Samples(u32),
+    #[error("β = {0} is invalid: the far-field ratio must be finite and > 0")]
+    Beta(f32),
+    #[error("kernel parameter {0} is invalid: δ and ε must be finite and ≥ 0, α finite and > 0")]
+    Param(f32),
+}
+
+/// Checks sources, queries and the kernel.
+pub fn validate(src: &Sources, queries: &[[f32; 3]], k: KernelSpec) -> Result<(), SbhError> {
+    let m = src.bodies.len();
+    if m == 0 {
+        return Err(SbhError::NoSources);
+    }
+    if m > 1 << 30 {
+        return Err(SbhError::TooMany(m));
+    }
+    if queries.is_empty() {
+        return Err(SbhError::NoQueries);
+    }
+    let ok = match k.kind {
+        dev::KIND_SMOOTH => k.param.is_finite() && k.param > 0.0,
+        _ => k.param.is_finite() && k.param >= 0.0,
+    };
+    if !ok {
+        return Err(SbhError::Param(k.param));
+    }
+    let mut total = 0.0f64;
+    for (index, b) in src.bodies.iter().enumerate() {
+        if ![b.x, b.y, b.z, b.m].iter().all(|v| v.is_finite()) {
+            return Err(SbhError::NonFiniteSource { index, body: *b });
+        }
+        if b.m < 0.0 {
+            return Err(SbhError::NegativeWeight { index, weight: b.m });
+        }
+        total += b.m as f64;
+    }
+    if total <= 0.0 {
+        return Err(SbhError::TotalWeight(total));
+    }
+    if k.kind == dev::KIND_WINDING {
+        if src.dipoles.len() != m {
+            return Err(SbhError::Dipoles {
+                got: src.dipoles.len(),
+                want: m,
+            });
+        }
+        if let Some((index, d)) = src
+            .dipoles
+            .iter()
+            .enumerate()
+            .find(|(_, d)| !d.iter().all(|c| c.is_finite()))
+        {
+            return Err(SbhError::NonFiniteDipole { index, dipole: *d });
+        }
+    }
+    if let Some((index, q)) = queries
+        .iter()
+        .enumerate()
+        .find(|(_, q)| !q.iter().all(|c| c.is_finite()))
+    {
+        return Err(SbhError::NonFiniteQuery { index, query: *q });
+    }
+    if dev::is_singular(k) {
+        let key = |p: [f32; 3]| p.map(|c| (c + 0.0).to_bits()); // -0.0 and 0.0 coincide
+        let at: HashMap<[u32; 3], usize> = src
+            .bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (key(b.pos()), i))
+            .collect();
+        if let Some((query, &source)) = queries
+            .iter()
+            .enumerate()
+            .find_map(|(i, q)| at.get(&key(*q)).map(|s| (i, s)))
+        {
+            return Err(SbhError::QueryOnSource {
+                query,
+                body: source,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks an estimator's sample count.
+pub fn validate_samples(samples: u32) -> Result<(), SbhError> {
+    if samples == 0 {
+        Err(SbhError::Samples(samples))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks a far-field ratio.
+pub fn validate_beta(beta: f32) -> Result<(), SbhError> {
+    if beta.is_nan() || beta <= 0.0 || beta == f32::NEG_INFINITY {
+        Err(SbhError::Beta(beta))
+    } else {
+        Ok(())
+    }
+}
+
+/// The octree of the sources with, for the winding number, each cell's summed dipole.
+#[derive(Clone, Debug)]
+pub struct SbhTree {
+    pub tree: Tree,
+    /// Per cell (empty unless the sources carry dipoles).
+    pub cell_dipole: Vec<[f32; 3]>,
+    pub root_half: f32,
+}
+
+impl SbhTree {
+    /// Builds the octree of `src` on the CPU and sums the dipoles bottom-up.
+    pub fn build(src: &Sources) -> SbhTree {
+        let tree = build_tree(&src.bodies);
+        let cell_dipole = if src.dipoles.is_empty() {
+            Vec::new()
+        } else {
+            dipole_summary(&tree, &src.dipoles)
+        };
+        let root_half = dbh::root_cell(&tree.header).1;
+        SbhTree {
+            tree,
+            cell_dipole,
+            root_half,
+        }
+    }
+
+    /// The traversals' view of this tree and its sources.
+    pub fn view<'a>(&'a self, src: &'a Sources) -> SliceTree<'a> {
+        SliceTree {
+            bodies: &src.bodies,
+            body_dipole: &src.dipoles,
+            child: &self.tree.child,
+            next: &self.tree.next,
+            cell_pm: &self.tree.cell_pm,
+            cell_dipole: &self.cell_dipole,
+            root_half: self.root_half,
+        }
+    }
+}
+
+/// Each cell's summed dipole, bottom-up (a child cell always has a lower index than its parent,
+/// in both the CPU and the GPU build).
+pub fn dipole_summary(t: &Tree, dipoles: &[[f32; 3]]) -> Vec<[f32; 3]> {
+    let n = t.n as i32;
+    let mut out = vec![[0.0f32; 3]; t.cells()];
+    for c in t.header.bottom.max(0)..t.cells() as i32 {
+        let mut s = [0.0f32; 3];
+        for o in 0..8 {
+            let ch = t.child[dbh::slot(c, o)];
+            let mut add = |d: [f32; 3]| (0..3).for_each(|k| s[k] += d[k]);
+            if ch >= n {
+                add(out[(ch - n) as usize]);
+            } else {
+                let mut b = ch;
+                while b >= 0 {
+                    add(dipoles[b as usize]);
+                    b = t.next[b as usize];
+                }
+            }
+        }
+        out[c as usize] = s;
+    }
+    out
+}
+
+/// Mean, median and maximum absolute error of a field against the reference.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ErrorStats {
+    pub mean: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+/// Absolute errors of `field(k, got)` against `field(k, reference)`, summarized.
+pub fn error_stats(k: KernelSpec, got: &[f32], reference: &[f64]) -> ErrorStats {
+    assert_eq!(got.len(), reference.len());
+    let e: Vec<f64> = got
+        .iter()
+        .zip(reference)
+        .map(|(&g, &r)| (field(k, g as f64) - field(k, r)).abs())
+        .collect();
+    ErrorStats {
+        mean: e.iter().sum::<f64>() / e.len().max(1) as f64,
+        median: crate::stats::median(&e).unwrap_or(f64::NAN),
+        max: e.iter().copied().fold(0.0, f64::max),
+    }
+}

@@ -1,0 +1,311 @@
+//! The estimator's statistical contract (issue 6): unbiased (the mean over independent seeds
+//! converges to direct summation within 4 standard errors), error ∝ S^-1/2; Barnes–Hut converges
+//! as β grows; bad input is refused with a clear error.
+
+use super::*;
+use crate::device::sbh::SbhParams;
+
+fn kernels() -> Vec<(KernelSpec, Sources)> {
+    vec![
+        (Kernel::Shifted.spec(0.1), uniform_sources(400, 3)),
+        (Kernel::Plummer.spec(0.05), uniform_sources(400, 4)),
+        (Kernel::Winding.spec(0.0), sphere_sources(400, 0.3, 5)),
+        (Kernel::Smooth.spec(8.0), uniform_sources(400, 6)),
+    ]
+}
+
+/// Queries inside the sources, near their edge, and far away.
+const QUERIES: [[f32; 3]; 4] = [
+    [0.013, -0.021, 0.034],
+    [0.29, 0.11, -0.07],
+    [0.45, -0.44, 0.41],
+    [2.0, 1.5, -1.0],
+];
+
+/// Mean and standard error of the estimates over `seeds` independent seeds.
+fn mean_and_se(
+    src: &Sources,
+    t: &SbhTree,
+    k: KernelSpec,
+    samples: u32,
+    levels: u32,
+    seeds: u64,
+    coherent: bool,
+) -> Vec<(f64, f64)> {
+    let runs: Vec<Vec<f32>> = (0..seeds)
+        .map(|seed| {
+            let p = SbhParams {
+                kernel: k,
+                samples,
+                seed: 1000 + seed,
+                levels,
+            };
+            cpu::estimate(src, t, &QUERIES, &p, coherent).unwrap()
+        })
+        .collect();
+    (0..QUERIES.len())
+        .map(|q| {
+            let xs: Vec<f64> = runs.iter().map(|r| r[q] as f64).collect();
+            let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+            let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (xs.len() - 1) as f64;
+            (mean, (var / xs.len() as f64).sqrt())
+        })
+        .collect()
+}
+
+#[test]
+fn unbiased_for_every_kernel() {
+    for (i, (k, src)) in kernels().into_iter().enumerate() {
+        let t = SbhTree::build(&src);
+        let exact = cpu::brute_force(&src, &QUERIES, k).unwrap();
+        for levels in [1, 2] {
+            // Independent streams per query, and warp-coherent ones (shared across queries) alike.
+            let stats = mean_and_se(&src, &t, k, 1, levels, 2000, i % 2 == 1);
+            let mut random = false;
+            for (q, ((mean, se), want)) in stats.iter().zip(&exact).enumerate() {
+                // float32 rounding of the terms adds a bias of about 1e-7 relative: allow it.
+                let tol = 4.0 * se + 2e-6 * want.abs();
+                assert!(
+                    (mean - want).abs() <= tol,
+                    "kind {} levels {levels} query {q}: mean {mean:.7e} exact {want:.7e} se {se:.2e}",
+                    k.kind
+                );
+                random |= *se > 1e-6 * want.abs();
+            }
+            // The test would pass vacuously for an exact (deterministic) evaluation.
+            assert!(random, "kind {}: no query has a random estimate", k.kind);
+        }
+    }
+}
+
+#[test]
+fn error_falls_like_inverse_sqrt_samples() {
+    let k = Kernel::Shifted.spec(0.1);
+    let src = uniform_sources(3000, 7);
+    let t = SbhTree::build(&src);
+    let queries = random_queries(24, 8);
+    let exact = cpu::brute_force(&src, &queries, k).unwrap();
+    let ss = [1u32, 2, 4, 8, 16, 32];
+    let rmse: Vec<f64> = ss
+        .iter()
+        .map(|&s| {
+            let mut e2 = 0.0;
+            let seeds = 24;
+            for seed in 0..seeds {
+                let p = SbhParams {
+                    kernel: k,
+                    samples: s,
+                    seed: 77 + seed,
+                    levels: 2,
+                };
+                let got = cpu::estimate(&src, &t, &queries, &p, false).unwrap();
+                e2 += got
+                    .iter()
+                    .zip(&exact)
+                    .map(|(g, w)| (*g as f64 - w).powi(2))
+                    .sum::<f64>();
+            }
+            (e2 / (seeds as usize * queries.len()) as f64).sqrt()
+        })
+        .collect();
+    // Least-squares slope of log error against log S.
+    let xs: Vec<f64> = ss.iter().map(|&s| (s as f64).ln()).collect();
+    let ys: Vec<f64> = rmse.iter().map(|e| e.ln()).collect();
+    let (mx, my) = (
+        xs.iter().sum::<f64>() / xs.len() as f64,
+        ys.iter().sum::<f64>() / ys.len() as f64,
+    );
+    let slope = xs
+        .iter()
+        .zip(&ys)
+        .map(|(x, y)| (x - mx) * (y - my))
+        .sum::<f64>()
+        / xs.iter().map(|x| (x - mx).powi(2)).sum::<f64>();
+    assert!(
+        (slope + 0.5).abs() < 0.1,
+        "slope {slope:.3} (want -0.5); rmse {rmse:.3?}"
+    );
+}
+
+#[test]
+fn same_seed_same_estimate_and_coherent_warps_share_paths() {
+    let k = Kernel::Shifted.spec(0.1);
+    let src = uniform_sources(2000, 9);
+    let t = SbhTree::build(&src);
+    let q = grid_queries(4);
+    let p = SbhParams {
+        kernel: k,
+        samples: 2,
+        seed: 5,
+        levels: 2,
+    };
+    let a = cpu::estimate(&src, &t, &q, &p, false).unwrap();
+    let b = cpu::estimate(&src, &t, &q, &p, false).unwrap();
+    assert_eq!(
+        a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
+    let c = cpu::estimate(&src, &t, &q, &SbhParams { seed: 6, ..p }, false).unwrap();
+    assert_ne!(a, c);
+}
+
+#[test]
+fn barnes_hut_converges_as_beta_grows() {
+    for (k, src) in kernels() {
+        let t = SbhTree::build(&src);
+        let q = random_queries(200, 2);
+        let exact = cpu::brute_force(&src, &q, k).unwrap();
+        let err = |beta: f32| {
+            let got = cpu::barnes_hut(&src, &t, &q, k, beta).unwrap();
+            error_stats(k, &got, &exact).mean
+        };
+        let (e1, e2, e4, einf) = (err(1.0), err(2.0), err(4.0), err(f32::INFINITY));
+        let scale = exact.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        assert!(
+            e4 < e2 && e2 < e1 && einf < 1e-5 * scale,
+            "kind {}: β=1 {e1:.2e} β=2 {e2:.2e} β=4 {e4:.2e} β=∞ {einf:.2e}",
+            k.kind
+        );
+    }
+}
+
+#[test]
+fn sbh_beats_its_own_worst_case_at_many_samples() {
+    // With many samples the estimate is close to exact everywhere (a smoke test of the scale).
+    let k = Kernel::Shifted.spec(0.1);
+    let src = uniform_sources(4000, 1);
+    let t = SbhTree::build(&src);
+    let q = grid_queries(5);
+    let exact = cpu::brute_force(&src, &q, k).unwrap();
+    let p = SbhParams {
+        kernel: k,
+        samples: 64,
+        seed: 3,
+        levels: 2,
+    };
+    let got = cpu::estimate(&src, &t, &q, &p, true).unwrap();
+    let e = error_stats(k, &got, &exact);
+    assert!(e.max < 1e-3 && e.mean < 2e-4, "{e:?}");
+}
+
+#[test]
+fn bad_input_is_refused() {
+    let k = Kernel::Shifted.spec(0.1);
+    let src = uniform_sources(100, 1);
+    let t = SbhTree::build(&src);
+    let q = vec![[0.0f32; 3]];
+    let p = SbhParams {
+        kernel: k,
+        samples: 0,
+        seed: 1,
+        levels: 2,
+    };
+    assert_eq!(
+        cpu::estimate(&src, &t, &q, &p, false),
+        Err(SbhError::Samples(0))
+    );
+    for beta in [0.0, -1.0, f32::NAN] {
+        assert!(matches!(
+            cpu::barnes_hut(&src, &t, &q, k, beta),
+            Err(SbhError::Beta(_))
+        ));
+    }
+    let nan_q = vec![[0.0, f32::NAN, 0.0]];
+    assert!(matches!(
+        validate(&src, &nan_q, k),
+        Err(SbhError::NonFiniteQuery { index: 0, .. })
+    ));
+    let mut bad = src.clone();
+    bad.bodies[7].y = f32::NAN;
+    assert!(matches!(
+        validate(&bad, &q, k),
+        Err(SbhError::NonFiniteSource { index: 7, .. })
+    ));
+    let mut zero = src.clone();
+    zero.bodies.iter_mut().for_each(|b| b.m = 0.0);
+    assert_eq!(validate(&zero, &q, k), Err(SbhError::TotalWeight(0.0)));
+    let mut neg = src.clone();
+    neg.bodies[3].m = -1.0;
+    assert!(matches!(
+        validate(&neg, &q, k),
+        Err(SbhError::NegativeWeight { index: 3, .. })
+    ));
+    assert_eq!(
+        validate(&Sources::default(), &q, k),
+        Err(SbhError::NoSources)
+    );
+    assert_eq!(validate(&src, &[], k), Err(SbhError::NoQueries));
+    // A query on a source: refused for singular kernels only.
+    let on = vec![[0.5, 0.5, 0.5], src.bodies[42].pos()];
+    assert_eq!(
+        validate(&src, &on, Kernel::Shifted.spec(0.0)),
+        Err(SbhError::QueryOnSource { query: 1, body: 42 })
+    );
+    assert_eq!(
+        validate(&src, &on, Kernel::Plummer.spec(0.0)),
+        Err(SbhError::QueryOnSource { query: 1, body: 42 })
+    );
+    assert_eq!(validate(&src, &on, k), Ok(()));
+    let sphere = sphere_sources(50, 0.3, 1);
+    let on_sphere = vec![sphere.bodies[9].pos()];
+    let w = Kernel::Winding.spec(0.0);
+    assert!(matches!(
+        validate(&sphere, &on_sphere, w),
+        Err(SbhError::QueryOnSource { body: 9, .. })
+    ));
+    assert!(matches!(
+        validate(&src, &q, w),
+        Err(SbhError::Dipoles { got: 0, want: 100 })
+    ));
+    assert_eq!(
+        validate(&src, &q, Kernel::Smooth.spec(0.0)),
+        Err(SbhError::Param(0.0))
+    );
+    assert_eq!(
+        validate(&src, &q, Kernel::Shifted.spec(-0.1)),
+        Err(SbhError::Param(-0.1))
+    );
+}
+
+#[test]
+fn winding_number_separates_inside_from_outside() {
+    let src = sphere_sources(3000, 0.3, 2);
+    let t = SbhTree::build(&src);
+    let k = Kernel::Winding.spec(0.0);
+    let q = vec![
+        [0.0, 0.0, 0.0],
+        [0.1, -0.05, 0.08],
+        [0.6, 0.0, 0.0],
+        [0.0, -0.5, 0.4],
+    ];
+    let p = SbhParams {
+        kernel: k,
+        samples: 4,
+        seed: 1,
+        levels: 2,
+    };
+    let got = cpu::estimate(&src, &t, &q, &p, false).unwrap();
+    let want = [1.0, 1.0, 0.0, 0.0];
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < 0.1, "{got:?}");
+    }
+}
+
+#[test]
+fn unbiased_on_a_deep_tree() {
+    // 2^15 sources: paths run 4–6 estimator levels deep (the 400-source trees above stop after
+    // one or two), through roulette in the far field and near-field chains of corrections.
+    let k = Kernel::Shifted.spec(0.1);
+    let src = uniform_sources(1 << 15, 21);
+    let t = SbhTree::build(&src);
+    let exact = cpu::brute_force(&src, &QUERIES, k).unwrap();
+    for levels in [1, 2] {
+        let stats = mean_and_se(&src, &t, k, 1, levels, 3000, true);
+        for (q, ((mean, se), want)) in stats.iter().zip(&exact).enumerate() {
+            assert!(
+                (mean - want).abs() <= 4.0 * se + 2e-6 * want.abs(),
+                "levels {levels} query {q}: mean {mean:.7e} exact {want:.7e} se {se:.2e}"
+            );
+        }
+    }
+}

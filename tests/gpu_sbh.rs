@@ -1,0 +1,150 @@
+//! Stochastic Barnes–Hut and Barnes–Hut at query points on the GPU against the CPU twin (issue 6).
+//! Same seed and streams → the kernel draws the random numbers the CPU draws, so the estimates
+//! agree to float32 rounding except where an approximate `rsqrt`/`exp` moves a draw across a
+//! path or roulette boundary (rare: a few queries in a thousand at most).
+
+mod common;
+
+use common::{EDGE_SIZES, gpu};
+use warpkit::device::sbh::{KernelSpec, SbhParams};
+use warpkit::sbh::{self, Kernel, SbhError, SbhTree, Sources, cpu, gpu as sgpu};
+
+fn setups() -> Vec<(KernelSpec, Sources)> {
+    vec![
+        (Kernel::Shifted.spec(0.1), sbh::uniform_sources(1 << 14, 1)),
+        (Kernel::Plummer.spec(0.05), sbh::uniform_sources(5000, 2)),
+        (
+            Kernel::Winding.spec(0.0),
+            sbh::sphere_sources(1 << 14, 0.3, 3),
+        ),
+        (Kernel::Smooth.spec(50.0), sbh::uniform_sources(5000, 4)),
+    ]
+}
+
+/// Fraction of queries where `a` and `b` differ by more than `tol` (relative to max(|b|, 1e-3)).
+fn mismatches(a: &[f32], b: &[f32], tol: f32) -> (usize, f32) {
+    let mut worst = 0.0f32;
+    let bad = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| {
+            let e = (*x - *y).abs() / y.abs().max(1e-3);
+            worst = worst.max(e);
+            e.is_nan() || e > tol
+        })
+        .count();
+    (bad, worst)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sbh_estimate_matches_cpu_twin() {
+    let g = gpu();
+    for (k, src) in setups() {
+        let t = SbhTree::build(&src);
+        let dt = sgpu::DeviceTree::upload(&g, &src, &t).unwrap();
+        for &nq in EDGE_SIZES.iter().chain(&[20_000]) {
+            let q = sbh::random_queries(nq, nq as u64);
+            for (levels, coherent) in [(2, false), (2, true), (1, false)] {
+                let p = SbhParams {
+                    kernel: k,
+                    samples: 2,
+                    seed: 11,
+                    levels,
+                };
+                let (got, _) = sgpu::estimate(&g, &src, &dt, &q, &p, coherent).unwrap();
+                let want = cpu::estimate(&src, &t, &q, &p, coherent).unwrap();
+                let (bad, worst) = mismatches(&got, &want, 1e-4);
+                assert!(
+                    bad * 200 <= nq.max(200),
+                    "kind {} nq {nq} levels {levels} coherent {coherent}: {bad} mismatches, worst {worst:.2e}",
+                    k.kind
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sbh_gpu_error_statistics_match_cpu() {
+    // Statistically: over a grid the mean and median errors of the two backends agree within 5%.
+    let g = gpu();
+    let k = Kernel::Shifted.spec(0.1);
+    let src = sbh::uniform_sources(1 << 15, 5);
+    let t = SbhTree::build(&src);
+    let dt = sgpu::DeviceTree::upload(&g, &src, &t).unwrap();
+    let q = sbh::grid_queries(24);
+    let exact = cpu::brute_force(&src, &q, k).unwrap();
+    let p = SbhParams {
+        kernel: k,
+        samples: 1,
+        seed: 3,
+        levels: 2,
+    };
+    let (got, _) = sgpu::estimate(&g, &src, &dt, &q, &p, true).unwrap();
+    let want = cpu::estimate(&src, &t, &q, &p, true).unwrap();
+    let (eg, ec) = (
+        sbh::error_stats(k, &got, &exact),
+        sbh::error_stats(k, &want, &exact),
+    );
+    assert!(
+        (eg.mean / ec.mean - 1.0).abs() < 0.05 && (eg.median / ec.median - 1.0).abs() < 0.05,
+        "gpu {eg:?} cpu {ec:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn barnes_hut_and_brute_force_match_cpu() {
+    let g = gpu();
+    for (k, src) in setups() {
+        let t = SbhTree::build(&src);
+        let dt = sgpu::DeviceTree::upload(&g, &src, &t).unwrap();
+        for &nq in EDGE_SIZES {
+            let q = sbh::random_queries(nq, 7 + nq as u64);
+            let (got, _) = sgpu::barnes_hut(&g, &src, &dt, &q, k, 2.0).unwrap();
+            let want = cpu::barnes_hut(&src, &t, &q, k, 2.0).unwrap();
+            // A rounded far-field test can flip a rare opening decision (a BH-sized change).
+            let (bad, worst) = mismatches(&got, &want, 1e-5);
+            assert!(
+                bad * 100 <= nq.max(100) && worst < 1e-2,
+                "kind {} nq {nq}: {bad} mismatches, worst {worst:.2e}",
+                k.kind
+            );
+            let (bf, _) = sgpu::brute_force(&g, &src, &dt, &q, k).unwrap();
+            let bc = cpu::brute_force(&src, &q, k).unwrap();
+            for (i, (a, b)) in bf.iter().zip(&bc).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-5 * b.abs().max(1e-3),
+                    "kind {} query {i}: {a} vs {b}",
+                    k.kind
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bad_input_fails_before_launch() {
+    let g = gpu();
+    let src = sbh::uniform_sources(100, 1);
+    let t = SbhTree::build(&src);
+    let dt = sgpu::DeviceTree::upload(&g, &src, &t).unwrap();
+    let q = sbh::grid_queries(2);
+    let p = SbhParams {
+        kernel: Kernel::Shifted.spec(0.1),
+        samples: 0,
+        seed: 1,
+        levels: 2,
+    };
+    assert!(matches!(
+        sgpu::estimate(&g, &src, &dt, &q, &p, false),
+        Err(sgpu::SbhGpuError::Input(SbhError::Samples(0)))
+    ));
+    assert!(matches!(
+        sgpu::barnes_hut(&g, &src, &dt, &q, p.kernel, 0.0),
+        Err(sgpu::SbhGpuError::Input(SbhError::Beta(_)))
+    ));
+}

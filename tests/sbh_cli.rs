@@ -1,0 +1,50 @@
+//! `warpkit sbh` on the CPU backend: a small run prints the comparison table, and bad input is a
+//! clear error (issue 6). These run in CI.
+
+mod common;
+
+use std::process::Command;
+
+fn sbh(args: &[&str]) -> std::process::Output {
+    Command::new(common::warpkit_exe())
+        .args(["--backend", "cpu", "sbh"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn small_run_prints_every_method() {
+    let out = sbh(&["--m", "2048", "--grid", "8", "--samples", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for row in ["| brute force", "| SBH S = 2 |", "| BH β = 2 |"] {
+        assert!(text.contains(row), "missing {row}: {text}");
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    for (args, message) in [
+        (vec!["--samples", "0"], "S = 0 samples"),
+        (vec!["--beta", "0"], "β = 0 is invalid"),
+        (vec!["--beta=-2"], "β = -2 is invalid"),
+        (
+            vec!["--kernel", "smooth", "--param", "0"],
+            "kernel parameter 0 is invalid",
+        ),
+    ] {
+        let mut all = vec!["--m", "256", "--grid", "4"];
+        all.extend(args);
+        let out = sbh(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(message),
+            "{all:?}: {err}"
+        );
+    }
+}
