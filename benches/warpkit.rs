@@ -84,7 +84,7 @@ const BH_CPU_N: usize = 1 << 15;
 const BH_GPU_N: usize = 1 << 20;
 
 fn bh(c: &mut Criterion) {
-    use warpkit::bh::gpu::{Options, StageTimes, Traversal};
+    use warpkit::bh::gpu::{Options, Traversal};
     use warpkit::bh::{Params, cpu, gpu as bhgpu, scene};
     let mut g = c.benchmark_group("bh");
     g.sample_size(10).measurement_time(Duration::from_secs(3));

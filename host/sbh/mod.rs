@@ -298,7 +298,7 @@ pub fn dipole_summary(t: &Tree, dipoles: &[[f32; 3]]) -> Vec<[f32; 3]> {
     for c in t.header.bottom.max(0)..t.cells() as i32 {
         let mut s = [0.0f32; 3];
         for o in 0..8 {
-            let ch = t.child[dbh::slot(c, o)];
+            let ch = t.child[t.layout.slot(c, o)];
             let mut add = |d: [f32; 3]| (0..3).for_each(|k| s[k] += d[k]);
             if ch >= n {
                 add(out[(ch - n) as usize]);

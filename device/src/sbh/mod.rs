@@ -156,6 +156,10 @@ pub struct SliceTree<'a> {
     pub root_half: f32,
 }
 
+/// The stochastic estimator reads trees in dense storage (`crate::bh::Layout`); its slot formula
+/// does not depend on the capacity.
+const DENSE: crate::bh::Layout = crate::bh::Layout::dense(0);
+
 impl TreeView for SliceTree<'_> {
     #[inline(always)]
     fn n(&self) -> i32 {
@@ -171,7 +175,7 @@ impl TreeView for SliceTree<'_> {
     }
     #[inline(always)]
     fn child(&self, cell: i32, octant: u32) -> i32 {
-        self.child[crate::bh::slot(cell, octant)]
+        self.child[DENSE.slot(cell, octant)]
     }
     #[inline(always)]
     fn next(&self, body: i32) -> i32 {
@@ -259,7 +263,7 @@ impl TreeView for RawTree {
     }
     #[inline(always)]
     fn child(&self, cell: i32, octant: u32) -> i32 {
-        unsafe { *self.child.add(crate::bh::slot(cell, octant)) }
+        unsafe { *self.child.add(DENSE.slot(cell, octant)) }
     }
     #[inline(always)]
     fn next(&self, body: i32) -> i32 {
