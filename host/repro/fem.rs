@@ -300,13 +300,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         "paper": { "gpu": "NVIDIA Tesla K40", "speedup_range": [PAPER_SPEEDUP.0, PAPER_SPEEDUP.1],
             "table1_seconds_4_threads_per_row": PAPER_TABLE1_S.iter().map(|(m, t)| json!({"method": m, "s": t})).collect::<Vec<_>>() },
     });
-    let meta = meta::meta("fem", &s.backend, params);
-    dir.write(
-        "meta.json",
-        serde_json::to_string_pretty(&meta)
-            .unwrap_or_default()
-            .as_bytes(),
-    )?;
+    let meta = meta::write(&dir, "fem", &s.backend, params)?;
     let mut report = Report::new(TITLE);
     report.para(&format!(
         "{}; cantilever meshes of n³ hex8 elements (unit cube, 3 DOF per node, E = 210 GPa, \

@@ -135,6 +135,24 @@ pub fn meta(name: &str, backend: &Backend, params: Value) -> Value {
     })
 }
 
+/// Writes the first `meta.json` of reproduction `name` into `dir` (the run's end rewrites it with
+/// its status) and returns it.
+pub fn write(
+    dir: &super::output::OutDir,
+    name: &str,
+    backend: &Backend,
+    params: Value,
+) -> Result<Value, super::output::OutputError> {
+    let m = meta(name, backend, params);
+    dir.write(
+        "meta.json",
+        serde_json::to_string_pretty(&m)
+            .unwrap_or_default()
+            .as_bytes(),
+    )?;
+    Ok(m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

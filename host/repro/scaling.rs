@@ -41,13 +41,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
             else { format!("float64 direct summation on {CPU_BRUTE_SAMPLE} bodies, scaled to N") },
         "brute_force_limit_ms": BRUTE_LIMIT_MS,
     });
-    let meta = meta::meta("scaling", &s.backend, params);
-    dir.write(
-        "meta.json",
-        serde_json::to_string_pretty(&meta)
-            .unwrap_or_default()
-            .as_bytes(),
-    )?;
+    let meta = meta::write(&dir, "scaling", &s.backend, params)?;
     let mut report = Report::new(TITLE);
     report.para(&format!(
         "{}; lattice cube, θ = {}, ε = {}, median of {repeats} run(s) per point. Tree build = \

@@ -25,13 +25,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         "modes": ["random (shuffled, unsorted)", "regular (lattice order, unsorted)", "sorted (shuffled, tree-sorted)"],
         "repeats": repeats, "gpu_warmup": 1, "seed": s.seed, "statistic": "median per stage",
     });
-    let meta = meta::meta("sort", &s.backend, params);
-    dir.write(
-        "meta.json",
-        serde_json::to_string_pretty(&meta)
-            .unwrap_or_default()
-            .as_bytes(),
-    )?;
+    let meta = meta::write(&dir, "sort", &s.backend, params)?;
     let mut report = Report::new(TITLE);
     report.para(&format!(
         "{}; lattice cube, N = {} ({n}), θ = {}, ε = {}, median of {repeats} runs{}.",

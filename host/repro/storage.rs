@@ -47,13 +47,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         "scene": "lattice", "mode": "sorted", "repeats": repeats, "seed": s.seed,
         "bytes": "bodies, accelerations, bucket links, sort index, and per cell 8 children, count, start, centre of mass",
     });
-    let meta = meta::meta("storage", &s.backend, params);
-    dir.write(
-        "meta.json",
-        serde_json::to_string_pretty(&meta)
-            .unwrap_or_default()
-            .as_bytes(),
-    )?;
+    let meta = meta::write(&dir, "storage", &s.backend, params)?;
     let mut report = Report::new(TITLE);
     report.para(&format!(
         "{}; the seed's lattice cube (uniform, shuffled), tree-sorted traversal, θ = {}, median \

@@ -53,13 +53,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         "brute_force": if s.is_gpu() { "bh_brute_force (float32, all bodies, CUDA events)".to_string() }
             else { format!("float64 direct summation on {CPU_BRUTE_SAMPLE} bodies, scaled to N") },
     });
-    let meta = meta::meta("theta", &s.backend, params);
-    dir.write(
-        "meta.json",
-        serde_json::to_string_pretty(&meta)
-            .unwrap_or_default()
-            .as_bytes(),
-    )?;
+    let meta = meta::write(&dir, "theta", &s.backend, params)?;
     let mut report = Report::new(TITLE);
     report.para(&format!(
         "{}; lattice cube shuffled and tree-sorted, N = {} ({n}), ε = {}, median of {repeats} \
