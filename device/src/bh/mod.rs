@@ -394,10 +394,9 @@ pub fn pair_accel(p: [f32; 3], q: [f32; 3], m: f32, eps2: f32) -> [f32; 3] {
         d[0],
         math::fma(d[1], d[1], math::fma(d[2], d[2], eps2)),
     );
-    if r2 <= 0.0 {
-        return [0.0; 3];
-    }
+    // A select, not a branch: the hot loops stay straight-line (rsqrt(0) = inf is discarded).
     let inv = math::rsqrt(r2);
+    let inv = if r2 > 0.0 { inv } else { 0.0 };
     let f = m * inv * inv * inv;
     [d[0] * f, d[1] * f, d[2] * f]
 }
