@@ -98,7 +98,7 @@ pub enum Mode {
 pub struct Tree {
     pub n: usize,
     pub header: TreeHeader,
-    /// `8 * cells` child slots.
+    /// `layout.slots()` child slots.
     pub child: Vec<i32>,
     /// Bucket chains, -1 terminated.
     pub next: Vec<i32>,

@@ -99,7 +99,7 @@ pub unsafe extern "ptx-kernel" fn bh_bounding_box(
 }
 
 // ---------------------------------------------------------------------------------------------
-// build tree (dense storage: cells allocated downward from `cells - 1`)
+// build tree (dense: cells allocated downward from the root; sparse: a cell is the slot it fills)
 // ---------------------------------------------------------------------------------------------
 
 /// Initialises a freshly allocated cell: no children, not yet summarized, not yet placed.
@@ -242,7 +242,7 @@ pub unsafe extern "ptx-kernel" fn bh_build(
 // summarize: centre of mass and counts, bottom-up
 // ---------------------------------------------------------------------------------------------
 
-/// Mass, centre of mass (`cell_pm`) and body count (`count`) of every cell `bottom..cells`. A cell
+/// Mass, centre of mass (`cell_pm`), quadrupole (`cell_quad`) and body count (`count`) of every cell. A cell
 /// waits until each child cell's count is non-zero (published last). All blocks must be resident.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn bh_summarize(

@@ -5,7 +5,8 @@
 //! Pipeline, one kernel per stage, each with a CPU twin in `warpkit::bh::cpu`:
 //! 1. bounding box — block min/max reduction, then float atomics on the [`TreeHeader`];
 //! 2. build — top-down parallel insertion with a CAS lock per child slot; internal cells are
-//!    allocated downward from the end of the cell array by an atomic counter (dense storage);
+//!    allocated downward from the end of the cell array by an atomic counter (dense storage) or
+//!    addressed implicitly as in a complete octree (sparse storage, [`Layout`]);
 //! 3. summarize — bottom-up centre of mass and subtree counts, each cell waiting for its children;
 //! 4. sort — top-down placement by subtree counts into a gather index (`sort[k]` = body of lane k);
 //! 5. gravity — one traversal per warp with a shared stack; a cell is accepted only when the whole
@@ -45,7 +46,8 @@ pub struct Accel {
 pub struct TreeHeader {
     pub min: [f32; 3],
     pub max: [f32; 3],
-    /// Lowest cell index in use: cells `bottom..cells` are allocated (dense storage).
+    /// Dense: lowest cell index in use (cells `bottom..cells` are allocated). Sparse: `cells - 1`
+    /// minus the cells created, so `cells - bottom` counts cells in use in both storages.
     pub bottom: i32,
     /// Non-zero when the build failed (see [`ERR_OVERFLOW`]).
     pub error: u32,
