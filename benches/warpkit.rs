@@ -1,11 +1,11 @@
 //! Criterion benches (`cargo bench --bench warpkit`). Group `bh`: every Barnes–Hut pipeline stage
-//! on the CPU twin and, where a CUDA GPU opens, on the GPU (each stage's CUDA-event time inside one
+//! on the CPU twin (bounding box, build, summarize, sort, gravity) and, where a CUDA GPU opens, on the GPU (each stage's CUDA-event time inside one
 //! whole evaluation, both gravity kernels, the brute-force kernel). Group `fem`: the CPU assembly (f64, f32)
 //! and, where a CUDA GPU opens, every GPU strategy in f32 and the fastest ones in f64, timed by
 //! CUDA events around one whole assembly (zeroing and every colour's launch). Without a GPU the
 //! GPU benches are skipped with a note.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use std::time::Duration;
 use warpkit::fem::gpu::{GpuMesh, GpuReal, Strategy};
 use warpkit::fem::{Material, assemble, colour, csr, mesh};
@@ -90,6 +90,32 @@ fn bh(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(3));
     let p = Params::default();
     let bodies = scene::plummer(BH_CPU_N, 1);
+    // The CPU twin's stages one by one, each on the previous stage's output.
+    let layout = warpkit::device::bh::Layout::dense(warpkit::bh::initial_cells(BH_CPU_N) as u32);
+    g.bench_function("cpu_bounding_box", |b| {
+        b.iter(|| cpu::bounding_box(&bodies, layout))
+    });
+    let header = cpu::bounding_box(&bodies, layout);
+    g.bench_function("cpu_build", |b| {
+        b.iter(|| cpu::insert(&bodies, layout, header).unwrap())
+    });
+    let inserted = cpu::insert(&bodies, layout, header).unwrap();
+    g.bench_function("cpu_summarize", |b| {
+        b.iter_batched(
+            || inserted.clone(),
+            |mut t| cpu::summarize(&bodies, &mut t),
+            BatchSize::LargeInput,
+        )
+    });
+    let mut summarized = inserted.clone();
+    cpu::summarize(&bodies, &mut summarized);
+    g.bench_function("cpu_sort", |b| {
+        b.iter_batched(
+            || summarized.clone(),
+            |mut t| cpu::sort(&mut t),
+            BatchSize::LargeInput,
+        )
+    });
     g.bench_function("cpu_tree", |b| b.iter(|| cpu::build_tree(&bodies)));
     let tree = cpu::build_tree(&bodies);
     g.bench_function("cpu_gravity_vote", |b| {

@@ -42,10 +42,18 @@ pub fn build_tree_with(bodies: &[Body], layout: Layout) -> Result<Tree, String> 
     }
 }
 
+/// The four tree stages in turn, as the GPU runs them; `None` when `layout` is too small.
 fn try_build(bodies: &[Body], layout: Layout) -> Option<Tree> {
-    let n = bodies.len() as i32;
-    let cells = layout.cells as usize;
-    let mut h = TreeHeader::new(cells as u32);
+    let header = bounding_box(bodies, layout);
+    let mut tree = insert(bodies, layout, header)?;
+    summarize(bodies, &mut tree);
+    sort(&mut tree);
+    Some(tree)
+}
+
+/// Stage 1: a fresh header for `layout` holding the bodies' bounding box.
+pub fn bounding_box(bodies: &[Body], layout: Layout) -> TreeHeader {
+    let mut h = TreeHeader::new(layout.cells);
     let (lo, hi) = bodies
         .par_iter()
         .fold(
@@ -69,6 +77,15 @@ fn try_build(bodies: &[Body], layout: Layout) -> Option<Tree> {
         );
     h.min = lo;
     h.max = hi;
+    h
+}
+
+/// Stage 2: the GPU kernel's insertion, one body at a time, into a tree whose summaries and sort
+/// are still empty. `None` when the cells run out (the caller grows `layout`).
+pub fn insert(bodies: &[Body], layout: Layout, header: TreeHeader) -> Option<Tree> {
+    let n = bodies.len() as i32;
+    let cells = layout.cells as usize;
+    let mut h = header;
     let (root_c, root_half) = dev::root_cell(&h);
     let root = layout.root();
     let mut child = vec![EMPTY; layout.slots()];
@@ -132,9 +149,27 @@ fn try_build(bodies: &[Body], layout: Layout) -> Option<Tree> {
         }
     }
     h.bottom = bottom;
+    Some(Tree {
+        n: bodies.len(),
+        header: h,
+        child,
+        next,
+        count: Vec::new(),
+        cell_pm: Vec::new(),
+        cell_quad: Vec::new(),
+        sort: Vec::new(),
+        groups: Vec::new(),
+        layout,
+    })
+}
 
-    // Summarize bottom-up in the GPU's order: dense children have lower indices than their
-    // parents, sparse ones higher (and sparse indices that hold no cell are skipped).
+/// Stage 3: mass, centre of mass, quadrupole and count of every cell, bottom-up in the GPU's
+/// order: dense children have lower indices than their parents, sparse ones higher (and sparse
+/// indices that hold no cell are skipped).
+pub fn summarize(bodies: &[Body], tree: &mut Tree) {
+    let (n, layout, bottom) = (tree.n as i32, tree.layout, tree.header.bottom);
+    let cells = layout.cells as usize;
+    let (child, next) = (&tree.child, &tree.next);
     let bottom_up: Vec<i32> = if layout.is_sparse() {
         (0..cells as i32)
             .rev()
@@ -200,9 +235,13 @@ fn try_build(bodies: &[Body], layout: Layout) -> Option<Tree> {
         };
         count[k as usize] = cnt;
     }
+    (tree.count, tree.cell_pm, tree.cell_quad) = (count, cell_pm, cell_quad);
+}
 
-    // Sort: depth-first octant order, bodies and child cells interleaved as the GPU places them,
-    // and the warp groups packed as the GPU's sort kernel packs them.
+/// Stage 4: the gather index in depth-first octant order, bodies and child cells interleaved as
+/// the GPU places them, and the warp groups packed as the GPU's sort kernel packs them.
+pub fn sort(tree: &mut Tree) {
+    let (n, layout, root) = (tree.n as i32, tree.layout, tree.root());
     struct Out<'a> {
         layout: Layout,
         child: &'a [i32],
@@ -238,31 +277,20 @@ fn try_build(bodies: &[Body], layout: Layout) -> Option<Tree> {
     }
     let mut out = Out {
         layout,
-        child: &child,
-        next: &next,
-        count: &count,
+        child: &tree.child,
+        next: &tree.next,
+        count: &tree.count,
         n,
-        sort: Vec::with_capacity(bodies.len()),
+        sort: Vec::with_capacity(tree.n),
         groups: Vec::new(),
     };
-    if count[root as usize] <= dev::GROUP_SIZE {
-        out.groups.push([0, count[root as usize]]);
+    let root_count = tree.count[root as usize];
+    if root_count <= dev::GROUP_SIZE {
+        out.groups.push([0, root_count]);
     }
     visit(root, &mut out);
-    let (sort, groups) = (out.sort, out.groups);
-    h.groups = groups.len() as u32;
-    Some(Tree {
-        n: bodies.len(),
-        header: h,
-        child,
-        next,
-        count,
-        cell_pm,
-        cell_quad,
-        sort,
-        groups,
-        layout,
-    })
+    (tree.sort, tree.groups) = (out.sort, out.groups);
+    tree.header.groups = tree.groups.len() as u32;
 }
 
 /// Accelerations over `tree`, lanes of 32 consecutive entries of `order` voting together as on
