@@ -51,9 +51,14 @@ pub const S: u32 = 1;
 /// The largest grid accepted (2^30 queries).
 pub const MAX_GRID: usize = 1024;
 
+/// A row of [`AUTHORS_H200`].
+pub type AuthorsRow = (usize, f64, [f64; 2], [f64; 3], [f64; 2], [f64; 3]);
+/// A row of [`PAPER`].
+pub type PaperRow = (usize, f64, [f64; 3], f64, [f64; 3]);
+
 /// The authors' CUDA code measured on the lent H200 (issue 6): M, brute-force ms, BH β = 2 grid /
 /// shuffled ms, BH mean / median / max error (grid), SBH S = 1 grid / shuffled ms, SBH errors.
-pub const AUTHORS_H200: [(usize, f64, [f64; 2], [f64; 3], [f64; 2], [f64; 3]); 3] = [
+pub const AUTHORS_H200: [AuthorsRow; 3] = [
     (
         1 << 15,
         25.7,
@@ -81,7 +86,7 @@ pub const AUTHORS_H200: [(usize, f64, [f64; 2], [f64; 3], [f64; 2], [f64; 3]); 3
 ];
 
 /// The paper's own table (its GPU): M, BH ms, BH mean / median / max, SBH ms, SBH errors.
-pub const PAPER: [(usize, f64, [f64; 3], f64, [f64; 3]); 3] = [
+pub const PAPER: [PaperRow; 3] = [
     (
         1 << 15,
         3.48,
@@ -947,4 +952,65 @@ fn figures(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(method: Method, ms: f64, median: f64) -> Point {
+        Point {
+            section: "convergence",
+            m: 1024,
+            set: "grid",
+            order: "grid",
+            queries: 8,
+            method,
+            ms,
+            err: ErrorStats {
+                mean: median,
+                median,
+                max: median,
+            },
+        }
+    }
+
+    /// The verdict follows the data: SBH S = 1 at 1e-3 in 10 ms against BH needing 40 ms (β = 4)
+    /// for it, and BH β = 2 (3e-3, 5 ms) cheaper than any SBH.
+    #[test]
+    fn verdict_is_computed_from_the_points() {
+        let points = vec![
+            pt(Method::Sbh(1), 10.0, 1e-3),
+            pt(Method::Sbh(4), 40.0, 5e-4),
+            pt(Method::Bh(2.0), 5.0, 3e-3),
+            pt(Method::Bh(4.0), 40.0, 8e-4),
+            pt(Method::Bh(6.0), 90.0, 2e-4),
+        ];
+        let v = verdict(&points, "grid").unwrap();
+        assert!(
+            v.contains("At SBH S = 1's median error (≤ 1.00e-3) BH β = 4 takes 40.000 ms")
+                && v.contains("SBH is faster by 4.00×"),
+            "{v}"
+        );
+        assert!(
+            v.contains("At BH β = 2's median error (≤ 3.00e-3) BH β = 2 takes 5.000 ms")
+                && v.contains("BH is faster by 2.00×"),
+            "{v}"
+        );
+        // Slower SBH flips the answer at its own operating point.
+        let mut slow = points.clone();
+        slow[0].ms = 100.0;
+        let v = verdict(&slow, "grid").unwrap();
+        assert!(v.contains("BH is faster by 2.50×"), "{v}");
+        assert!(verdict(&points, "random").is_none());
+    }
+
+    #[test]
+    fn sizes_follow_n_and_backend() {
+        assert_eq!(super::super::capped(&CPU_MS, 1024), vec![1024]);
+        assert_eq!(
+            super::super::capped(&GPU_MS, 1 << 20),
+            vec![1 << 15, 1 << 17, 1 << 20]
+        );
+    }
 }
