@@ -787,7 +787,9 @@ pub fn verdict(points: &[Point], set: &str) -> Option<String> {
             .and_then(|p| common.iter().find(|c| c.0 == p.err.median))
     };
     let compare = |(e, b, s): &(f64, &Point, &Point)| {
-        let faster = if s.ms < b.ms {
+        let faster = if s.ms == b.ms {
+            "equally fast".to_string()
+        } else if s.ms < b.ms {
             format!("SBH is faster by {:.2}×", b.ms / s.ms)
         } else {
             format!("BH is faster by {:.2}×", s.ms / b.ms)
@@ -1000,6 +1002,7 @@ mod tests {
         // Slower SBH flips the answer at its own operating point.
         let mut slow = points.clone();
         slow[0].ms = 100.0;
+        slow[1].ms = 200.0;
         let v = verdict(&slow, "grid").unwrap();
         assert!(v.contains("BH is faster by 2.50×"), "{v}");
         assert!(verdict(&points, "random").is_none());
