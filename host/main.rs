@@ -76,17 +76,18 @@ enum Command {
         vtu: Option<PathBuf>,
     },
     /// Reproduce the seed document's tables and figures into DIR/<name>/ (table.md, data.csv,
-    /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, fem, or all of them.
+    /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, fem, sbh, or all of them.
     Repro {
-        /// Which reproduction: sort, theta, scaling, storage, fem, all.
+        /// Which reproduction: sort, theta, scaling, storage, fem, sbh, all.
         #[arg(value_enum)]
         name: warpkit::repro::Name,
         /// Output directory (each reproduction writes DIR/<name>/; `all` also DIR/README.md).
         /// Default: results/gpu on the GPU, results/cpu (git-ignored) on the CPU backend.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Bodies (sort, theta) or the largest N (scaling, storage); defaults: the seed's sizes
-        /// on the GPU, smaller ones on the CPU backend.
+        /// Bodies (sort, theta), the largest N (scaling, storage) or the largest number of sources
+        /// M (sbh: the table's M below it, then it); defaults: the seed's sizes on the GPU,
+        /// smaller ones on the CPU backend.
         #[arg(long)]
         n: Option<usize>,
         /// Timed repeats per point (default: per reproduction and backend).
@@ -96,6 +97,10 @@ enum Command {
         /// comma-separated; default 16,32,64,96,128 on the GPU, 8,12,16,24 on the CPU backend.
         #[arg(long, value_delimiter = ',')]
         sizes: Option<Vec<usize>>,
+        /// sbh (and sbh within all): query grid cells per side; default 100 on the GPU, 20 on the
+        /// CPU backend (whose convergence sweep uses at most 12).
+        #[arg(long)]
+        grid: Option<usize>,
         /// Seed of scenes and shuffles.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -164,6 +169,7 @@ fn run(cli: Cli) -> Result<()> {
             n,
             repeats,
             sizes,
+            grid,
             seed,
             tar,
         } => repro(
@@ -173,6 +179,7 @@ fn run(cli: Cli) -> Result<()> {
                 out,
                 n,
                 sizes,
+                grid,
                 repeats,
                 seed,
                 tar,
@@ -482,6 +489,7 @@ struct ReproOpts {
     out: Option<PathBuf>,
     n: Option<usize>,
     sizes: Option<Vec<usize>>,
+    grid: Option<usize>,
     repeats: Option<usize>,
     seed: u64,
     tar: Option<PathBuf>,
@@ -492,6 +500,7 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
         out,
         n,
         sizes,
+        grid,
         repeats,
         seed,
         tar,
@@ -504,6 +513,7 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
         n,
         repeats,
         fem_sizes: sizes,
+        grid,
         seed,
         print: true,
     };

@@ -296,6 +296,8 @@ fn repro_all_index_links_resolve() {
         "512",
         "--sizes",
         "2,3",
+        "--grid",
+        "4",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -310,9 +312,9 @@ fn repro_all_index_links_resolve() {
         );
         links += 1;
     }
-    // 5 × (table, data, meta) + 11 figures × (PNG, SVG).
-    assert_eq!(links, 5 * 3 + 11 * 2, "{index}");
-    for name in ["sort", "theta", "scaling", "storage", "fem"] {
+    // 6 × (table, data, meta) + 15 figures × (PNG, SVG).
+    assert_eq!(links, 6 * 3 + 15 * 2, "{index}");
+    for name in ["sort", "theta", "scaling", "storage", "fem", "sbh"] {
         let meta: serde_json::Value =
             serde_json::from_str(&read(&out.join(name).join("meta.json"))).unwrap();
         assert_eq!(meta["status"], "complete", "{name}");
@@ -415,4 +417,89 @@ fn repro_fem_bad_sizes_are_clear_errors() {
         "{err}"
     );
     assert!(!root.join("fem").join("data.csv").exists());
+}
+
+/// `warpkit repro sbh --backend cpu` at tiny sizes: every file, the table's columns beside the
+/// authors' and the paper's numbers, the convergence rows and the computed verdict.
+#[test]
+fn repro_sbh_end_to_end() {
+    let out = scratch("sbh").join("r");
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "sbh",
+        "--n",
+        "1024",
+        "--grid",
+        "6",
+        "--repeats",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = out.join("sbh");
+    let md = read(&dir.join("table.md"));
+    for needle in [
+        "| M | brute force ms | BH β=2 ms, grid / shuffled | BH mean / median / max error (grid) \
+         | SBH S=1 ms, grid / shuffled | SBH mean / median / max error (grid) | SBH errors (shuffled) |",
+        "| 2^10 |",
+        "## The authors' CUDA code on the H200 (issue 6)",
+        "| 2^22 | 3248.0 | 170.0 / 1171.0 |",
+        "## The paper (its GPU, grid queries)",
+        "## At equal median error, which is faster?",
+        "**grid queries.**",
+        "**random queries.**",
+        "At SBH S = 1's median error",
+        "| random | SBH S = 64 |",
+        "| grid | BH β = 6 |",
+    ] {
+        assert!(md.contains(needle), "table.md lacks {needle:?}:\n{md}");
+    }
+    let rows = parse_csv(&read(&dir.join("data.csv")));
+    // Header, brute + 2 orders × 2 methods, then 2 sets × (7 S + 8 β).
+    assert_eq!(rows.len(), 1 + 5 + 2 * 15, "{rows:?}");
+    assert_eq!(rows[0][6], "method");
+    assert_eq!(rows[0][12], "median_abs_err");
+    for r in &rows[2..] {
+        let (ms, median): (f64, f64) = (r[10].parse().unwrap(), r[12].parse().unwrap());
+        assert!(ms > 0.0 && median > 0.0 && median < 0.1, "{r:?}");
+    }
+    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
+    assert_eq!(meta["status"], "complete");
+    assert_eq!(meta["parameters"]["m"], serde_json::json!([1024]));
+    assert_eq!(meta["parameters"]["grid"], 6);
+    assert_figure(&dir, "convergence-grid", "Error against time");
+    assert_figure(&dir, "convergence-random", "random queries");
+    assert_figure(&dir, "slice-bh", "BH β = 2");
+    assert_figure(&dir, "slice-sbh", "SBH S = 1");
+}
+
+/// Bad `--grid` and `--n` for `repro sbh`: clear errors, nothing measured.
+#[test]
+fn repro_sbh_bad_parameters_are_clear_errors() {
+    let root = scratch("sbh-bad");
+    let out = root.to_str().unwrap();
+    for (name, args, want) in [
+        (
+            "sbh",
+            vec!["--grid", "1"],
+            "invalid --grid 1: the query grid needs at least 2 cells per side",
+        ),
+        (
+            "sbh",
+            vec!["--grid", "5000"],
+            "invalid --grid 5000: at most 1024",
+        ),
+        ("sbh", vec!["--n", "1"], "invalid --n 1"),
+        ("theta", vec!["--grid", "8"], "--grid is for repro sbh"),
+    ] {
+        let mut a = vec!["--backend", "cpu", "repro", name, "--out", out];
+        a.extend(args);
+        let o = warpkit(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(want), "{a:?}: {err}");
+    }
+    assert!(!root.join("sbh").join("data.csv").exists());
 }

@@ -13,6 +13,7 @@
 //! | [`scaling`] | time against N: brute force, three orders, tree build | its two N figures |
 //! | [`storage`] | bytes per body, build and traversal time against N per storage | – |
 //! | [`fem`] | hex8 assembly time per strategy and mesh, speedups, Jacobian table, colouring vs atomics | the FEM paper's speedups and Table 1 |
+//! | [`sbh`] | stochastic against deterministic Barnes–Hut: time and error per M, convergence, error slices | the SBH paper's table and figures |
 
 pub mod fem;
 pub mod measure;
@@ -21,6 +22,7 @@ pub mod ncu;
 pub mod output;
 pub mod pack;
 pub mod plot;
+pub mod sbh;
 pub mod scaling;
 pub mod seed;
 pub mod sort;
@@ -46,6 +48,9 @@ pub enum Name {
     /// FEM hex8 stiffness assembly: time per strategy and mesh size, speedup over the
     /// thread-per-element baseline, the Jacobian-method table, colouring against atomics.
     Fem,
+    /// Stochastic against deterministic Barnes–Hut: the SBH paper's table (time, mean / median /
+    /// max error per M), its convergence figure, error slices and which is faster at equal error.
+    Sbh,
     /// All of the above and an index `README.md`.
     All,
 }
@@ -58,6 +63,7 @@ impl Name {
             Name::Scaling => "scaling",
             Name::Storage => "storage",
             Name::Fem => "fem",
+            Name::Sbh => "sbh",
             Name::All => "all",
         }
     }
@@ -79,6 +85,12 @@ pub enum ReproError {
     InvalidSizes { sizes: String, why: String },
     #[error(transparent)]
     Fem(#[from] crate::fem::FemError),
+    #[error(transparent)]
+    Sbh(#[from] crate::sbh::SbhError),
+    #[error(transparent)]
+    SbhGpu(#[from] crate::sbh::gpu::SbhGpuError),
+    #[error("invalid --grid {grid}: {why}")]
+    InvalidGrid { grid: usize, why: String },
     #[error(transparent)]
     Ncu(#[from] ncu::NcuError),
     #[error("repro all: {0} failed (the others completed; see the errors above and README.md)")]
@@ -103,6 +115,8 @@ pub struct Settings {
     pub repeats: Option<usize>,
     /// `fem`: cube edges (elements per side) of the meshes; default per backend.
     pub fem_sizes: Option<Vec<usize>>,
+    /// `sbh`: the query grid's cells per side; default per backend.
+    pub grid: Option<usize>,
     /// Seed of scenes and shuffles.
     pub seed: u64,
     /// Print each table to stdout when done.
@@ -209,6 +223,15 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
         }
         fem::check_sizes(&s.backend, sizes)?;
     }
+    if let Some(grid) = s.grid {
+        if !matches!(name, Name::Sbh | Name::All) {
+            return Err(ReproError::InvalidGrid {
+                grid,
+                why: format!("--grid is for repro sbh (and all), not {}", name.as_str()),
+            });
+        }
+        sbh::check_grid(&s.backend, grid)?;
+    }
     let one = |name: &'static str, r: Result<Summary, ReproError>| {
         r.map_err(|e| ReproError::In {
             name,
@@ -221,15 +244,17 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
         Name::Scaling => Ok(vec![one("scaling", scaling::run(s))?]),
         Name::Storage => Ok(vec![one("storage", storage::run(s))?]),
         Name::Fem => Ok(vec![one("fem", fem::run(s))?]),
+        Name::Sbh => Ok(vec![one("sbh", sbh::run(s))?]),
         Name::All => {
             let mut done = Vec::new();
             let mut failed = Vec::new();
-            let all: [(&'static str, RunFn); 5] = [
+            let all: [(&'static str, RunFn); 6] = [
                 ("sort", sort::run),
                 ("theta", theta::run),
                 ("scaling", scaling::run),
                 ("storage", storage::run),
                 ("fem", fem::run),
+                ("sbh", sbh::run),
             ];
             let bar = output::progress(all.len() as u64, "all");
             for (name, f) in all {
@@ -277,7 +302,8 @@ pub fn write_index(
                     let v: Vec<String> = v.iter().map(|n| n.to_string()).collect();
                     format!(" --sizes {}", v.join(","))
                 })
-                .unwrap_or_default(),
+                .unwrap_or_default()
+            + &s.grid.map(|g| format!(" --grid {g}")).unwrap_or_default(),
     ));
     r.para(seed::CAVEAT);
     for sum in done {
@@ -359,6 +385,13 @@ pub fn fmt_n(n: usize) -> String {
     } else {
         n.to_string()
     }
+}
+
+/// The values of `defaults` below `n`, then `n` itself (the largest size of a sweep).
+pub fn capped(defaults: &[usize], n: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = defaults.iter().copied().filter(|&d| d < n).collect();
+    v.push(n);
+    v
 }
 
 /// Powers of two from `2^lo` up to `max` (and `max` itself when it is not one).

@@ -1,0 +1,1019 @@
+//! `repro sbh`: stochastic against deterministic Barnes–Hut (Madan et al., SIGGRAPH 2025,
+//! `shared/seeds/004_97d74e2d5314c5c1.txt`; issue 6 item 6) on this machine.
+//!
+//! * The table: for each M (2^15, 2^17, 2^20, 2^22 on the GPU), the authors' kernel −m/(r + 0.1),
+//!   M points uniform in the cube with mass 1/M, queries at the centres of a 100³ grid in grid and
+//!   in shuffled order: time and mean / median / max absolute error against brute force, for BH
+//!   (β = 2) and SBH (S = 1), beside the paper's numbers and the authors' code measured on the H200.
+//! * The convergence figure: error against time for S = 1 … 64 and a β sweep, at one M (2^20 on the
+//!   GPU), for the grid and for as many random queries.
+//! * The slice images: |error| of BH and of SBH on the middle z slice of the grid (the paper's
+//!   z = 0.5 of its unit cube), on one shared log colour scale.
+//! * The honest answer: at equal median error, which is faster here — computed from the
+//!   convergence points (the cheapest measured configuration of each method that reaches a given
+//!   median error), never written in.
+//!
+//! Trees are built on the CPU (as the authors do) and not timed. GPU times are CUDA events around
+//! the one kernel (median of the repeats, after a warm-up); CPU times are wall clock. The CPU
+//! backend runs smaller M and grids so that it ends in seconds on two cores.
+
+use super::output::{Csv, OutDir, Report, Table, progress};
+use super::plot::{self, Axis, HeatMap, LineChart, Scale, Series};
+use super::{ReproError, Settings, Summary, available_memory, finish, fmt_ms, fmt_n, meta};
+use crate::backend::Backend;
+use crate::device::sbh::{KernelSpec, SbhParams, WIDE_LEVELS};
+use crate::sbh::gpu::DeviceTree;
+use crate::sbh::{self as sb, ErrorStats, Kernel, SbhTree, Sources};
+use crate::stats::median;
+use serde_json::json;
+use std::time::Instant;
+
+const TITLE: &str = "Stochastic Barnes–Hut against Barnes–Hut (the SBH paper's table)";
+
+/// Source counts of the table on the GPU (the paper's and the issue's).
+pub const GPU_MS: [usize; 4] = [1 << 15, 1 << 17, 1 << 20, 1 << 22];
+/// Source counts on the CPU backend.
+pub const CPU_MS: [usize; 3] = [1 << 11, 1 << 13, 1 << 15];
+/// Grid resolution (queries: its cube) on the GPU and the CPU backend.
+pub const GPU_GRID: usize = 100;
+pub const CPU_GRID: usize = 20;
+/// The CPU backend's convergence sweep uses this grid (and as many random queries).
+pub const CPU_CONV_GRID: usize = 12;
+/// The convergence sweep's M on the GPU (the CPU backend: its largest M).
+pub const GPU_CONV_M: usize = 1 << 20;
+/// Samples per stratum of the convergence sweep.
+pub const SAMPLES: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
+/// Far-field ratios of the convergence sweep.
+pub const BETAS: [f32; 8] = [0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+/// The table's Barnes–Hut far-field ratio and SBH samples.
+pub const BETA: f32 = 2.0;
+pub const S: u32 = 1;
+/// The largest grid accepted (2^30 queries).
+pub const MAX_GRID: usize = 1024;
+
+/// A row of [`AUTHORS_H200`].
+pub type AuthorsRow = (usize, f64, [f64; 2], [f64; 3], [f64; 2], [f64; 3]);
+/// A row of [`PAPER`].
+pub type PaperRow = (usize, f64, [f64; 3], f64, [f64; 3]);
+
+/// The authors' CUDA code measured on the lent H200 (issue 6): M, brute-force ms, BH β = 2 grid /
+/// shuffled ms, BH mean / median / max error (grid), SBH S = 1 grid / shuffled ms, SBH errors.
+pub const AUTHORS_H200: [AuthorsRow; 3] = [
+    (
+        1 << 15,
+        25.7,
+        [30.0, 184.5],
+        [5.4e-4, 5.2e-4, 1.1e-3],
+        [12.4, 12.7],
+        [7.3e-4, 5.0e-4, 3.8e-2],
+    ),
+    (
+        1 << 20,
+        813.0,
+        [98.2, 818.0],
+        [6.1e-4, 6.0e-4, 1.2e-3],
+        [16.7, 21.6],
+        [6.8e-4, 4.5e-4, 3.3e-2],
+    ),
+    (
+        1 << 22,
+        3248.0,
+        [170.0, 1171.0],
+        [6.1e-4, 6.0e-4, 1.2e-3],
+        [17.9, 23.6],
+        [6.8e-4, 4.5e-4, 3.3e-2],
+    ),
+];
+
+/// The paper's own table (its GPU): M, BH ms, BH mean / median / max, SBH ms, SBH errors.
+pub const PAPER: [PaperRow; 3] = [
+    (
+        1 << 15,
+        3.48,
+        [5.59e-4, 4.50e-4, 3.72e-3],
+        3.63,
+        [9.91e-5, 2.51e-5, 5.61e-2],
+    ),
+    (
+        1 << 17,
+        5.00,
+        [5.60e-4, 4.50e-4, 3.73e-3],
+        3.92,
+        [9.81e-5, 2.43e-5, 5.62e-2],
+    ),
+    (
+        1 << 20,
+        8.61,
+        [5.60e-4, 4.50e-4, 3.74e-3],
+        4.04,
+        [9.77e-5, 2.40e-5, 5.60e-2],
+    ),
+];
+
+/// Said under the table.
+pub const CAVEAT: &str = "Paper: Madan, Sharp, Williams, Museth, Levin (SIGGRAPH 2025), its own \
+GPU and code. \"Authors on H200\": their CUDA code measured on the lent H200 (issue 6; trees built \
+on the CPU, not timed). Our trees are also built on the CPU and not timed. Errors are absolute, \
+against brute force (float64 sums); the paper's error columns may come from a different \
+normalisation than the authors' code run (their two sets disagree by 5–20×).";
+
+/// A method and its parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Method {
+    Brute,
+    Bh(f32),
+    Sbh(u32),
+}
+
+impl Method {
+    fn name(self) -> &'static str {
+        match self {
+            Method::Brute => "brute",
+            Method::Bh(_) => "bh",
+            Method::Sbh(_) => "sbh",
+        }
+    }
+    fn label(self) -> String {
+        match self {
+            Method::Brute => "brute force".into(),
+            Method::Bh(b) => format!("BH β = {b}"),
+            Method::Sbh(s) => format!("SBH S = {s}"),
+        }
+    }
+}
+
+/// One measurement.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// "table" or "convergence".
+    pub section: &'static str,
+    pub m: usize,
+    /// "grid" or "random".
+    pub set: &'static str,
+    /// "grid" or "shuffled".
+    pub order: &'static str,
+    pub queries: usize,
+    pub method: Method,
+    pub ms: f64,
+    pub err: ErrorStats,
+}
+
+/// The sizes of a run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub ms: Vec<usize>,
+    pub grid: usize,
+    pub conv_m: usize,
+    pub conv_grid: usize,
+    pub repeats: usize,
+}
+
+/// The sizes for `s`: the backend's defaults, `--n` as the largest M, `--grid` for both grids.
+pub fn plan(s: &Settings) -> Plan {
+    let defaults: &[usize] = if s.is_gpu() { &GPU_MS } else { &CPU_MS };
+    let ms = match s.n {
+        Some(n) => super::capped(defaults, n),
+        None => defaults.to_vec(),
+    };
+    let grid = s.grid.unwrap_or(s.pick(GPU_GRID, CPU_GRID));
+    let largest = ms.last().copied().unwrap_or(2);
+    let conv_m = if s.is_gpu() {
+        ms.iter()
+            .copied()
+            .filter(|&m| m <= GPU_CONV_M)
+            .max()
+            .unwrap_or(largest)
+    } else {
+        largest
+    };
+    let conv_grid = if s.is_gpu() {
+        grid
+    } else {
+        grid.min(CPU_CONV_GRID)
+    };
+    Plan {
+        ms,
+        grid,
+        conv_m,
+        conv_grid,
+        repeats: s.repeats_or(5, 1),
+    }
+}
+
+/// Checks `--grid`: at least 2 cells per side, at most [`MAX_GRID`], and room for the queries
+/// with their reference and results.
+pub fn check_grid(backend: &Backend, grid: usize) -> Result<(), ReproError> {
+    let bad = |why: String| Err(ReproError::InvalidGrid { grid, why });
+    if grid < 2 {
+        return bad("the query grid needs at least 2 cells per side".into());
+    }
+    if grid > MAX_GRID {
+        return bad(format!(
+            "at most {MAX_GRID} cells per side ({MAX_GRID}³ queries)"
+        ));
+    }
+    // Queries in two orders, a float64 reference per order, results, errors.
+    let need = grid.pow(3) * (2 * 12 + 2 * 8 + 4 + 8) * 2;
+    if let Some(avail) = available_memory()
+        && need > avail
+    {
+        return bad(format!(
+            "needs about {} MiB of memory; {} MiB are available",
+            need >> 20,
+            avail >> 20
+        ));
+    }
+    if let Backend::Gpu(g) = backend {
+        let dev = grid.pow(3) * (12 + 8);
+        if dev > g.info().total_memory {
+            return bad(format!(
+                "needs about {} MiB of device memory; the GPU has {} MiB",
+                dev >> 20,
+                g.info().total_memory >> 20
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The sources, their tree and (on the GPU) its upload.
+struct Prepared {
+    src: Sources,
+    tree: SbhTree,
+    dev: Option<DeviceTree>,
+}
+
+struct Runner<'a> {
+    s: &'a Settings,
+    k: KernelSpec,
+    repeats: usize,
+}
+
+impl Runner<'_> {
+    fn prepare(&self, m: usize) -> Result<Prepared, ReproError> {
+        let src = sb::uniform_sources(m, self.s.seed);
+        let tree = SbhTree::build(&src);
+        let dev = match self.s.backend.gpu() {
+            Some(g) => {
+                Some(DeviceTree::upload(g, &src, &tree).map_err(sb::gpu::SbhGpuError::from)?)
+            }
+            None => None,
+        };
+        Ok(Prepared { src, tree, dev })
+    }
+
+    /// Values and the median time: on the GPU a warm-up and `repeats` timed launches, on the CPU
+    /// `repeats` timed calls.
+    fn timed<T>(
+        &self,
+        repeats: usize,
+        f: impl Fn() -> Result<(Vec<T>, f64), ReproError>,
+    ) -> Result<(Vec<T>, f64), ReproError> {
+        let mut last = if self.s.is_gpu() { Some(f()?.0) } else { None };
+        let mut ms = Vec::new();
+        for _ in 0..repeats.max(1) {
+            let (v, t) = f()?;
+            ms.push(t);
+            last = Some(v);
+        }
+        Ok((last.unwrap_or_default(), median(&ms).unwrap_or(f64::NAN)))
+    }
+
+    fn run(
+        &self,
+        p: &Prepared,
+        q: &[[f32; 3]],
+        method: Method,
+    ) -> Result<(Vec<f32>, f64), ReproError> {
+        let k = self.k;
+        let params = |samples| SbhParams {
+            kernel: k,
+            samples,
+            seed: self.s.seed,
+            levels: WIDE_LEVELS,
+        };
+        let wall = |f: &dyn Fn() -> Result<Vec<f32>, sb::SbhError>| {
+            let t = Instant::now();
+            let v = f()?;
+            Ok::<_, ReproError>((v, t.elapsed().as_secs_f64() * 1e3))
+        };
+        match (self.s.backend.gpu(), &p.dev, method) {
+            (Some(g), Some(d), Method::Sbh(n)) => self.timed(self.repeats, || {
+                Ok(sb::gpu::estimate(g, &p.src, d, q, &params(n), true)?)
+            }),
+            (Some(g), Some(d), Method::Bh(b)) => self.timed(self.repeats, || {
+                Ok(sb::gpu::barnes_hut(g, &p.src, d, q, k, b)?)
+            }),
+            (_, _, Method::Sbh(n)) => self.timed(self.repeats, || {
+                wall(&|| sb::cpu::estimate(&p.src, &p.tree, q, &params(n), true))
+            }),
+            (_, _, Method::Bh(b)) => self.timed(self.repeats, || {
+                wall(&|| sb::cpu::barnes_hut(&p.src, &p.tree, q, k, b))
+            }),
+            (_, _, Method::Brute) => unreachable!("brute force goes through reference()"),
+        }
+    }
+
+    /// The brute-force sums (float64) at `q` and their time (GPU: the second of two launches).
+    fn reference(&self, p: &Prepared, q: &[[f32; 3]]) -> Result<(Vec<f64>, f64), ReproError> {
+        match (self.s.backend.gpu(), &p.dev) {
+            (Some(g), Some(d)) => {
+                self.timed(1, || Ok(sb::gpu::brute_force(g, &p.src, d, q, self.k)?))
+            }
+            _ => {
+                let t = Instant::now();
+                let v = sb::cpu::brute_force(&p.src, q, self.k)?;
+                Ok((v, t.elapsed().as_secs_f64() * 1e3))
+            }
+        }
+    }
+}
+
+pub fn run(s: &Settings) -> Result<Summary, ReproError> {
+    let plan = plan(s);
+    check_grid(&s.backend, plan.grid)?;
+    for &m in &plan.ms {
+        super::check_n(&s.backend, m)?;
+    }
+    let dir = s.dir("sbh")?;
+    let k = Kernel::Shifted.spec(Kernel::Shifted.default_param());
+    let params = json!({
+        "m": plan.ms, "grid": plan.grid, "queries": plan.grid.pow(3),
+        "convergence_m": plan.conv_m, "convergence_grid": plan.conv_grid,
+        "convergence_random_queries": plan.conv_grid.pow(3),
+        "samples": SAMPLES, "betas": BETAS, "table_beta": BETA, "table_samples": S,
+        "kernel": "shifted: -m / (r + 0.1)", "sources": "uniform in [-0.5, 0.5]^3, mass 1/M",
+        "levels": WIDE_LEVELS, "streams": "warp-coherent",
+        "repeats": plan.repeats, "statistic": "median", "seed": s.seed,
+        "timing": if s.is_gpu() { "CUDA events around the kernel, after a warm-up; trees built on the CPU, not timed" }
+            else { "wall clock around the rayon evaluation; trees built on the CPU, not timed" },
+        "reference": if s.is_gpu() { "sbh_brute_force: float32 terms, float64 sums" } else { "float64 direct summation" },
+        "slice": format!("z index {} of {}", plan.grid / 2, plan.grid),
+    });
+    let meta = meta::meta("sbh", &s.backend, params);
+    dir.write(
+        "meta.json",
+        serde_json::to_string_pretty(&meta)
+            .unwrap_or_default()
+            .as_bytes(),
+    )?;
+    let mut report = Report::new(TITLE);
+    report.para(&format!(
+        "{}; kernel −m/(r + 0.1), M sources uniform in the unit cube with mass 1/M, queries at the \
+         centres of a {g}³ grid ({} queries), in grid and in shuffled order; BH β = {BETA}, SBH S = {S} \
+         (64-ary tree: two octree levels per step, warp-coherent random streams); median of {} run(s). \
+         Errors: absolute, against brute force.",
+        meta::machine_line(&s.backend),
+        plan.grid.pow(3),
+        plan.repeats,
+        g = plan.grid,
+    ));
+    let mut points = Vec::new();
+    let mut slices = None;
+    let res = measure(s, &plan, k, &dir, &mut points, &mut slices);
+    table(&mut report, &points);
+    let answers = answer(&mut report, &points);
+    let figs = figures(&dir, &plan, &points, slices.as_ref(), &mut report);
+    let err = res.and(figs).err();
+    finish(s, &dir, &mut report, meta, err.as_ref())?;
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let headline = table_points(&points, "grid")
+        .last()
+        .map(|(m, bh, sbh)| {
+            format!(
+                "M = {}: BH β = 2 {} ms (median error {:.2e}), SBH S = 1 {} ms ({:.2e}). {}",
+                fmt_n(*m),
+                fmt_ms(bh.ms),
+                bh.err.median,
+                fmt_ms(sbh.ms),
+                sbh.err.median,
+                answers.first().cloned().unwrap_or_default()
+            )
+        })
+        .unwrap_or_default();
+    Ok(Summary {
+        name: "sbh",
+        title: TITLE.into(),
+        headline,
+        figures: vec![
+            (
+                "convergence-grid".into(),
+                "error against time, grid queries".into(),
+            ),
+            (
+                "convergence-random".into(),
+                "error against time, random queries".into(),
+            ),
+            (
+                "slice-bh".into(),
+                "|error| of BH on the middle z slice".into(),
+            ),
+            (
+                "slice-sbh".into(),
+                "|error| of SBH on the middle z slice".into(),
+            ),
+        ],
+    })
+}
+
+/// |error| of BH and SBH on the middle z slice (x fastest), and the grid's resolution.
+struct Slices {
+    res: usize,
+    bh: Vec<f64>,
+    sbh: Vec<f64>,
+}
+
+const HEADER: [&str; 15] = [
+    "backend",
+    "section",
+    "m",
+    "query_set",
+    "order",
+    "queries",
+    "method",
+    "beta",
+    "samples",
+    "repeats",
+    "ms",
+    "mean_abs_err",
+    "median_abs_err",
+    "max_abs_err",
+    "reference",
+];
+
+fn measure(
+    s: &Settings,
+    plan: &Plan,
+    k: KernelSpec,
+    dir: &OutDir,
+    points: &mut Vec<Point>,
+    slices: &mut Option<Slices>,
+) -> Result<(), ReproError> {
+    let mut csv = Csv::create(dir.file("data.csv"), &HEADER)?;
+    let runner = Runner {
+        s,
+        k,
+        repeats: plan.repeats,
+    };
+    let mut record = |p: Point| -> Result<(), ReproError> {
+        let (beta, samples) = match p.method {
+            Method::Bh(b) => (b.to_string(), String::new()),
+            Method::Sbh(n) => (String::new(), n.to_string()),
+            Method::Brute => (String::new(), String::new()),
+        };
+        csv.row(&[
+            s.backend.name().to_string(),
+            p.section.into(),
+            p.m.to_string(),
+            p.set.into(),
+            p.order.into(),
+            p.queries.to_string(),
+            p.method.name().into(),
+            beta,
+            samples,
+            plan.repeats.to_string(),
+            p.ms.to_string(),
+            p.err.mean.to_string(),
+            p.err.median.to_string(),
+            p.err.max.to_string(),
+            if s.is_gpu() {
+                "gpu-f64-sums"
+            } else {
+                "cpu-f64"
+            }
+            .to_string(),
+        ])?;
+        points.push(p);
+        Ok(())
+    };
+    let steps = plan.ms.len() * 5 + 2 * (SAMPLES.len() + BETAS.len() + 1);
+    let bar = progress(steps as u64, "sbh");
+    let grid = sb::grid_queries(plan.grid);
+    let mut perm: Vec<usize> = (0..grid.len()).collect();
+    crate::bh::scene::shuffle(&mut perm, s.seed);
+    let shuffled: Vec<[f32; 3]> = perm.iter().map(|&i| grid[i]).collect();
+    let mut conv_prep = None;
+    for &m in &plan.ms {
+        bar.set_message(format!("M = {}", fmt_n(m)));
+        let prep = runner.prepare(m)?;
+        let (reference, ms) = runner.reference(&prep, &grid)?;
+        bar.inc(1);
+        let pt = |order, method, ms, err| Point {
+            section: "table",
+            m,
+            set: "grid",
+            order,
+            queries: grid.len(),
+            method,
+            ms,
+            err,
+        };
+        record(pt("grid", Method::Brute, ms, ErrorStats::default()))?;
+        let ref_shuffled: Vec<f64> = perm.iter().map(|&i| reference[i]).collect();
+        for (order, q, r) in [
+            ("grid", &grid, &reference),
+            ("shuffled", &shuffled, &ref_shuffled),
+        ] {
+            for method in [Method::Bh(BETA), Method::Sbh(S)] {
+                let (v, ms) = runner.run(&prep, q, method)?;
+                record(pt(order, method, ms, sb::error_stats(k, &v, r)))?;
+                bar.inc(1);
+            }
+        }
+        if m == plan.conv_m {
+            conv_prep = Some(prep);
+        }
+    }
+    let Some(prep) = conv_prep else {
+        return Ok(());
+    };
+    let m = plan.conv_m;
+    let nq = plan.conv_grid.pow(3);
+    for (set, q) in [
+        ("grid", sb::grid_queries(plan.conv_grid)),
+        ("random", sb::random_queries(nq, s.seed)),
+    ] {
+        bar.set_message(format!("convergence, {set}"));
+        let (reference, _) = runner.reference(&prep, &q)?;
+        bar.inc(1);
+        let methods = SAMPLES
+            .iter()
+            .map(|&n| Method::Sbh(n))
+            .chain(BETAS.iter().map(|&b| Method::Bh(b)));
+        for method in methods {
+            let (v, ms) = runner.run(&prep, &q, method)?;
+            let err = sb::error_stats(k, &v, &reference);
+            record(Point {
+                section: "convergence",
+                m,
+                set,
+                order: "grid",
+                queries: q.len(),
+                method,
+                ms,
+                err,
+            })?;
+            // The slice images come from the table's configurations on the table's grid.
+            if set == "grid" && plan.conv_grid == plan.grid {
+                let abs = |i: usize| (sb::field(k, v[i] as f64) - sb::field(k, reference[i])).abs();
+                let res = plan.grid;
+                let z = res / 2;
+                let slice: Vec<f64> = (0..res * res).map(|i| abs(z * res * res + i)).collect();
+                let sl = slices.get_or_insert_with(|| Slices {
+                    res,
+                    bh: Vec::new(),
+                    sbh: Vec::new(),
+                });
+                match method {
+                    Method::Bh(b) if b == BETA => sl.bh = slice,
+                    Method::Sbh(n) if n == S => sl.sbh = slice,
+                    _ => {}
+                }
+            }
+            bar.inc(1);
+        }
+    }
+    // On the CPU backend the sweep's grid is smaller than the table's: take the slices from the
+    // table's grid at the convergence M.
+    if slices.is_none() {
+        let (reference, _) = runner.reference(&prep, &grid)?;
+        let res = plan.grid;
+        let z = res / 2;
+        let one = |method| -> Result<Vec<f64>, ReproError> {
+            let (v, _) = runner.run(&prep, &grid, method)?;
+            Ok((0..res * res)
+                .map(|i| {
+                    let j = z * res * res + i;
+                    (sb::field(k, v[j] as f64) - sb::field(k, reference[j])).abs()
+                })
+                .collect())
+        };
+        let bh = one(Method::Bh(BETA))?;
+        let sbh = one(Method::Sbh(S))?;
+        *slices = Some(Slices { res, bh, sbh });
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// Per M of the table, in the given order: (M, BH point, SBH point).
+fn table_points<'a>(points: &'a [Point], order: &str) -> Vec<(usize, &'a Point, &'a Point)> {
+    let mut out = Vec::new();
+    for p in points
+        .iter()
+        .filter(|p| p.section == "table" && p.order == order)
+    {
+        if let Method::Bh(_) = p.method
+            && let Some(q) = points.iter().find(|q| {
+                q.section == "table" && q.order == order && q.m == p.m && q.method == Method::Sbh(S)
+            })
+        {
+            out.push((p.m, p, q));
+        }
+    }
+    out
+}
+
+fn errs(e: &ErrorStats) -> String {
+    format!("{:.2e} / {:.2e} / {:.2e}", e.mean, e.median, e.max)
+}
+
+fn errs3(e: &[f64; 3]) -> String {
+    format!("{:.1e} / {:.1e} / {:.1e}", e[0], e[1], e[2])
+}
+
+fn table(report: &mut Report, points: &[Point]) {
+    let find = |m: usize, order: &str, method: Method| {
+        points
+            .iter()
+            .find(|p| p.section == "table" && p.m == m && p.order == order && p.method == method)
+    };
+    let ms_of = |p: Option<&Point>| p.map_or("–".into(), |p| fmt_ms(p.ms));
+    let mut ms: Vec<usize> = points
+        .iter()
+        .filter(|p| p.section == "table")
+        .map(|p| p.m)
+        .collect();
+    ms.dedup();
+    report.heading("Ours");
+    let mut t = Table::new(&[
+        "M",
+        "brute force ms",
+        "BH β=2 ms, grid / shuffled",
+        "BH mean / median / max error (grid)",
+        "SBH S=1 ms, grid / shuffled",
+        "SBH mean / median / max error (grid)",
+        "SBH errors (shuffled)",
+    ]);
+    for &m in &ms {
+        let e = |p: Option<&Point>| p.map_or("–".into(), |p| errs(&p.err));
+        t.push(vec![
+            fmt_n(m),
+            ms_of(find(m, "grid", Method::Brute)),
+            format!(
+                "{} / {}",
+                ms_of(find(m, "grid", Method::Bh(BETA))),
+                ms_of(find(m, "shuffled", Method::Bh(BETA)))
+            ),
+            e(find(m, "grid", Method::Bh(BETA))),
+            format!(
+                "{} / {}",
+                ms_of(find(m, "grid", Method::Sbh(S))),
+                ms_of(find(m, "shuffled", Method::Sbh(S)))
+            ),
+            e(find(m, "grid", Method::Sbh(S))),
+            e(find(m, "shuffled", Method::Sbh(S))),
+        ]);
+    }
+    report.table(&t);
+    report.heading("The authors' CUDA code on the H200 (issue 6)");
+    let mut t = Table::new(&[
+        "M",
+        "brute force ms",
+        "BH β=2 ms, grid / shuffled",
+        "BH mean / median / max error",
+        "SBH S=1 ms, grid / shuffled",
+        "SBH mean / median / max error",
+    ]);
+    for (m, brute, bh, bhe, sbh, sbhe) in AUTHORS_H200 {
+        t.push(vec![
+            fmt_n(m),
+            fmt_ms(brute),
+            format!("{} / {}", fmt_ms(bh[0]), fmt_ms(bh[1])),
+            errs3(&bhe),
+            format!("{} / {}", fmt_ms(sbh[0]), fmt_ms(sbh[1])),
+            errs3(&sbhe),
+        ]);
+    }
+    report.table(&t);
+    report.heading("The paper (its GPU, grid queries)");
+    let mut t = Table::new(&[
+        "M",
+        "BH ms",
+        "BH mean / median / max error",
+        "SBH S=1 ms",
+        "SBH mean / median / max error",
+    ]);
+    for (m, bh, bhe, sbh, sbhe) in PAPER {
+        t.push(vec![
+            fmt_n(m),
+            fmt_ms(bh),
+            errs3(&bhe),
+            fmt_ms(sbh),
+            errs3(&sbhe),
+        ]);
+    }
+    report.table(&t);
+    report.para(CAVEAT);
+}
+
+/// The cheapest measured point of `method` (BH or SBH) with median error ≤ `e`.
+fn cheapest<'a>(pts: &[&'a Point], e: f64) -> Option<&'a Point> {
+    pts.iter()
+        .filter(|p| p.err.median <= e)
+        .min_by(|a, b| a.ms.total_cmp(&b.ms))
+        .copied()
+}
+
+/// The verdict for one query set, from the convergence points.
+pub fn verdict(points: &[Point], set: &str) -> Option<String> {
+    let of = |bh: bool| -> Vec<&Point> {
+        points
+            .iter()
+            .filter(|p| {
+                p.section == "convergence"
+                    && p.set == set
+                    && matches!(
+                        (bh, p.method),
+                        (true, Method::Bh(_)) | (false, Method::Sbh(_))
+                    )
+                    && p.ms.is_finite()
+                    && p.err.median.is_finite()
+            })
+            .collect()
+    };
+    let (bh, sbh) = (of(true), of(false));
+    if bh.is_empty() || sbh.is_empty() {
+        return None;
+    }
+    // Every measured median error that both methods reach.
+    let mut levels: Vec<f64> = bh.iter().chain(&sbh).map(|p| p.err.median).collect();
+    levels.sort_by(f64::total_cmp);
+    levels.dedup();
+    let common: Vec<(f64, &Point, &Point)> = levels
+        .iter()
+        .filter_map(|&e| Some((e, cheapest(&bh, e)?, cheapest(&sbh, e)?)))
+        .collect();
+    let line = |e: f64, b: &Point, s: &Point| {
+        format!(
+            "(≤ {e:.2e}) {} takes {} ms and {} {} ms",
+            b.method.label(),
+            fmt_ms(b.ms),
+            s.method.label(),
+            fmt_ms(s.ms)
+        )
+    };
+    if common.is_empty() {
+        let best_b = bh
+            .iter()
+            .map(|p| p.err.median)
+            .fold(f64::INFINITY, f64::min);
+        let best_s = sbh
+            .iter()
+            .map(|p| p.err.median)
+            .fold(f64::INFINITY, f64::min);
+        return Some(format!(
+            "{set} queries: the two curves do not overlap in median error (BH's best {best_b:.2e}, \
+             SBH's best {best_s:.2e}); no equal-error comparison is possible at these settings."
+        ));
+    }
+    let sbh_wins = common.iter().filter(|(_, b, s)| s.ms < b.ms).count();
+    let ratios: Vec<f64> = common.iter().map(|(_, b, s)| b.ms / s.ms).collect();
+    let (lo, hi) = ratios
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(l, h), &r| (l.min(r), h.max(r)));
+    // The SBH levels where SBH wins, as a band of median errors.
+    let won: Vec<f64> = common
+        .iter()
+        .filter(|(_, b, s)| s.ms < b.ms)
+        .map(|c| c.0)
+        .collect();
+    let at = |m: Method| {
+        bh.iter()
+            .chain(&sbh)
+            .find(|p| p.method == m)
+            .and_then(|p| common.iter().find(|c| c.0 == p.err.median))
+    };
+    let compare = |(e, b, s): &(f64, &Point, &Point)| {
+        let faster = if s.ms == b.ms {
+            "equally fast".to_string()
+        } else if s.ms < b.ms {
+            format!("SBH is faster by {:.2}×", b.ms / s.ms)
+        } else {
+            format!("BH is faster by {:.2}×", s.ms / b.ms)
+        };
+        format!("{}: {faster}", line(*e, b, s))
+    };
+    // The paper's claim is about its operating point: BH needs 2–8× the time to match SBH S = 1.
+    let mut out = format!("**{set} queries.** ");
+    match at(Method::Sbh(S)) {
+        Some(c) => out.push_str(&format!("At SBH S = {S}'s median error {}. ", compare(c))),
+        None => out.push_str(&format!(
+            "No BH configuration of the sweep reaches SBH S = {S}'s median error. "
+        )),
+    }
+    if let Some(c) = at(Method::Bh(BETA)) {
+        out.push_str(&format!("At BH β = {BETA}'s median error {}. ", compare(c)));
+    }
+    out.push_str(&format!(
+        "Over the {} median-error levels both reach ({:.2e} … {:.2e}), SBH is the faster at {sbh_wins}{}; BH time / SBH time ranges over {lo:.2} … {hi:.2}.",
+        common.len(),
+        common.first().map_or(f64::NAN, |c| c.0),
+        common.last().map_or(f64::NAN, |c| c.0),
+        match (won.first(), won.last()) {
+            (Some(a), Some(b)) => format!(" (median errors {a:.2e} … {b:.2e})"),
+            _ => String::new(),
+        },
+    ));
+    Some(out)
+}
+
+fn answer(report: &mut Report, points: &[Point]) -> Vec<String> {
+    let v: Vec<String> = ["grid", "random"]
+        .iter()
+        .filter_map(|set| verdict(points, set))
+        .collect();
+    if v.is_empty() {
+        return v;
+    }
+    report.heading("At equal median error, which is faster?");
+    report.para(
+        "Computed from the convergence sweep below: at each median error that both methods \
+         reach, the cheapest measured configuration of each (BH over β, SBH over S) is compared. \
+         Neither side is interpolated.",
+    );
+    for line in &v {
+        report.para(line);
+    }
+    let mut t = Table::new(&[
+        "query set",
+        "method",
+        "ms",
+        "mean error",
+        "median error",
+        "max error",
+    ]);
+    for p in points.iter().filter(|p| p.section == "convergence") {
+        t.push(vec![
+            p.set.into(),
+            p.method.label(),
+            fmt_ms(p.ms),
+            format!("{:.2e}", p.err.mean),
+            format!("{:.2e}", p.err.median),
+            format!("{:.2e}", p.err.max),
+        ]);
+    }
+    report.heading("Convergence sweep");
+    report.table(&t);
+    v
+}
+
+fn figures(
+    dir: &OutDir,
+    plan: &Plan,
+    points: &[Point],
+    slices: Option<&Slices>,
+    report: &mut Report,
+) -> Result<(), ReproError> {
+    let mut drew = false;
+    for set in ["grid", "random"] {
+        let pts = |bh: bool, f: fn(&ErrorStats) -> f64| -> Vec<(f64, f64)> {
+            points
+                .iter()
+                .filter(|p| {
+                    p.section == "convergence"
+                        && p.set == set
+                        && matches!(
+                            (bh, p.method),
+                            (true, Method::Bh(_)) | (false, Method::Sbh(_))
+                        )
+                })
+                .map(|p| (p.ms, f(&p.err)))
+                .collect()
+        };
+        if pts(true, |e| e.median).is_empty() {
+            continue;
+        }
+        if !drew {
+            report.heading("Figures");
+            drew = true;
+        }
+        let stem = format!("convergence-{set}");
+        let n = plan.conv_grid.pow(3);
+        plot::line_chart(
+            dir.path(),
+            &stem,
+            &LineChart {
+                title: format!(
+                    "Error against time, M = {}, {n} {set} queries",
+                    fmt_n(plan.conv_m)
+                ),
+                x: Axis::new("time (ms)", Scale::Log10),
+                y: Axis::new("absolute error", Scale::Log10),
+                series: vec![
+                    Series::data("SBH median, S = 1 … 64", pts(false, |e| e.median)),
+                    Series::data("BH median, β = 0.5 … 6", pts(true, |e| e.median)),
+                    Series::data("SBH mean", pts(false, |e| e.mean)),
+                    Series::data("BH mean", pts(true, |e| e.mean)),
+                ],
+            },
+        )?;
+        report.figure(&stem, &format!("error against time, {set} queries"));
+    }
+    if let Some(sl) = slices
+        && !sl.bh.is_empty()
+        && !sl.sbh.is_empty()
+    {
+        let hi = sl
+            .bh
+            .iter()
+            .chain(&sl.sbh)
+            .copied()
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max);
+        let hi = if hi > 0.0 { hi } else { 1.0 };
+        let range = (hi * 1e-4, hi);
+        let c = |r: usize| (r as f64 + 0.5) / sl.res as f64 - 0.5;
+        for (stem, what, values) in [
+            ("slice-bh", format!("BH β = {BETA}"), &sl.bh),
+            ("slice-sbh", format!("SBH S = {S}"), &sl.sbh),
+        ] {
+            plot::heat_map(
+                dir.path(),
+                stem,
+                &HeatMap {
+                    title: format!(
+                        "|error| of {what}, M = {}, z = {:.3} slice of the {}³ grid",
+                        fmt_n(plan.conv_m),
+                        c(sl.res / 2),
+                        sl.res
+                    ),
+                    x_label: "x".into(),
+                    y_label: "y".into(),
+                    value_label: "absolute error".into(),
+                    nx: sl.res,
+                    ny: sl.res,
+                    values: values.clone(),
+                    extent: (-0.5, 0.5, -0.5, 0.5),
+                    range,
+                },
+            )?;
+            report.figure(stem, &format!("|error| of {what} on the middle z slice"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(method: Method, ms: f64, median: f64) -> Point {
+        Point {
+            section: "convergence",
+            m: 1024,
+            set: "grid",
+            order: "grid",
+            queries: 8,
+            method,
+            ms,
+            err: ErrorStats {
+                mean: median,
+                median,
+                max: median,
+            },
+        }
+    }
+
+    /// The verdict follows the data: SBH S = 1 at 1e-3 in 10 ms against BH needing 40 ms (β = 4)
+    /// for it, and BH β = 2 (3e-3, 5 ms) cheaper than any SBH.
+    #[test]
+    fn verdict_is_computed_from_the_points() {
+        let points = vec![
+            pt(Method::Sbh(1), 10.0, 1e-3),
+            pt(Method::Sbh(4), 40.0, 5e-4),
+            pt(Method::Bh(2.0), 5.0, 3e-3),
+            pt(Method::Bh(4.0), 40.0, 8e-4),
+            pt(Method::Bh(6.0), 90.0, 2e-4),
+        ];
+        let v = verdict(&points, "grid").unwrap();
+        assert!(
+            v.contains("At SBH S = 1's median error (≤ 1.00e-3) BH β = 4 takes 40.000 ms")
+                && v.contains("SBH is faster by 4.00×"),
+            "{v}"
+        );
+        assert!(
+            v.contains("At BH β = 2's median error (≤ 3.00e-3) BH β = 2 takes 5.000 ms")
+                && v.contains("BH is faster by 2.00×"),
+            "{v}"
+        );
+        // Slower SBH flips the answer at its own operating point.
+        let mut slow = points.clone();
+        slow[0].ms = 100.0;
+        slow[1].ms = 200.0;
+        let v = verdict(&slow, "grid").unwrap();
+        assert!(v.contains("BH is faster by 2.50×"), "{v}");
+        assert!(verdict(&points, "random").is_none());
+    }
+
+    #[test]
+    fn sizes_follow_n_and_backend() {
+        assert_eq!(super::super::capped(&CPU_MS, 1024), vec![1024]);
+        assert_eq!(
+            super::super::capped(&GPU_MS, 1 << 20),
+            vec![1 << 15, 1 << 17, 1 << 20]
+        );
+    }
+}
