@@ -154,14 +154,16 @@ pub unsafe extern "ptx-kernel" fn bh_build(
             let (mut c, mut half, mut depth) = (root_c, root_half, 0u32);
             let mut o = octant(p, c);
             let mut s = layout.slot(root, o);
-            let mut ch = read_volatile(child.add(s));
+            // Acquire: a slot that names a new cell was published after the cell's own slots
+            // (fence + store in the writer); the reader must not see the slots before it.
+            let mut ch = load_acquire_u32(child.add(s).cast()) as i32;
             while ch >= ni {
                 half *= 0.5;
                 c = child_center(c, half, o);
                 depth += 1;
                 o = octant(p, c);
                 s = layout.slot(ch - ni, o);
-                ch = read_volatile(child.add(s));
+                ch = load_acquire_u32(child.add(s).cast()) as i32;
             }
             if ch == LOCKED || atomic_cas_i32(child.add(s), ch, LOCKED) != ch {
                 continue; // another thread is rewriting this slot: retry from the root
@@ -171,6 +173,9 @@ pub unsafe extern "ptx-kernel" fn bh_build(
                 i += stride;
                 continue;
             }
+            // The relaxed CAS took the lock; the fence orders what the previous holder of this
+            // slot wrote (bucket chains) before our reads of it.
+            fence_device();
             // The slot holds body b: subdivide until b and i fall in different octants. New cells
             // stay private (behind the lock) until the lock is released with the top one.
             let b = ch;
@@ -284,7 +289,9 @@ pub unsafe extern "ptx-kernel" fn bh_summarize(
                 let ch = *child.add(layout.slot(k, o));
                 if ch >= ni {
                     let cc = (ch - ni) as usize;
-                    let mut c_cnt = read_volatile(count.add(cc));
+                    // Acquire on every read, the first included: a non-zero count must make the
+                    // child's summary (written before its release) visible.
+                    let mut c_cnt = load_acquire_u32(count.add(cc));
                     while c_cnt == 0 {
                         c_cnt = load_acquire_u32(count.add(cc));
                     }
@@ -390,7 +397,7 @@ pub unsafe extern "ptx-kernel" fn bh_sort(
             let mut s = if k == root {
                 0
             } else {
-                read_volatile(start.add(k as usize))
+                load_acquire_u32(start.add(k as usize).cast()) as i32
             };
             while s < 0 {
                 s = load_acquire_u32(start.add(k as usize).cast()) as i32;

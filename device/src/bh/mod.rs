@@ -398,7 +398,8 @@ pub fn pair_accel(p: [f32; 3], q: [f32; 3], m: f32, eps2: f32) -> [f32; 3] {
     );
     // A select, not a branch: the hot loops stay straight-line (rsqrt(0) = inf is discarded).
     let inv = math::rsqrt(r2);
-    let inv = if r2 > 0.0 { inv } else { 0.0 };
+    // Subnormal r2 counts as zero: the device's rsqrt flushes it to +inf.
+    let inv = if r2 >= f32::MIN_POSITIVE { inv } else { 0.0 };
     let f = m * inv * inv * inv;
     [d[0] * f, d[1] * f, d[2] * f]
 }
