@@ -4,8 +4,8 @@
 
 use super::gpu::MAX_CELLS;
 use super::{Params, Tree, initial_cells};
+use crate::device::WARP_SIZE;
 use crate::device::bh::{self as dev, Accel, Body, EMPTY, Layout, MAX_DEPTH, Quad, TreeHeader};
-use crate::device::{WARP_SIZE, math};
 use rayon::prelude::*;
 
 /// Builds, summarizes and sorts the octree of `bodies` (valid per [`super::validate`]).
@@ -182,60 +182,49 @@ pub fn summarize(bodies: &[Body], tree: &mut Tree) {
     let mut cell_pm = vec![Body::default(); cells];
     let mut cell_quad = vec![Quad::default(); cells];
     for &k in &bottom_up {
-        let (mut m, mut x, mut y, mut z, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);
-        let mut add = |q: Body, c: u32| {
-            m += q.m;
-            x = math::fma(q.m, q.x, x);
-            y = math::fma(q.m, q.y, y);
-            z = math::fma(q.m, q.z, z);
-            cnt += c;
+        let children = SliceChildren {
+            layout,
+            cell: k,
+            bodies,
+            child,
+            next,
+            count: &count,
+            cell_pm: &cell_pm,
+            cell_quad: &cell_quad,
         };
-        for o in 0..8 {
-            let ch = child[layout.slot(k, o)];
-            if ch >= n {
-                add(cell_pm[(ch - n) as usize], count[(ch - n) as usize]);
-            } else {
-                let mut b = ch;
-                while b >= 0 {
-                    add(bodies[b as usize], 1);
-                    b = next[b as usize];
-                }
-            }
-        }
-        let inv = 1.0 / m;
-        let com = [x * inv, y * inv, z * inv];
-        // The quadrupole about this centre, children's moments shifted to it (as bh_summarize).
-        let mut q = Quad::default();
-        for o in 0..8 {
-            let ch = child[layout.slot(k, o)];
-            if ch >= n {
-                let pm = cell_pm[(ch - n) as usize];
-                let d = [pm.x - com[0], pm.y - com[1], pm.z - com[2]];
-                q = q
-                    .plus(&cell_quad[(ch - n) as usize])
-                    .plus(&Quad::point(pm.m, d));
-            } else {
-                let mut b = ch;
-                while b >= 0 {
-                    let qb = bodies[b as usize];
-                    q = q.plus(&Quad::point(
-                        qb.m,
-                        [qb.x - com[0], qb.y - com[1], qb.z - com[2]],
-                    ));
-                    b = next[b as usize];
-                }
-            }
-        }
+        let (pm, q, cnt) = dev::summarize_cell(&children, n);
         cell_quad[k as usize] = q;
-        cell_pm[k as usize] = Body {
-            x: com[0],
-            y: com[1],
-            z: com[2],
-            m,
-        };
+        cell_pm[k as usize] = pm;
         count[k as usize] = cnt;
     }
     (tree.count, tree.cell_pm, tree.cell_quad) = (count, cell_pm, cell_quad);
+}
+
+/// A cell's children in host slices, for [`dev::summarize_cell`] (children are summarized first).
+struct SliceChildren<'a> {
+    layout: Layout,
+    cell: i32,
+    bodies: &'a [Body],
+    child: &'a [i32],
+    next: &'a [i32],
+    count: &'a [u32],
+    cell_pm: &'a [Body],
+    cell_quad: &'a [Quad],
+}
+
+impl dev::CellChildren for SliceChildren<'_> {
+    fn slot(&self, octant: u32) -> i32 {
+        self.child[self.layout.slot(self.cell, octant)]
+    }
+    fn cell(&self, c: usize) -> (Body, Quad, u32) {
+        (self.cell_pm[c], self.cell_quad[c], self.count[c])
+    }
+    fn body(&self, b: i32) -> Body {
+        self.bodies[b as usize]
+    }
+    fn next(&self, b: i32) -> i32 {
+        self.next[b as usize]
+    }
 }
 
 /// Stage 4: the gather index in depth-first octant order, bodies and child cells interleaved as

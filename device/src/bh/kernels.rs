@@ -284,70 +284,65 @@ pub unsafe extern "ptx-kernel" fn bh_summarize(
             if layout.is_sparse() && k != 0 && *child.add(k as usize) != ni + k {
                 continue;
             }
-            let (mut m, mut x, mut y, mut z, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);
-            for o in 0..8 {
-                let ch = *child.add(layout.slot(k, o));
-                if ch >= ni {
-                    let cc = (ch - ni) as usize;
-                    // Acquire on every read, the first included: a non-zero count must make the
-                    // child's summary (written before its release) visible.
-                    let mut c_cnt = load_acquire_u32(count.add(cc));
-                    while c_cnt == 0 {
-                        c_cnt = load_acquire_u32(count.add(cc));
-                    }
-                    let pm = read_volatile(cell_pm.add(cc));
-                    m += pm.m;
-                    x = math::fma(pm.m, pm.x, x);
-                    y = math::fma(pm.m, pm.y, y);
-                    z = math::fma(pm.m, pm.z, z);
-                    cnt += c_cnt;
-                } else {
-                    let mut b = ch;
-                    while b >= 0 {
-                        let q = *bodies.add(b as usize);
-                        m += q.m;
-                        x = math::fma(q.m, q.x, x);
-                        y = math::fma(q.m, q.y, y);
-                        z = math::fma(q.m, q.z, z);
-                        cnt += 1;
-                        b = *next.add(b as usize);
-                    }
-                }
-            }
-            let inv = 1.0 / m;
-            let com = [x * inv, y * inv, z * inv];
-            // Second pass: the quadrupole about this centre, children's moments shifted to it.
-            let mut q = Quad::default();
-            for o in 0..8 {
-                let ch = *child.add(layout.slot(k, o));
-                if ch >= ni {
-                    let cc = (ch - ni) as usize;
-                    let pm = read_volatile(cell_pm.add(cc));
-                    let d = [pm.x - com[0], pm.y - com[1], pm.z - com[2]];
-                    q = q
-                        .plus(&read_volatile(cell_quad.add(cc)))
-                        .plus(&Quad::point(pm.m, d));
-                } else {
-                    let mut b = ch;
-                    while b >= 0 {
-                        let qb = *bodies.add(b as usize);
-                        q = q.plus(&Quad::point(
-                            qb.m,
-                            [qb.x - com[0], qb.y - com[1], qb.z - com[2]],
-                        ));
-                        b = *next.add(b as usize);
-                    }
-                }
-            }
-            *cell_quad.add(k as usize) = q;
-            *cell_pm.add(k as usize) = Body {
-                x: com[0],
-                y: com[1],
-                z: com[2],
-                m,
+            let children = DeviceChildren {
+                layout,
+                cell: k,
+                bodies,
+                child,
+                next,
+                count,
+                cell_pm,
+                cell_quad,
             };
+            let (pm, q, cnt) = summarize_cell(&children, ni);
+            *cell_quad.add(k as usize) = q;
+            *cell_pm.add(k as usize) = pm;
             store_release_u32(count.add(k as usize), cnt);
         }
+    }
+}
+
+/// A cell's children in device memory, for [`summarize_cell`].
+struct DeviceChildren {
+    layout: Layout,
+    cell: i32,
+    bodies: *const Body,
+    child: *const i32,
+    next: *const i32,
+    count: *const u32,
+    cell_pm: *const Body,
+    cell_quad: *const Quad,
+}
+
+// SAFETY (every read below): pointers and indices as in `bh_summarize`'s contract.
+impl CellChildren for DeviceChildren {
+    #[inline(always)]
+    fn slot(&self, octant: u32) -> i32 {
+        unsafe { *self.child.add(self.layout.slot(self.cell, octant)) }
+    }
+    #[inline(always)]
+    fn cell(&self, cc: usize) -> (Body, Quad, u32) {
+        unsafe {
+            // Acquire on every read, the first included: a non-zero count (published last, with
+            // release) makes the child's summary visible. Other threads summarize it meanwhile.
+            let mut k = load_acquire_u32(self.count.add(cc));
+            while k == 0 {
+                k = load_acquire_u32(self.count.add(cc));
+            }
+            (
+                read_volatile(self.cell_pm.add(cc)),
+                read_volatile(self.cell_quad.add(cc)),
+                k,
+            )
+        }
+    }
+    #[inline(always)]
+    fn body(&self, b: i32) -> Body {
+        unsafe { *self.bodies.add(b as usize) }
+    }
+    #[inline(always)]
+    fn next(&self, b: i32) -> i32 {
+        unsafe { *self.next.add(b as usize) }
     }
 }
 

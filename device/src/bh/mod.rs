@@ -110,6 +110,73 @@ impl Quad {
     }
 }
 
+/// One cell's children as the summary reads them: the kernel implements it over device pointers
+/// (waiting until a child cell is summarized), the CPU twin over slices.
+pub trait CellChildren {
+    /// The value in child slot `octant`: `EMPTY`, a body `0..n`, or `n + cell`.
+    fn slot(&self, octant: u32) -> i32;
+    /// A summarized child cell: centre of mass and mass, quadrupole, body count.
+    fn cell(&self, cell: usize) -> (Body, Quad, u32);
+    fn body(&self, b: i32) -> Body;
+    /// The next body of a bucket chain, or -1.
+    fn next(&self, b: i32) -> i32;
+}
+
+/// Mass, centre of mass, quadrupole (about that centre) and body count of a cell from its
+/// children, in octant order and chain order: the one copy of the summary formulas.
+#[inline(always)]
+pub fn summarize_cell(c: &impl CellChildren, n: i32) -> (Body, Quad, u32) {
+    let (mut m, mut x, mut y, mut z, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);
+    let mut add = |q: Body, k: u32| {
+        m += q.m;
+        x = math::fma(q.m, q.x, x);
+        y = math::fma(q.m, q.y, y);
+        z = math::fma(q.m, q.z, z);
+        cnt += k;
+    };
+    for o in 0..8 {
+        let ch = c.slot(o);
+        if ch >= n {
+            let (pm, _, k) = c.cell((ch - n) as usize);
+            add(pm, k);
+        } else {
+            let mut b = ch;
+            while b >= 0 {
+                add(c.body(b), 1);
+                b = c.next(b);
+            }
+        }
+    }
+    let inv = 1.0 / m;
+    let com = [x * inv, y * inv, z * inv];
+    // Second pass: the children's moments shifted to this centre (parallel-axis terms).
+    let shift = |q: &Body| Quad::point(q.m, [q.x - com[0], q.y - com[1], q.z - com[2]]);
+    let mut quad = Quad::default();
+    for o in 0..8 {
+        let ch = c.slot(o);
+        if ch >= n {
+            let (pm, cq, _) = c.cell((ch - n) as usize);
+            quad = quad.plus(&cq).plus(&shift(&pm));
+        } else {
+            let mut b = ch;
+            while b >= 0 {
+                quad = quad.plus(&shift(&c.body(b)));
+                b = c.next(b);
+            }
+        }
+    }
+    (
+        Body {
+            x: com[0],
+            y: com[1],
+            z: com[2],
+            m,
+        },
+        quad,
+        cnt,
+    )
+}
+
 /// Acceleration (without G) on a body at `p` from a cell of mass `m`, centre of mass `c` and
 /// quadrupole `q`, to second order: `m d/r³ − Q d/r⁵ + (5/2)(dᵀQd) d/r⁷` with `d = c − p` and
 /// `r² = |d|² + ε²` (softening applied to every order, as tree codes commonly do). With a zero `q`
