@@ -378,10 +378,8 @@ impl<T: GpuReal> GpuMesh<T> {
     }
 }
 
-/// Values per element of the block position table.
-pub const BLOCK_TABLE: usize = NODES * NODES + NODES;
-/// Values per element of the two-kernel geometry: 8 Gauss points × 8 nodes × (∇N, det J).
-const GEOMETRY_VALUES: usize = 4 * NODES * crate::device::fem::GAUSS;
+pub use crate::device::fem::BLOCK_TABLE;
+use crate::device::fem::{GEOMETRY_VALUES, block_position};
 
 /// The block position table from the full positions. In CSR with 3 DOF per node the three rows
 /// of a node share their column set, so entry (3a + i, 3b + j) of element e sits at
@@ -402,7 +400,7 @@ pub fn block_table(pattern: &Pattern, elements: usize) -> Vec<u32> {
             debug_assert!((0..ENTRIES).all(|k| {
                 let (r, c) = (k / 24, k % 24);
                 let (a, i, b, j) = (r / 3, r % 3, c / 3, c % 3);
-                pos[k] == tab[NODES * a + b] + i as u32 * tab[NODES * NODES + a] + j as u32
+                pos[k] == block_position(tab[NODES * a + b], tab[NODES * NODES + a], i, j)
             }));
         });
     t

@@ -198,7 +198,7 @@ fn block_table_reproduces_every_position() {
         for (k, &want) in pos.iter().enumerate() {
             let (r, c) = (k / 24, k % 24);
             let (a, i, b, j) = (r / 3, r % 3, c / 3, c % 3);
-            let got = tab[8 * a + b] + i as u32 * tab[64 + a] + j as u32;
+            let got = crate::device::fem::block_position(tab[8 * a + b], tab[64 + a], i, j);
             assert_eq!(got, want, "element {e} entry ({r}, {c})");
         }
     }

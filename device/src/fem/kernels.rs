@@ -57,9 +57,9 @@
 //! - `fem_spmv_f64`, `fem_dot_f64`, `fem_pcg_*_f64`: Jacobi-preconditioned CG (see that section).
 
 use super::{
-    DOFS, ENTRIES, Lame, NODES, Real, add_block, add_block_split, det3, finish_block,
-    gauss_geometry, inverse3, jacobian_signs, node_signs, physical_gradient,
-    shape_gradient_natural, shape_gradient_signs, stiffness_integrand_dyn,
+    BLOCK_TABLE, DOFS, ENTRIES, GEOMETRY_VALUES, Lame, NODES, Real, add_block, add_block_split,
+    block_position, det3, finish_block, gauss_geometry, inverse3, jacobian_signs, node_signs,
+    physical_gradient, shape_gradient_natural, shape_gradient_signs, stiffness_integrand_dyn,
 };
 use crate::gpu::atomic::{atomic_add_f32, atomic_add_f64};
 use crate::gpu::thread::{block_idx_x, index_1d, lane_id, sync_threads, thread_idx_x};
@@ -549,7 +549,7 @@ unsafe fn lane_targets<T, const BLOCKS: bool>(
             let stride = blocks.map(|(a, _)| *tab.add(NODES * NODES + a));
             core::array::from_fn(|k| {
                 core::array::from_fn(|i| {
-                    let row = values.add((base[k] + i as u32 * stride[k]) as usize);
+                    let row = values.add(block_position(base[k], stride[k], i, 0) as usize);
                     [row, row.add(1), row.add(2)]
                 })
             })
@@ -601,9 +601,6 @@ unsafe fn scatter_batched<T: DeviceReal, const ATOMIC: bool>(
         }
     }
 }
-
-/// Values per element of the block position table: 64 block bases, 8 row strides.
-pub const BLOCK_TABLE: usize = NODES * NODES + NODES;
 
 /// # Safety
 /// See the module docs; launch whole warps, [`super::WARP_BLOCK`] threads per block.
@@ -692,9 +689,6 @@ unsafe fn ppni<T: DeviceReal, const LANES_PER_ROW: u32, const BLOCKS: bool, cons
 // ---------------------------------------------------------------------------------------------
 // two kernels: per-element geometry to global memory, then one thread per entry
 // ---------------------------------------------------------------------------------------------
-
-/// Values of one element's geometry in global memory: 8 Gauss points × 8 nodes × (∇N, det J).
-pub const GEOMETRY_VALUES: usize = 4 * NODES * super::GAUSS;
 
 /// Kernel 1: thread `t` computes Gauss point `t % 8` of element `t / 8` (of all `n` elements,
 /// in element order) and writes (∂x, ∂y, ∂z, det J) of each node at

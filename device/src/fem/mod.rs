@@ -33,6 +33,21 @@ pub const ENTRIES: usize = DOFS * DOFS;
 /// Gauss points per element (2×2×2; weight 1 each).
 pub const GAUSS: usize = 8;
 
+/// Values per element of the block position table: 64 block bases (`NODES·a + b`), then 8 row
+/// strides (`NODES² + a`). With 3 DOF per node the three rows of a node share their column set,
+/// so entry (3a + i, 3b + j) sits at [`block_position`]`(base[8a+b], stride[a], i, j)`.
+pub const BLOCK_TABLE: usize = NODES * NODES + NODES;
+
+/// CSR position of entry (3a + i, 3b + j) of an element from its block table values.
+#[inline(always)]
+pub fn block_position(base: u32, stride: u32, i: usize, j: usize) -> u32 {
+    base + i as u32 * stride + j as u32
+}
+
+/// Values of one element's geometry in global memory (two-kernel strategy): 8 Gauss points ×
+/// 8 nodes × (∇N, det J).
+pub const GEOMETRY_VALUES: usize = 4 * NODES * GAUSS;
+
 /// Threads per block of the thread-per-element kernels.
 pub const THREAD_BLOCK: u32 = 128;
 /// Threads per block of the warp-per-element kernels: 8 warps, 8 elements per block.
