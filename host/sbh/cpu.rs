@@ -42,8 +42,33 @@ pub fn barnes_hut(
         .collect())
 }
 
-/// Direct summation in float64: the reference.
+/// Direct summation, the twin of `sbh_brute_force`: each term in float32 through the device
+/// formula ([`dev::term`]), summed in float64. Both backends' errors are measured against it.
 pub fn brute_force(
+    src: &Sources,
+    queries: &[[f32; 3]],
+    k: KernelSpec,
+) -> Result<Vec<f64>, SbhError> {
+    validate(src, queries, k)?;
+    let winding = k.kind == dev::KIND_WINDING;
+    Ok(queries
+        .par_iter()
+        .map(|q| {
+            src.bodies
+                .iter()
+                .enumerate()
+                .map(|(j, b)| {
+                    let a = if winding { src.dipoles[j] } else { [0.0; 3] };
+                    dev::term(k, *q, b, a) as f64
+                })
+                .sum()
+        })
+        .collect())
+}
+
+/// Direct summation with every term in float64 ([`dev::term_f64`]): checks [`brute_force`]'s
+/// float32 terms.
+pub fn brute_force_f64(
     src: &Sources,
     queries: &[[f32; 3]],
     k: KernelSpec,

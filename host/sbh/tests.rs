@@ -309,3 +309,19 @@ fn unbiased_on_a_deep_tree() {
         }
     }
 }
+
+#[test]
+fn float32_terms_summed_in_float64_match_float64_terms() {
+    // The brute-force twin (the reference of every error) loses only float32 rounding per term.
+    for (k, src) in kernels() {
+        let a = cpu::brute_force(&src, &QUERIES, k).unwrap();
+        let b = cpu::brute_force_f64(&src, &QUERIES, k).unwrap();
+        for (x, y) in a.iter().zip(&b) {
+            assert!(
+                (x - y).abs() <= 1e-5 * y.abs().max(1e-3),
+                "kind {}: {x} vs {y}",
+                k.kind
+            );
+        }
+    }
+}
