@@ -147,6 +147,22 @@ fn same_seed_same_estimate_and_coherent_warps_share_paths() {
     );
     let c = cpu::estimate(&src, &t, &q, &SbhParams { seed: 6, ..p }, false).unwrap();
     assert_ne!(a, c);
+    // Coherent streams: the 32 queries of a warp draw the same numbers, so the same point in two
+    // lanes of one warp gets the same estimate, bit for bit; independent streams differ.
+    let same = vec![[0.013f32, -0.021, 0.034]; 32];
+    let coherent = cpu::estimate(&src, &t, &same, &p, true).unwrap();
+    assert!(
+        coherent
+            .iter()
+            .all(|x| x.to_bits() == coherent[0].to_bits()),
+        "{coherent:?}"
+    );
+    let independent = cpu::estimate(&src, &t, &same, &p, false).unwrap();
+    assert!(
+        independent
+            .iter()
+            .any(|x| x.to_bits() != independent[0].to_bits())
+    );
 }
 
 #[test]
