@@ -14,6 +14,33 @@ pub enum SbhGpuError {
     Input(#[from] SbhError),
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    /// The device tree was uploaded from other sources than the ones validated.
+    #[error(
+        "the device tree holds {tree} sources (dipoles: {tree_dipoles}) but {given} were given (dipoles: {given_dipoles})"
+    )]
+    TreeMismatch {
+        tree: u32,
+        tree_dipoles: bool,
+        given: usize,
+        given_dipoles: bool,
+    },
+}
+
+impl DeviceTree {
+    /// Refuses a launch on a tree that does not belong to `src` (the kernels would read past its
+    /// buffers or through a null dipole pointer).
+    fn check(&self, src: &Sources) -> Result<(), SbhGpuError> {
+        let (tree_dipoles, given_dipoles) = (self.body_dipole.is_some(), !src.dipoles.is_empty());
+        if self.n as usize != src.bodies.len() || tree_dipoles != given_dipoles {
+            return Err(SbhGpuError::TreeMismatch {
+                tree: self.n,
+                tree_dipoles,
+                given: src.bodies.len(),
+                given_dipoles,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// The sources and their tree in device memory.
@@ -65,6 +92,7 @@ pub fn estimate(
     coherent: bool,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
     validate(src, queries, p.kernel)?;
+    dt.check(src)?;
     validate_samples(p.samples)?;
     let k = gpu.kernel("sbh_estimate_kernel")?;
     let nq = queries.len() as u32;
@@ -114,6 +142,7 @@ pub fn barnes_hut(
     beta: f32,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
     validate(src, queries, kspec)?;
+    dt.check(src)?;
     validate_beta(beta)?;
     let k = gpu.kernel("sbh_bh_kernel")?;
     let nq = queries.len() as u32;
@@ -156,6 +185,7 @@ pub fn brute_force(
     kspec: KernelSpec,
 ) -> Result<(Vec<f64>, f64), SbhGpuError> {
     validate(src, queries, kspec)?;
+    dt.check(src)?;
     let k = gpu.kernel("sbh_brute_force")?;
     let nq = queries.len() as u32;
     let d_q = gpu.upload(queries)?;
