@@ -435,15 +435,18 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         Backend::Cpu => {
             let start = std::time::Instant::now();
             let layout = a.storage.layout(warpkit::bh::initial_cells(n));
-            let tree =
+            let mut tree =
                 warpkit::bh::cpu::build_tree_with(&bodies, layout).map_err(anyhow::Error::msg)?;
+            if a.traversal.group_size() != tree.group_size {
+                warpkit::bh::cpu::sort_with_groups(&mut tree, a.traversal.group_size());
+            }
             let build = start.elapsed().as_secs_f64() * 1e3;
             let identity: Vec<u32> = (0..n as u32).collect();
             let order = if sorted { &tree.sort } else { &identity };
             let start = std::time::Instant::now();
             let acc = match a.traversal {
                 Traversal::Vote => warpkit::bh::cpu::gravity(&bodies, &tree, order, &p),
-                Traversal::Group => {
+                Traversal::Group | Traversal::Group2 => {
                     warpkit::bh::cpu::gravity_group(&bodies, &tree, &p, a.quadrupole)
                 }
             };

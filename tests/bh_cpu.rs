@@ -385,3 +385,27 @@ fn sparse_storage_builds_the_same_tree() {
     let err = build_tree_with(&deep, Layout::sparse(8)).unwrap_err();
     assert!(err.contains("sparse"), "{err}");
 }
+
+#[test]
+fn groups_of_64_partition_the_sort_and_stay_accurate() {
+    use warpkit::bh::cpu::{gravity_group, sort_with_groups};
+    let b = scene::plummer(20_000, 51);
+    let mut t = build_tree(&b);
+    sort_with_groups(&mut t, 64);
+    check_tree(&b, &t).unwrap();
+    assert!(
+        t.groups.iter().any(|g| g[1] > 32),
+        "no group uses the second lane set"
+    );
+    let p = Params {
+        theta: 0.5,
+        eps: 0.05,
+        g: 1.0,
+    };
+    let idx: Vec<usize> = (0..b.len()).step_by(40).collect();
+    let r = brute_force_f64(&b, &idx, &p);
+    let acc = gravity_group(&b, &t, &p, false);
+    let e = relative_errors(&idx.iter().map(|&i| acc[i]).collect::<Vec<_>>(), &r);
+    let mean = e.iter().sum::<f64>() / e.len() as f64;
+    assert!(mean < 1e-3, "mean {mean:.2e}");
+}

@@ -295,3 +295,36 @@ fn sparse_and_dense_storage_give_the_same_tree_and_forces() {
         .expect("a Plummer sphere is too deep for sparse storage");
     assert!(err.to_string().contains("Sparse"), "{err}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn two_bodies_per_lane_matches_its_cpu_twin() {
+    let gpu = gpu();
+    let p = Params::default();
+    for scene in [Scene::Uniform, Scene::Plummer] {
+        for n in [1usize, 33, 65, 4097, 100_000] {
+            let mut b = scene::generate(scene, n, n as u64 + 3);
+            scene::shuffle(&mut b, 2);
+            let o = bhgpu::Options {
+                sorted: true,
+                traversal: Traversal::Group2,
+                keep_tree: true,
+                ..Default::default()
+            };
+            let run = bhgpu::gravity_with(&gpu, &b, &p, &o).unwrap();
+            let gt = run.tree.as_ref().unwrap();
+            assert_eq!(gt.group_size, 64);
+            check_tree(&b, gt).unwrap_or_else(|e| panic!("{scene:?} n={n}: {e}"));
+            let mut tree = cpu::build_tree(&b);
+            cpu::sort_with_groups(&mut tree, 64);
+            let want = cpu::gravity_group(&b, &tree, &p, false);
+            let mut e: Vec<f64> = run.acc.iter().zip(&want).map(|(a, w)| rel(a, w)).collect();
+            e.sort_by(f64::total_cmp);
+            let (p99, max) = (e[e.len() * 99 / 100], e[e.len() - 1]);
+            assert!(
+                p99 < 1e-5 && max < 1e-2,
+                "group2 {scene:?} n={n}: p99 {p99:.2e} max {max:.2e}"
+            );
+        }
+    }
+}

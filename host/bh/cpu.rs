@@ -159,6 +159,7 @@ pub fn insert(bodies: &[Body], layout: Layout, header: TreeHeader) -> Option<Tre
         cell_quad: Vec::new(),
         sort: Vec::new(),
         groups: Vec::new(),
+        group_size: dev::GROUP_SIZE,
         layout,
     })
 }
@@ -230,9 +231,15 @@ impl dev::CellChildren for SliceChildren<'_> {
 /// Stage 4: the gather index in depth-first octant order, bodies and child cells interleaved as
 /// the GPU places them, and the warp groups packed as the GPU's sort kernel packs them.
 pub fn sort(tree: &mut Tree) {
+    sort_with_groups(tree, dev::GROUP_SIZE);
+}
+
+/// [`sort`] with warp groups of at most `group_size` bodies.
+pub fn sort_with_groups(tree: &mut Tree, group_size: u32) {
     let (n, layout, root) = (tree.n as i32, tree.layout, tree.root());
     struct Out<'a> {
         layout: Layout,
+        group_size: u32,
         child: &'a [i32],
         next: &'a [i32],
         count: &'a [u32],
@@ -241,8 +248,8 @@ pub fn sort(tree: &mut Tree) {
         groups: Vec<[u32; 2]>,
     }
     fn visit(k: i32, o: &mut Out) {
-        let big = o.count[k as usize] > dev::GROUP_SIZE;
-        let mut packer = dev::GroupPacker::new();
+        let big = o.count[k as usize] > o.group_size;
+        let mut packer = dev::GroupPacker::new(o.group_size);
         for oct in 0..8 {
             let ch = o.child[o.layout.slot(k, oct)];
             let s0 = o.sort.len() as u32;
@@ -266,6 +273,7 @@ pub fn sort(tree: &mut Tree) {
     }
     let mut out = Out {
         layout,
+        group_size,
         child: &tree.child,
         next: &tree.next,
         count: &tree.count,
@@ -274,12 +282,13 @@ pub fn sort(tree: &mut Tree) {
         groups: Vec::new(),
     };
     let root_count = tree.count[root as usize];
-    if root_count <= dev::GROUP_SIZE {
+    if root_count <= group_size {
         out.groups.push([0, root_count]);
     }
     visit(root, &mut out);
     (tree.sort, tree.groups) = (out.sort, out.groups);
     tree.header.groups = tree.groups.len() as u32;
+    tree.group_size = group_size;
 }
 
 /// Accelerations over `tree`, lanes of 32 consecutive entries of `order` voting together as on

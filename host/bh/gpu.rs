@@ -122,6 +122,9 @@ pub enum Traversal {
     /// One traversal per warp for the bounding box of its bodies, eight children tested at once,
     /// interaction lists evaluated by all lanes (`bh_gravity_group`).
     Group,
+    /// The group traversal with two bodies per lane: groups of up to 64 bodies
+    /// (`bh_gravity_group2`).
+    Group2,
 }
 
 impl Traversal {
@@ -129,6 +132,20 @@ impl Traversal {
         match self {
             Traversal::Vote => ("bh_gravity", dev::GRAVITY_BLOCK),
             Traversal::Group => ("bh_gravity_group", dev::GROUP_BLOCK),
+            Traversal::Group2 => ("bh_gravity_group2", dev::GROUP_BLOCK),
+        }
+    }
+
+    /// Whether the kernel walks warp groups (and so needs the sort's groups).
+    pub fn grouped(self) -> bool {
+        self != Traversal::Vote
+    }
+
+    /// Largest warp group the sort packs for this kernel.
+    pub fn group_size(self) -> u32 {
+        match self {
+            Traversal::Group2 => dev::GROUP_SIZE_2,
+            _ => dev::GROUP_SIZE,
         }
     }
 }
@@ -181,7 +198,7 @@ pub fn gravity_with(
     let (sorted, keep_tree) = (o.sorted, o.keep_tree);
     let cells = o.cells.unwrap_or_else(|| initial_cells(bodies.len()));
     validate(bodies, p)?;
-    if o.traversal == Traversal::Group && !sorted {
+    if o.traversal.grouped() && !sorted {
         return Err(BhError::Option(
             "the warp-group traversal follows the tree order: it needs sorted mode".into(),
         ));
@@ -292,7 +309,8 @@ pub fn gravity_with(
         .1;
     let mut d_sort = gpu.alloc_poisoned::<u32>(n)?;
     let mut d_groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
-    let group = o.traversal == Traversal::Group;
+    let group = o.traversal.grouped();
+    let group_size = o.traversal.group_size();
     if sorted || keep_tree || group {
         let sort_cfg = k_sort.resident_grid(gpu, dev::TREE_BLOCK)?;
         times.sort = gpu
@@ -306,6 +324,7 @@ pub fn gravity_with(
                     .arg(&mut t.start)
                     .arg(&mut d_sort)
                     .arg(&mut d_groups)
+                    .arg(&group_size)
                     .arg(&layout)
                     .run(sort_cfg)
             })?
@@ -354,6 +373,7 @@ pub fn gravity_with(
             count: gpu.download(&t.count)?,
             cell_pm: gpu.download(&t.cell_pm)?,
             cell_quad: gpu.download(&t.cell_quad)?,
+            group_size,
             layout,
             sort: gpu.download(&d_sort)?,
             groups: {

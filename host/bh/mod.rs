@@ -110,6 +110,8 @@ pub struct Tree {
     pub sort: Vec<u32>,
     /// Warp groups as (first, size) in `sort`, in any order.
     pub groups: Vec<[u32; 2]>,
+    /// Largest group the sort packed (32, or 64 for two bodies per lane).
+    pub group_size: u32,
     /// Dense or sparse storage, and its capacity.
     pub layout: dev::Layout,
 }
@@ -206,10 +208,10 @@ pub fn check_tree(bodies: &[Body], t: &Tree) -> Result<(), String> {
             .unwrap_or(0);
         return Err(format!("sort differs from the depth-first order at {k}"));
     }
-    // Groups partition the sort order into runs of 1..=GROUP_SIZE.
+    // Groups partition the sort order into runs of 1..=group_size.
     let mut covered = vec![false; t.n];
     for &[s, c] in &t.groups {
-        if c == 0 || c > dev::GROUP_SIZE || (s + c) as usize > t.n {
+        if c == 0 || c > t.group_size || (s + c) as usize > t.n {
             return Err(format!("group ({s}, {c}) is invalid"));
         }
         for k in s..s + c {

@@ -363,6 +363,7 @@ pub unsafe extern "ptx-kernel" fn bh_sort(
     start: *mut i32,
     sort: *mut u32,
     groups: *mut [u32; 2],
+    group_size: u32,
     layout: Layout,
 ) {
     let ni = n as i32;
@@ -397,11 +398,11 @@ pub unsafe extern "ptx-kernel" fn bh_sort(
             while s < 0 {
                 s = load_acquire_u32(start.add(k as usize).cast()) as i32;
             }
-            let big = *count.add(k as usize) > GROUP_SIZE;
+            let big = *count.add(k as usize) > group_size;
             if k == root && !big {
                 emit(0, *count.add(k as usize));
             }
-            let mut packer = GroupPacker::new();
+            let mut packer = GroupPacker::new(group_size);
             for o in 0..8 {
                 let ch = *child.add(layout.slot(k, o));
                 let s0 = s;
@@ -651,31 +652,36 @@ crate::static_shared!(group_list: [Body; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(group_quads: [Quad; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(group_w2: [f32; STACK]);
 
-/// Adds every entry of the warp's interaction list to this lane's acceleration and empties it.
+/// Adds every entry of the warp's interaction list to each of this lane's `K` accelerations and
+/// empties it.
 ///
 /// # Safety
-/// Whole warp, convergent; `list` holds `*len` entries written before the call.
+/// Whole warp, convergent; `list` (and `quads`, unless null) hold `*len` entries written before
+/// the call.
 #[inline(always)]
-unsafe fn flush_list(
+unsafe fn flush_list<const K: usize>(
     list: *const Body,
     quads: *const Quad,
     len: &mut usize,
-    p: [f32; 3],
+    p: &[[f32; 3]; K],
     eps2: f32,
-    a: &mut [f32; 3],
+    a: &mut [[f32; 3]; K],
     listed: &mut u64,
 ) {
     // SAFETY: per the contract.
     unsafe {
         sync_warp(FULL_MASK); // entries written by other lanes are visible
         for j in 0..*len {
+            // One shared-memory load serves all K bodies of the lane.
             let q = *list.add(j);
-            let d = if quads.is_null() {
-                pair_accel(p, q.pos(), q.m, eps2)
-            } else {
-                pair_accel_quad(p, q.pos(), q.m, &*quads.add(j), eps2)
-            };
-            *a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+            for k in 0..K {
+                let d = if quads.is_null() {
+                    pair_accel(p[k], q.pos(), q.m, eps2)
+                } else {
+                    pair_accel_quad(p[k], q.pos(), q.m, &*quads.add(j), eps2)
+                };
+                a[k] = [a[k][0] + d[0], a[k][1] + d[1], a[k][2] + d[2]];
+            }
         }
         sync_warp(FULL_MASK); // everyone has read before the list is refilled
     }
@@ -688,9 +694,70 @@ unsafe fn flush_list(
 /// never spans more than one parent cell): a cell is used whole when it is far
 /// from the whole box ([`is_far_from_box`]), which implies far for every body. Lanes 0..8 test the
 /// eight children of the popped cell in parallel; accepted cells and bodies go to a shared
-/// interaction list that all lanes evaluate together. Launch `GROUP_BLOCK`-thread blocks.
+/// interaction list that all lanes evaluate together. Groups of up to 32 bodies (one per lane;
+/// `bh_sort` with `group_size` 32). Launch `GROUP_BLOCK`-thread blocks.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn bh_gravity_group(
+    bodies: *const Body,
+    n: u32,
+    sort: *const u32,
+    groups: *const [u32; 2],
+    header: *mut TreeHeader,
+    child: *const i32,
+    next: *const i32,
+    cell_pm: *const Body,
+    cell_quad: *const Quad,
+    layout: Layout,
+    theta2: f32,
+    eps2: f32,
+    g: f32,
+    acc: *mut Accel,
+) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        gravity_group::<1>(
+            bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2, eps2,
+            g, acc,
+        )
+    }
+}
+
+/// [`bh_gravity_group`] with two bodies per lane: groups of up to 64 bodies (`bh_sort` with
+/// `group_size` 64), so a traversal serves twice the bodies and every list entry loaded from
+/// shared memory is used twice.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bh_gravity_group2(
+    bodies: *const Body,
+    n: u32,
+    sort: *const u32,
+    groups: *const [u32; 2],
+    header: *mut TreeHeader,
+    child: *const i32,
+    next: *const i32,
+    cell_pm: *const Body,
+    cell_quad: *const Quad,
+    layout: Layout,
+    theta2: f32,
+    eps2: f32,
+    g: f32,
+    acc: *mut Accel,
+) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        gravity_group::<2>(
+            bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2, eps2,
+            g, acc,
+        )
+    }
+}
+
+/// The warp-group traversal with `K` bodies per lane (lane `l` holds group members `l + 32 k`).
+///
+/// # Safety
+/// As [`bh_gravity_group`]; groups hold at most `32 K` bodies.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn gravity_group<const K: usize>(
     bodies: *const Body,
     n: u32,
     sort: *const u32,
@@ -734,11 +801,21 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
         let mut w = index_1d() / crate::WARP_SIZE;
         while w < ngroups {
             let [first, size] = *groups.add(w as usize);
-            let active = lane < size;
-            // Inactive lanes stand on the group's first body so they do not widen the box.
-            let i = *sort.add((first + if active { lane } else { 0 }) as usize) as i32;
-            let p = (*bodies.add(i as usize)).pos();
-            let (mut lo, mut hi) = (p, p);
+            // Member `lane + 32 k`; absent members stand on the group's first body so they do not
+            // widen the box.
+            let member = |k: usize| lane + crate::WARP_SIZE * k as u32;
+            let active: [bool; K] = core::array::from_fn(|k| member(k) < size);
+            let i: [i32; K] = core::array::from_fn(|k| {
+                *sort.add((first + if active[k] { member(k) } else { 0 }) as usize) as i32
+            });
+            let p: [[f32; 3]; K] = core::array::from_fn(|k| (*bodies.add(i[k] as usize)).pos());
+            let (mut lo, mut hi) = (p[0], p[0]);
+            for pk in &p[1..] {
+                for c in 0..3 {
+                    lo[c] = lo[c].min(pk[c]);
+                    hi[c] = hi[c].max(pk[c]);
+                }
+            }
             for c in 0..3 {
                 let mut off = 16;
                 while off > 0 {
@@ -749,7 +826,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
             }
             let (bc, bh) = box_of(lo, hi);
 
-            let mut a = [0.0f32; 3];
+            let mut a = [[0.0f32; 3]; K];
             let mut len = 0usize;
             let (mut listed, mut popped) = (0u64, 0u64);
             // Stack entries: cell * 32 + depth (depth ≤ MAX_DEPTH < 32).
@@ -804,7 +881,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
                     let mut b = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
                     while b >= 0 {
                         if len == GROUP_LIST {
-                            flush_list(list, lq, &mut len, p, eps2, &mut a, &mut listed);
+                            flush_list(list, lq, &mut len, &p, eps2, &mut a, &mut listed);
                         }
                         if lane == 0 {
                             *list.add(len) = *bodies.add(b as usize);
@@ -817,20 +894,22 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
                     }
                 }
                 if len > GROUP_LIST - 8 {
-                    flush_list(list, lq, &mut len, p, eps2, &mut a, &mut listed);
+                    flush_list(list, lq, &mut len, &p, eps2, &mut a, &mut listed);
                 }
             }
-            flush_list(list, lq, &mut len, p, eps2, &mut a, &mut listed);
+            flush_list(list, lq, &mut len, &p, eps2, &mut a, &mut listed);
             if lane == 0 {
                 atomic_add_u64(&raw mut (*header).interactions, listed * size as u64);
                 atomic_add_u64(&raw mut (*header).opened, popped);
             }
-            if active {
-                *acc.add(i as usize) = Accel {
-                    x: g * a[0],
-                    y: g * a[1],
-                    z: g * a[2],
-                };
+            for k in 0..K {
+                if active[k] {
+                    *acc.add(i[k] as usize) = Accel {
+                        x: g * a[k][0],
+                        y: g * a[k][1],
+                        z: g * a[k][2],
+                    };
+                }
             }
             w += warps_total;
         }

@@ -258,25 +258,34 @@ pub const TREE_BLOCK: u32 = 256;
 pub const BRUTE_BLOCK: u32 = 256;
 const _: () = assert!(GRAVITY_BLOCK.is_multiple_of(crate::WARP_SIZE));
 
-/// Bodies per warp group of the warp-group traversal.
+/// Bodies per warp group of the warp-group traversal: one per lane ([`GROUP_SIZE`]), or two per
+/// lane ([`GROUP_SIZE_2`]), which halves the traversals per body and loads each interaction-list
+/// entry once for two bodies.
 pub const GROUP_SIZE: u32 = crate::WARP_SIZE;
+/// Bodies per warp group with two bodies per lane.
+pub const GROUP_SIZE_2: u32 = 2 * crate::WARP_SIZE;
 
-/// Packs the children of a cell with more than [`GROUP_SIZE`] bodies into warp groups: runs of
-/// consecutive small children (bodies, buckets, cells of at most `GROUP_SIZE` bodies), which are
-/// contiguous in the sort order, of at most `GROUP_SIZE` bodies. A group therefore never spans
-/// more than its parent cell, so its bounding box stays compact — 32 consecutive bodies of the
-/// sort order can straddle the whole domain. Big child cells pack their own children; buckets
-/// longer than a group are cut into whole groups.
+/// Packs the children of a cell with more than `size` bodies into warp groups: runs of
+/// consecutive small children (bodies, buckets, cells of at most `size` bodies), which are
+/// contiguous in the sort order, of at most `size` bodies. A group therefore never spans more than
+/// its parent cell, so its bounding box stays compact — 32 consecutive bodies of the sort order
+/// can straddle the whole domain. Big child cells pack their own children; buckets longer than a
+/// group are cut into whole groups.
 #[derive(Clone, Copy, Debug)]
 pub struct GroupPacker {
+    size: u32,
     start: u32,
     count: u32,
 }
 
 impl GroupPacker {
     #[inline(always)]
-    pub fn new() -> Self {
-        GroupPacker { start: 0, count: 0 }
+    pub fn new(size: u32) -> Self {
+        GroupPacker {
+            size,
+            start: 0,
+            count: 0,
+        }
     }
 
     /// The next child in octant order: `c` bodies from sort position `s`; `cell` when it is a cell.
@@ -286,18 +295,18 @@ impl GroupPacker {
         if c == 0 {
             return;
         }
-        if c > GROUP_SIZE {
+        if c > self.size {
             self.finish(emit);
             if !cell {
                 let mut off = 0;
                 while off < c {
-                    emit(s + off, (c - off).min(GROUP_SIZE));
-                    off += GROUP_SIZE;
+                    emit(s + off, (c - off).min(self.size));
+                    off += self.size;
                 }
             }
             return;
         }
-        if self.count + c > GROUP_SIZE {
+        if self.count + c > self.size {
             self.finish(emit);
         }
         if self.count == 0 {
@@ -313,12 +322,6 @@ impl GroupPacker {
             emit(self.start, self.count);
             self.count = 0;
         }
-    }
-}
-
-impl Default for GroupPacker {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
