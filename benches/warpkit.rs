@@ -136,7 +136,7 @@ fn bh(c: &mut Criterion) {
                 ("tree_total", |t| t.tree()),
                 ("gravity", |t| t.gravity),
             ];
-            for traversal in [Traversal::Vote, Traversal::Group] {
+            for traversal in [Traversal::Vote, Traversal::Group, Traversal::Group2] {
                 let o = Options {
                     sorted: true,
                     traversal,
@@ -144,7 +144,7 @@ fn bh(c: &mut Criterion) {
                 };
                 bhgpu::gravity_with(&gpu, &bodies, &p, &o).unwrap(); // warm-up
                 for (name, stage) in stages {
-                    if traversal == Traversal::Group && name != "gravity" {
+                    if traversal != Traversal::Vote && name != "gravity" {
                         continue; // the tree stages do not depend on the kernel
                     }
                     g.bench_function(format!("gpu_{name}_{traversal:?}").to_lowercase(), |b| {
