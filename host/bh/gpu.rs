@@ -87,14 +87,26 @@ pub fn device_bytes(n: usize, layout: dev::Layout) -> usize {
     n * (16 + 12 + 4 + 4 + 8) + layout.cells as usize * (4 + 4 + 16 + 32) + layout.slots() * 4 + 64
 }
 
-struct TreeBuffers {
-    header: CudaSlice<TreeHeader>,
-    child: CudaSlice<i32>,
-    next: CudaSlice<i32>,
-    count: CudaSlice<u32>,
-    start: CudaSlice<i32>,
-    cell_pm: CudaSlice<Body>,
-    cell_quad: CudaSlice<Quad>,
+/// An octree in device memory, in the layout of `warpkit_device::bh`.
+pub struct TreeBuffers {
+    pub header: CudaSlice<TreeHeader>,
+    pub child: CudaSlice<i32>,
+    pub next: CudaSlice<i32>,
+    pub count: CudaSlice<u32>,
+    pub start: CudaSlice<i32>,
+    pub cell_pm: CudaSlice<Body>,
+    pub cell_quad: CudaSlice<Quad>,
+}
+
+/// Bodies and their summarized (not yet sorted) octree on the device: the first four stages.
+pub struct DeviceOctree {
+    pub bodies: CudaSlice<Body>,
+    pub tree: TreeBuffers,
+    pub layout: dev::Layout,
+    /// Builds repeated after an overflow.
+    pub retries: u32,
+    /// Reset, bounding box, build and summarize times of the successful attempt.
+    pub times: StageTimes,
 }
 
 impl TreeBuffers {
@@ -188,24 +200,19 @@ pub fn gravity(
     )
 }
 
-/// [`gravity`] with every option.
-pub fn gravity_with(
+/// The tree stages on the GPU (reset, bounding box, build retried with more cells on overflow,
+/// summarize) for bodies already validated (finite, positive masses). Leaves the tree on the
+/// device for a traversal: [`gravity_with`] sorts and traverses it; other methods (stochastic
+/// Barnes–Hut) read it directly.
+pub fn build_device_tree(
     gpu: &Gpu,
     bodies: &[Body],
-    p: &Params,
-    o: &Options,
-) -> Result<GpuRun, BhError> {
-    let (sorted, keep_tree) = (o.sorted, o.keep_tree);
-    let cells = o.cells.unwrap_or_else(|| initial_cells(bodies.len()));
-    validate(bodies, p)?;
-    if o.traversal.grouped() && !sorted {
-        return Err(BhError::Option(
-            "the warp-group traversal follows the tree order: it needs sorted mode".into(),
-        ));
-    }
+    storage: Storage,
+    cells: usize,
+) -> Result<DeviceOctree, BhError> {
     let n = bodies.len();
     let n32 = n as u32;
-    let mut layout = o.storage.layout(cells);
+    let mut layout = storage.layout(cells);
     let (free, _) = gpu.memory()?;
     if device_bytes(n, layout) > free {
         return Err(BhError::TooLarge {
@@ -218,9 +225,6 @@ pub fn gravity_with(
     let k_bbox = gpu.kernel("bh_bounding_box")?;
     let k_build = gpu.kernel("bh_build")?;
     let k_sum = gpu.kernel("bh_summarize")?;
-    let k_sort = gpu.kernel("bh_sort")?;
-    let (grav_name, grav_block) = o.traversal.kernel();
-    let k_grav = gpu.kernel(grav_name)?;
 
     let d_bodies = gpu.upload(bodies)?;
     let mut times = StageTimes::default();
@@ -276,7 +280,7 @@ pub fn gravity_with(
         if layout.cells as usize * grow > MAX_CELLS {
             return Err(BhError::Capacity(format!(
                 "the tree needs more than {MAX_CELLS} cells in {:?} storage (depth {} reached)",
-                o.storage, header.depth
+                storage, header.depth
             )));
         }
         layout.cells *= grow as u32;
@@ -290,7 +294,6 @@ pub fn gravity_with(
             });
         }
     };
-    let cells = layout.cells as usize;
     let sum_cfg = k_sum.resident_grid(gpu, dev::TREE_BLOCK)?;
     times.summarize = gpu
         .time(|| unsafe {
@@ -307,6 +310,43 @@ pub fn gravity_with(
                 .run(sum_cfg)
         })?
         .1;
+    Ok(DeviceOctree {
+        bodies: d_bodies,
+        tree: t,
+        layout,
+        retries,
+        times,
+    })
+}
+
+/// [`gravity`] with every option.
+pub fn gravity_with(
+    gpu: &Gpu,
+    bodies: &[Body],
+    p: &Params,
+    o: &Options,
+) -> Result<GpuRun, BhError> {
+    let (sorted, keep_tree) = (o.sorted, o.keep_tree);
+    let cells = o.cells.unwrap_or_else(|| initial_cells(bodies.len()));
+    validate(bodies, p)?;
+    if o.traversal.grouped() && !sorted {
+        return Err(BhError::Option(
+            "the warp-group traversal follows the tree order: it needs sorted mode".into(),
+        ));
+    }
+    let n = bodies.len();
+    let n32 = n as u32;
+    let DeviceOctree {
+        bodies: d_bodies,
+        tree: mut t,
+        layout,
+        retries,
+        mut times,
+    } = build_device_tree(gpu, bodies, o.storage, cells)?;
+    let cells = layout.cells as usize;
+    let k_sort = gpu.kernel("bh_sort")?;
+    let (grav_name, grav_block) = o.traversal.kernel();
+    let k_grav = gpu.kernel(grav_name)?;
     let mut d_sort = gpu.alloc_poisoned::<u32>(n)?;
     let mut d_groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
     let group = o.traversal.grouped();
