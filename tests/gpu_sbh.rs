@@ -148,3 +148,39 @@ fn bad_input_fails_before_launch() {
         Err(sgpu::SbhGpuError::Input(SbhError::Beta(_)))
     ));
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tree_built_on_the_gpu_gives_the_uploaded_trees_estimates() {
+    let g = gpu();
+    let k = Kernel::Shifted.spec(0.1);
+    let src = sbh::uniform_sources(1 << 15, 21);
+    let q = sbh::random_queries(20_000, 22);
+    let (on_gpu, ms) = sgpu::DeviceTree::build_on_gpu(&g, &src).unwrap();
+    assert!(ms > 0.0);
+    let uploaded = sgpu::DeviceTree::upload(&g, &src, &SbhTree::build(&src)).unwrap();
+    let p = SbhParams {
+        kernel: k,
+        samples: 1,
+        seed: 9,
+        levels: 2,
+    };
+    // The same octree (cells numbered differently), the same draws: the same estimates.
+    let (a, _) = sgpu::estimate(&g, &src, &on_gpu, &q, &p, false).unwrap();
+    let (b, _) = sgpu::estimate(&g, &src, &uploaded, &q, &p, false).unwrap();
+    let (bad, worst) = mismatches(&a, &b, 1e-5);
+    assert!(
+        bad * 200 <= q.len() && worst < 1e-2,
+        "{bad} mismatches, worst {worst:.2e}"
+    );
+    let (c, _) = sgpu::barnes_hut(&g, &src, &on_gpu, &q, k, 2.0).unwrap();
+    let (d, _) = sgpu::barnes_hut(&g, &src, &uploaded, &q, k, 2.0).unwrap();
+    let (bad, worst) = mismatches(&c, &d, 1e-5);
+    assert!(
+        bad * 100 <= q.len() && worst < 1e-2,
+        "BH: {bad} mismatches, worst {worst:.2e}"
+    );
+    // Dipoles need the host build.
+    let sphere = sbh::sphere_sources(4096, 0.3, 3);
+    assert!(sgpu::DeviceTree::build_on_gpu(&g, &sphere).is_err());
+}

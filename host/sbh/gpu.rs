@@ -14,6 +14,9 @@ pub enum SbhGpuError {
     Input(#[from] SbhError),
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    /// The GPU tree build cannot serve these sources.
+    #[error("GPU tree build: {0}")]
+    GpuBuild(String),
     /// The device tree was uploaded from other sources than the ones validated.
     #[error(
         "the device tree holds {tree} sources (dipoles: {tree_dipoles}) but {given} were given (dipoles: {given_dipoles})"
@@ -59,6 +62,53 @@ pub struct DeviceTree {
 
 impl DeviceTree {
     /// Uploads `src` and its tree.
+    /// Builds the sources' octree on the GPU with warpkit's Barnes–Hut tree stages (dense
+    /// storage) and keeps it there: no host tree, no upload. For kernels without dipoles (the
+    /// winding number needs per-cell dipole sums, which only [`SbhTree::build`] computes) and
+    /// positive weights (centres of mass divide by the cell's weight). Returns the tree and the
+    /// build's GPU time in ms (reset, bounding box, build, summarize).
+    pub fn build_on_gpu(gpu: &Gpu, src: &Sources) -> Result<(Self, f64), SbhGpuError> {
+        if !src.dipoles.is_empty() {
+            return Err(SbhGpuError::GpuBuild(
+                "sources with dipoles need SbhTree::build".into(),
+            ));
+        }
+        if let Some(i) = src
+            .bodies
+            .iter()
+            .position(|b| !(b.m.is_finite() && b.m > 0.0 && b.pos().iter().all(|c| c.is_finite())))
+        {
+            return Err(SbhGpuError::GpuBuild(format!(
+                "source {i} ({:?}) needs a finite position and a positive weight for the GPU build",
+                src.bodies[i]
+            )));
+        }
+        let cells = crate::bh::initial_cells(src.bodies.len());
+        let o = crate::bh::gpu::build_device_tree(
+            gpu,
+            &src.bodies,
+            crate::bh::gpu::Storage::Dense,
+            cells,
+        )
+        .map_err(|e| SbhGpuError::GpuBuild(e.to_string()))?;
+        let header = gpu.download(&o.tree.header)?[0];
+        let ms = o.times.tree();
+        Ok((
+            DeviceTree {
+                bodies: o.bodies,
+                body_dipole: None,
+                child: o.tree.child,
+                next: o.tree.next,
+                cell_pm: o.tree.cell_pm,
+                cell_dipole: None,
+                n: src.bodies.len() as u32,
+                cells: o.layout.cells,
+                root_half: crate::device::bh::root_cell(&header).1,
+            },
+            ms,
+        ))
+    }
+
     pub fn upload(gpu: &Gpu, src: &Sources, t: &SbhTree) -> Result<Self, GpuError> {
         let opt = |v: &[[f32; 3]]| -> Result<Option<CudaSlice<[f32; 3]>>, GpuError> {
             if v.is_empty() {
