@@ -119,8 +119,12 @@ pub unsafe extern "ptx-kernel" fn sbh_bh_kernel(
 // direct summation
 // ---------------------------------------------------------------------------------------------
 
+crate::static_shared!(sbh_brute_tile: [Body; QUERY_BLOCK as usize]);
+crate::static_shared!(sbh_brute_tile_dipole: [[f32; 3]; QUERY_BLOCK as usize]);
+
 /// `out[i] = Σ_j term(queries[i], bodies[j])`, each term in float32, accumulated in float64.
-/// `body_dipole` may be null unless `kind` is [`KIND_WINDING`].
+/// `body_dipole` may be null unless `kind` is [`KIND_WINDING`]. Launch `QUERY_BLOCK`-thread
+/// blocks (the shared-memory tile holds one source per thread); any grid.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sbh_brute_force(
     bodies: *const Body,
@@ -134,22 +138,45 @@ pub unsafe extern "ptx-kernel" fn sbh_brute_force(
 ) {
     let k = KernelSpec { kind, param };
     let winding = kind == KIND_WINDING;
-    let mut i = index_1d();
-    while i < nq {
-        // SAFETY: i < nq, j < n.
+    let t = thread_idx_x() as usize;
+    let (tile, tile_dipole) = (sbh_brute_tile(), sbh_brute_tile_dipole());
+    // Block-uniform rounds (every thread of a block runs the same number, so the barriers below
+    // are reached by all), sources staged through shared memory one tile at a time.
+    let mut base = block_idx_x() * block_dim_x();
+    while base < nq {
+        let i = base + t as u32;
+        let active = i < nq;
+        // SAFETY: i < nq guards the query; tiles hold QUERY_BLOCK entries; j < n guards sources.
         unsafe {
-            let q = *queries.add(i as usize);
+            let q = if active {
+                *queries.add(i as usize)
+            } else {
+                [0.0; 3]
+            };
             let mut sum = 0.0f64;
-            for j in 0..n as usize {
-                let a = if winding {
-                    *body_dipole.add(j)
-                } else {
-                    [0.0; 3]
-                };
-                sum += term(k, q, &*bodies.add(j), a) as f64;
+            let mut first = 0u32;
+            while first < n {
+                let j = first + t as u32;
+                if j < n {
+                    *tile.add(t) = *bodies.add(j as usize);
+                    *tile_dipole.add(t) = if winding {
+                        *body_dipole.add(j as usize)
+                    } else {
+                        [0.0; 3]
+                    };
+                }
+                sync_threads();
+                let count = (n - first).min(QUERY_BLOCK) as usize;
+                for jj in 0..count {
+                    sum += term(k, q, &*tile.add(jj), *tile_dipole.add(jj)) as f64;
+                }
+                sync_threads();
+                first += QUERY_BLOCK;
             }
-            *out.add(i as usize) = sum;
+            if active {
+                *out.add(i as usize) = sum;
+            }
         }
-        i += grid_size_1d();
+        base += grid_dim_x() * block_dim_x();
     }
 }
