@@ -30,6 +30,22 @@ pub enum SbhGpuError {
 }
 
 impl DeviceTree {
+    /// Pushes the tree's kernel arguments in `RawTree::new`'s order (bodies, body dipoles, child,
+    /// next, cell summaries, cell dipoles, n, cells, root half-width); absent dipoles as `null`.
+    fn tree_args<'a>(&'a self, l: &mut crate::runtime::Launch<'a>, null: &'a u64) {
+        l.arg(&self.bodies);
+        match &self.body_dipole {
+            Some(d) => l.arg(d),
+            None => l.arg(null),
+        };
+        l.arg(&self.child).arg(&self.next).arg(&self.cell_pm);
+        match &self.cell_dipole {
+            Some(d) => l.arg(d),
+            None => l.arg(null),
+        };
+        l.arg(&self.n).arg(&self.cells).arg(&self.root_half);
+    }
+
     /// Refuses a launch on a tree that does not belong to `src` (the kernels would read past its
     /// buffers or through a null dipole pointer).
     fn check(&self, src: &Sources) -> Result<(), SbhGpuError> {
@@ -155,20 +171,8 @@ pub fn estimate(
     // and validate() requires them for the winding number.
     let ((), ms) = gpu.time(|| unsafe {
         let mut l = gpu.launch(&k);
-        l.arg(&dt.bodies);
-        match &dt.body_dipole {
-            Some(d) => l.arg(d),
-            None => l.arg(&null),
-        };
-        l.arg(&dt.child).arg(&dt.next).arg(&dt.cell_pm);
-        match &dt.cell_dipole {
-            Some(d) => l.arg(d),
-            None => l.arg(&null),
-        };
-        l.arg(&dt.n)
-            .arg(&dt.cells)
-            .arg(&dt.root_half)
-            .arg(&d_q)
+        dt.tree_args(&mut l, &null);
+        l.arg(&d_q)
             .arg(&nq)
             .arg(&p.kernel.kind)
             .arg(&p.kernel.param)
@@ -202,20 +206,8 @@ pub fn barnes_hut(
     // SAFETY: as in `estimate`.
     let ((), ms) = gpu.time(|| unsafe {
         let mut l = gpu.launch(&k);
-        l.arg(&dt.bodies);
-        match &dt.body_dipole {
-            Some(d) => l.arg(d),
-            None => l.arg(&null),
-        };
-        l.arg(&dt.child).arg(&dt.next).arg(&dt.cell_pm);
-        match &dt.cell_dipole {
-            Some(d) => l.arg(d),
-            None => l.arg(&null),
-        };
-        l.arg(&dt.n)
-            .arg(&dt.cells)
-            .arg(&dt.root_half)
-            .arg(&d_q)
+        dt.tree_args(&mut l, &null);
+        l.arg(&d_q)
             .arg(&nq)
             .arg(&kspec.kind)
             .arg(&kspec.param)
