@@ -21,6 +21,18 @@ fn setups() -> Vec<(KernelSpec, Sources)> {
     ]
 }
 
+/// The winding number sums large terms of both signs near the surface (and the estimator's
+/// contribution exchange adds child-minus-parent differences), so the two backends' rounding
+/// differs by up to ~Σ|terms|·1e-7 rather than |sum|·1e-7; both stay far below the methods' own
+/// errors (≥ 1e-3), and a different random draw would still show as an O(1e-2) change.
+fn tolerance(k: KernelSpec, tol: f32) -> f32 {
+    if k.kind == warpkit::device::sbh::KIND_WINDING {
+        tol * 10.0
+    } else {
+        tol
+    }
+}
+
 /// Fraction of queries where `a` and `b` differ by more than `tol` (relative to max(|b|, 1e-3)).
 fn mismatches(a: &[f32], b: &[f32], tol: f32) -> (usize, f32) {
     let mut worst = 0.0f32;
@@ -54,7 +66,7 @@ fn sbh_estimate_matches_cpu_twin() {
                 };
                 let (got, _) = sgpu::estimate(&g, &src, &dt, &q, &p, coherent).unwrap();
                 let want = cpu::estimate(&src, &t, &q, &p, coherent).unwrap();
-                let (bad, worst) = mismatches(&got, &want, 1e-4);
+                let (bad, worst) = mismatches(&got, &want, tolerance(k, 1e-4));
                 assert!(
                     bad * 200 <= nq.max(200),
                     "kind {} nq {nq} levels {levels} coherent {coherent}: {bad} mismatches, worst {worst:.2e}",
@@ -106,7 +118,7 @@ fn barnes_hut_and_brute_force_match_cpu() {
             let (got, _) = sgpu::barnes_hut(&g, &src, &dt, &q, k, 2.0).unwrap();
             let want = cpu::barnes_hut(&src, &t, &q, k, 2.0).unwrap();
             // A rounded far-field test can flip a rare opening decision (a BH-sized change).
-            let (bad, worst) = mismatches(&got, &want, 1e-5);
+            let (bad, worst) = mismatches(&got, &want, tolerance(k, 1e-5));
             assert!(
                 bad * 100 <= nq.max(100) && worst < 1e-2,
                 "kind {} nq {nq}: {bad} mismatches, worst {worst:.2e}",
