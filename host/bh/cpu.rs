@@ -330,8 +330,7 @@ pub fn gravity(bodies: &[Body], tree: &Tree, order: &[u32], p: &Params) -> Vec<A
                         .all(|&q| dev::is_far(dev::dist2(q, pm.pos()), w2[depth + 1], theta2));
                     if all_far {
                         for (ai, &q) in a.iter_mut().zip(&pos) {
-                            let d = dev::pair_accel(q, pm.pos(), pm.m, eps2);
-                            *ai = [ai[0] + d[0], ai[1] + d[1], ai[2] + d[2]];
+                            dev::add_pair_accel::<false>(ai, q, pm.pos(), pm.m, eps2);
                         }
                     } else {
                         stack.push((cell, oct));
@@ -344,8 +343,7 @@ pub fn gravity(bodies: &[Body], tree: &Tree, order: &[u32], p: &Params) -> Vec<A
                         let qb = bodies[b as usize];
                         for ((ai, &q), &i) in a.iter_mut().zip(&pos).zip(lanes) {
                             if b as u32 != i {
-                                let d = dev::pair_accel(q, qb.pos(), qb.m, eps2);
-                                *ai = [ai[0] + d[0], ai[1] + d[1], ai[2] + d[2]];
+                                dev::add_pair_accel::<false>(ai, q, qb.pos(), qb.m, eps2);
                             }
                         }
                         b = tree.next[b as usize];
@@ -446,12 +444,12 @@ pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params, quadrupole: bool)
                 .map(|&q| {
                     let mut a = [0.0f32; 3];
                     for (e, eq) in &list {
-                        let d = if quadrupole {
-                            dev::pair_accel_quad(q, e.pos(), e.m, eq, eps2)
+                        if quadrupole {
+                            let d = dev::pair_accel_quad(q, e.pos(), e.m, eq, eps2);
+                            a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
                         } else {
-                            dev::pair_accel(q, e.pos(), e.m, eps2)
-                        };
-                        a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+                            dev::add_pair_accel::<false>(&mut a, q, e.pos(), e.m, eps2);
+                        }
                     }
                     Accel {
                         x: p.g * a[0],

@@ -5,6 +5,7 @@
 use super::*;
 use crate::gpu::atomic::*;
 use crate::gpu::fence::fence_device;
+use crate::gpu::shared::{ld_shared_v4, shared_addr};
 use crate::gpu::thread::*;
 use crate::gpu::warp::*;
 use core::ptr::{read_volatile, write_volatile};
@@ -506,8 +507,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity(
                     // All lanes must agree a cell is far before any uses its summary.
                     if vote_all(FULL_MASK, far) {
                         if active {
-                            let d = pair_accel(p, pm.pos(), pm.m, eps2);
-                            a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+                            add_pair_accel::<false>(&mut a, p, pm.pos(), pm.m, eps2);
                         }
                     } else {
                         sync_warp(FULL_MASK); // every lane has read the slot lane 0 overwrites
@@ -523,8 +523,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity(
                     while b >= 0 {
                         if active && b != i {
                             let q = *bodies.add(b as usize);
-                            let d = pair_accel(p, q.pos(), q.m, eps2);
-                            a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+                            add_pair_accel::<false>(&mut a, p, q.pos(), q.m, eps2);
                         }
                         b = *next.add(b as usize);
                     }
@@ -563,6 +562,7 @@ pub unsafe extern "ptx-kernel" fn bh_brute_force(
     let tile = brute_tile();
     // SAFETY: i < n guards body reads; the tile holds BRUTE_BLOCK bodies; whole-block barriers.
     unsafe {
+        let tile_at = shared_addr(tile);
         let p = if i < n {
             (*bodies.add(i as usize)).pos()
         } else {
@@ -579,10 +579,10 @@ pub unsafe extern "ptx-kernel" fn bh_brute_force(
                 Body::default()
             };
             sync_threads();
-            for jj in 0..BRUTE_BLOCK as usize {
-                let q = *tile.add(jj);
-                let d = pair_accel(p, q.pos(), q.m, eps2);
-                a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+            if softened(eps2) {
+                brute_tile_sum::<true>(tile_at, p, eps2, &mut a);
+            } else {
+                brute_tile_sum::<false>(tile_at, p, eps2, &mut a);
             }
             sync_threads();
             base += BRUTE_BLOCK;
@@ -594,6 +594,28 @@ pub unsafe extern "ptx-kernel" fn bh_brute_force(
                 z: g * a[2],
             };
         }
+    }
+}
+
+/// Adds one shared-memory tile of `BRUTE_BLOCK` bodies (at shared address `tile`) to `a`.
+///
+/// # Safety
+/// The tile is written and behind a barrier.
+#[inline(always)]
+unsafe fn brute_tile_sum<const SOFT: bool>(tile: u32, p: [f32; 3], eps2: f32, a: &mut [f32; 3]) {
+    const UNROLL: u32 = 8;
+    const _: () = assert!(BRUTE_BLOCK % UNROLL == 0);
+    // A counted `while` over constant-offset chunks: `for` over a range compiles to index
+    // selects in the unrolled body (four integer instructions per interaction).
+    let end = tile + 16 * BRUTE_BLOCK;
+    let mut at = tile;
+    while at < end {
+        for u in 0..UNROLL {
+            // SAFETY: per the contract.
+            let [x, y, z, m] = unsafe { ld_shared_v4(at + 16 * u) };
+            add_pair_accel::<SOFT>(a, p, [x, y, z], m, eps2);
+        }
+        at += 16 * UNROLL;
     }
 }
 
@@ -643,7 +665,7 @@ pub unsafe extern "ptx-kernel" fn bh_brute_force_f64(
 
 // ---------------------------------------------------------------------------------------------
 // gravity, warp-group traversal: one opening test per cell for the warp's bounding box, tested
-// eight children at a time, with an interaction list evaluated by all 32 lanes (after Bonsai)
+// up to 32 children (four cells) at a time, with an interaction list evaluated by all 32 lanes (after Bonsai)
 // ---------------------------------------------------------------------------------------------
 
 const GROUP_WARPS: usize = (GROUP_BLOCK / crate::WARP_SIZE) as usize;
@@ -659,7 +681,7 @@ crate::static_shared!(group_w2: [f32; STACK]);
 /// Whole warp, convergent; `list` (and `quads`, unless null) hold `*len` entries written before
 /// the call.
 #[inline(always)]
-unsafe fn flush_list<const K: usize>(
+unsafe fn flush_list<const K: usize, const SOFT: bool>(
     list: *const Body,
     quads: *const Quad,
     len: &mut usize,
@@ -671,16 +693,25 @@ unsafe fn flush_list<const K: usize>(
     // SAFETY: per the contract.
     unsafe {
         sync_warp(FULL_MASK); // entries written by other lanes are visible
-        for j in 0..*len {
-            // One shared-memory load serves all K bodies of the lane.
-            let q = *list.add(j);
-            for k in 0..K {
-                let d = if quads.is_null() {
-                    pair_accel(p[k], q.pos(), q.m, eps2)
-                } else {
-                    pair_accel_quad(p[k], q.pos(), q.m, &*quads.add(j), eps2)
-                };
-                a[k] = [a[k][0] + d[0], a[k][1] + d[1], a[k][2] + d[2]];
+        if quads.is_null() {
+            let mut at = shared_addr(list);
+            let end = at + 16 * *len as u32;
+            // A `while` on the address, not a `for` over a range (see `brute_tile_sum`).
+            while at < end {
+                // One shared-memory load serves all K bodies of the lane.
+                let [x, y, z, m] = ld_shared_v4(at);
+                for k in 0..K {
+                    add_pair_accel::<SOFT>(&mut a[k], p[k], [x, y, z], m, eps2);
+                }
+                at += 16;
+            }
+        } else {
+            for j in 0..*len {
+                let q = *list.add(j);
+                for k in 0..K {
+                    let d = pair_accel_quad(p[k], q.pos(), q.m, &*quads.add(j), eps2);
+                    a[k] = [a[k][0] + d[0], a[k][1] + d[1], a[k][2] + d[2]];
+                }
             }
         }
         sync_warp(FULL_MASK); // everyone has read before the list is refilled
@@ -692,8 +723,8 @@ unsafe fn flush_list<const K: usize>(
 /// Accelerations like [`bh_gravity`], but each warp traverses the tree once for the bounding box
 /// of one warp group (`groups[g]` = (first, size) in `sort`, packed by `bh_sort` so that a group
 /// never spans more than one parent cell): a cell is used whole when it is far
-/// from the whole box ([`is_far_from_box`]), which implies far for every body. Lanes 0..8 test the
-/// eight children of the popped cell in parallel; accepted cells and bodies go to a shared
+/// from the whole box ([`is_far_from_box`]), which implies far for every body. Each step pops up
+/// to [`GROUP_POP`] cells and lanes `8s..8s+8` test the children of cell `s` in parallel; accepted cells and bodies go to a shared
 /// interaction list that all lanes evaluate together. Groups of up to 32 bodies (one per lane;
 /// `bh_sort` with `group_size` 32). Launch `GROUP_BLOCK`-thread blocks.
 #[unsafe(no_mangle)]
@@ -715,10 +746,17 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
 ) {
     // SAFETY: forwarded contract.
     unsafe {
-        gravity_group::<1>(
-            bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2, eps2,
-            g, acc,
-        )
+        if softened(eps2) {
+            gravity_group::<1, true>(
+                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
+                eps2, g, acc,
+            )
+        } else {
+            gravity_group::<1, false>(
+                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
+                eps2, g, acc,
+            )
+        }
     }
 }
 
@@ -744,10 +782,17 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group2(
 ) {
     // SAFETY: forwarded contract.
     unsafe {
-        gravity_group::<2>(
-            bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2, eps2,
-            g, acc,
-        )
+        if softened(eps2) {
+            gravity_group::<2, true>(
+                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
+                eps2, g, acc,
+            )
+        } else {
+            gravity_group::<2, false>(
+                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
+                eps2, g, acc,
+            )
+        }
     }
 }
 
@@ -757,7 +802,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group2(
 /// As [`bh_gravity_group`]; groups hold at most `32 K` bodies.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn gravity_group<const K: usize>(
+unsafe fn gravity_group<const K: usize, const SOFT: bool>(
     bodies: *const Body,
     n: u32,
     sort: *const u32,
@@ -834,17 +879,24 @@ unsafe fn gravity_group<const K: usize>(
                 *stack = root * 32;
             }
             let mut sp = 1usize;
+            // Lanes 8s..8s+8 test the children of popped cell s.
+            let (slot, octant) = ((lane / 8) as usize, lane % 8);
             while sp > 0 {
                 sync_warp(FULL_MASK); // pushes by other lanes are visible
-                sp -= 1;
-                popped += 1;
-                let e = *stack.add(sp);
+                let np = if sp + 8 * GROUP_POP <= GROUP_STACK_SOFT + GROUP_POP {
+                    sp.min(GROUP_POP)
+                } else {
+                    1
+                };
+                sp -= np;
+                popped += np as u64;
+                let e = if slot < np { *stack.add(sp + slot) } else { 0 };
                 let (cell, depth) = (e >> 5, (e & 31) as usize);
-                sync_warp(FULL_MASK); // all have read slot sp before it is reused below
+                sync_warp(FULL_MASK); // all have read slots sp.. before they are reused below
                 // kind: 0 nothing, 1 interact, 2 open (push), 3 bucket chain
                 let (mut kind, mut ch, mut q) = (0u32, EMPTY, Body::default());
-                if lane < 8 {
-                    ch = *child.add(layout.slot(cell, lane));
+                if slot < np {
+                    ch = *child.add(layout.slot(cell, octant));
                     if ch >= ni {
                         q = *cell_pm.add((ch - ni) as usize);
                         let far = is_far_from_box(q.pos(), *w2.add(depth + 1), bc, bh, theta2);
@@ -881,7 +933,15 @@ unsafe fn gravity_group<const K: usize>(
                     let mut b = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
                     while b >= 0 {
                         if len == GROUP_LIST {
-                            flush_list(list, lq, &mut len, &p, eps2, &mut a, &mut listed);
+                            flush_list::<K, SOFT>(
+                                list,
+                                lq,
+                                &mut len,
+                                &p,
+                                eps2,
+                                &mut a,
+                                &mut listed,
+                            );
                         }
                         if lane == 0 {
                             *list.add(len) = *bodies.add(b as usize);
@@ -893,11 +953,11 @@ unsafe fn gravity_group<const K: usize>(
                         b = *next.add(b as usize);
                     }
                 }
-                if len > GROUP_LIST - 8 {
-                    flush_list(list, lq, &mut len, &p, eps2, &mut a, &mut listed);
+                if len > GROUP_LIST - crate::WARP_SIZE as usize {
+                    flush_list::<K, SOFT>(list, lq, &mut len, &p, eps2, &mut a, &mut listed);
                 }
             }
-            flush_list(list, lq, &mut len, &p, eps2, &mut a, &mut listed);
+            flush_list::<K, SOFT>(list, lq, &mut len, &p, eps2, &mut a, &mut listed);
             if lane == 0 {
                 atomic_add_u64(&raw mut (*header).interactions, listed * size as u64);
                 atomic_add_u64(&raw mut (*header).opened, popped);

@@ -246,11 +246,19 @@ pub const MAX_DEPTH: usize = 30;
 pub const GRAVITY_BLOCK: u32 = 256;
 /// Threads per block of the warp-group gravity kernel.
 pub const GROUP_BLOCK: u32 = 128;
-/// Capacity of a warp's cell stack in the group kernel: a popped cell pushes at most 8 children, so
-/// the stack holds at most 7 per level plus one cell's 8.
-pub const GROUP_STACK: usize = 7 * MAX_DEPTH + 8;
-/// Capacity of a warp's interaction list; flushed once fewer than 8 free entries remain.
-pub const GROUP_LIST: usize = 64;
+/// Cells the group kernel pops per step (eight lanes test one cell's children).
+pub const GROUP_POP: usize = 4;
+/// Stack height up to which the group kernel pops [`GROUP_POP`] cells a step; above it, one (a
+/// depth-first descent), which bounds the stack: see [`GROUP_STACK`].
+pub const GROUP_STACK_SOFT: usize = 128;
+/// Capacity of a warp's cell stack in the group kernel. A step of [`GROUP_POP`] pops starts at most
+/// `GROUP_STACK_SOFT - 8 GROUP_POP + GROUP_POP` high and ends at most `GROUP_STACK_SOFT` high;
+/// a run of single pops from there is a depth-first descent that leaves at most 7 unopened
+/// siblings per level and one cell's 8 children on top.
+pub const GROUP_STACK: usize = GROUP_STACK_SOFT + 7 * (MAX_DEPTH + 1) + 1;
+/// Capacity of a warp's interaction list; flushed once fewer than 32 free entries remain (one
+/// step adds at most 32).
+pub const GROUP_LIST: usize = 96;
 
 /// Threads per block of the other tree kernels.
 pub const TREE_BLOCK: u32 = 256;
@@ -460,18 +468,46 @@ pub fn width2_at(root_half: f32, depth: usize) -> f32 {
 /// (|d|² + ε²)^{3/2}`. Zero when the softened distance is zero (a body on itself with ε = 0).
 #[inline(always)]
 pub fn pair_accel(p: [f32; 3], q: [f32; 3], m: f32, eps2: f32) -> [f32; 3] {
+    let mut a = [0.0; 3];
+    add_pair_accel::<false>(&mut a, p, q, m, eps2);
+    a
+}
+
+/// Adds [`pair_accel`] to `a`, each component by one fused multiply-add (rustc contracts nothing
+/// on its own). `SOFT` promises `eps2 ≥ f32::MIN_POSITIVE`: then `r2 ≥ eps2` and the zero-distance
+/// select is dropped from the hot loops (two instructions of about fifteen); the result is the
+/// same either way.
+#[inline(always)]
+pub fn add_pair_accel<const SOFT: bool>(
+    a: &mut [f32; 3],
+    p: [f32; 3],
+    q: [f32; 3],
+    m: f32,
+    eps2: f32,
+) {
     let d = [q[0] - p[0], q[1] - p[1], q[2] - p[2]];
     let r2 = math::fma(
         d[0],
         d[0],
         math::fma(d[1], d[1], math::fma(d[2], d[2], eps2)),
     );
-    // A select, not a branch: the hot loops stay straight-line (rsqrt(0) = inf is discarded).
     let inv = math::rsqrt(r2);
-    // Subnormal r2 counts as zero: the device's rsqrt flushes it to +inf.
-    let inv = if r2 >= f32::MIN_POSITIVE { inv } else { 0.0 };
-    let f = m * inv * inv * inv;
-    [d[0] * f, d[1] * f, d[2] * f]
+    // Subnormal r2 counts as zero: the device's rsqrt flushes it to +inf (discarded here).
+    let inv = if SOFT || r2 >= f32::MIN_POSITIVE {
+        inv
+    } else {
+        0.0
+    };
+    let f = m * inv * (inv * inv);
+    for c in 0..3 {
+        a[c] = math::fma(d[c], f, a[c]);
+    }
+}
+
+/// Whether `eps2` allows [`add_pair_accel`]`::<true>`.
+#[inline(always)]
+pub fn softened(eps2: f32) -> bool {
+    eps2 >= f32::MIN_POSITIVE
 }
 
 /// The float64 form of [`pair_accel`], for the reference.

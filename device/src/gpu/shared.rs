@@ -40,3 +40,47 @@ macro_rules! static_shared {
         }
     };
 }
+
+/// The shared-window address of a pointer into block-shared memory (for [`ld_shared_v4`]).
+///
+/// # Safety
+/// `p` points into block-shared memory.
+#[inline(always)]
+pub unsafe fn shared_addr<T>(p: *const T) -> u32 {
+    let a: u32;
+    // SAFETY: address arithmetic only.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 t; cvta.to.shared.u64 t, {p}; cvt.u32.u64 {a}, t; }}",
+            p = in(reg64) p as u64,
+            a = out(reg32) a,
+            options(pure, nomem, nostack)
+        )
+    };
+    a
+}
+
+/// Loads 16 bytes from block-shared memory by shared-window address with `ld.shared.v4`: a
+/// generic pointer carried through a loop compiles to a generic `LD`, which ptxas cannot turn
+/// into `LDS` on its own.
+///
+/// # Safety
+/// `addr` is 16-byte aligned, inside the block's shared memory, and written (and made visible by a
+/// barrier) before the load.
+#[inline(always)]
+pub unsafe fn ld_shared_v4(addr: u32) -> [f32; 4] {
+    let (x, y, z, w): (f32, f32, f32, f32);
+    // SAFETY: per the contract; `readonly` keeps the load after the barriers that order it.
+    unsafe {
+        core::arch::asm!(
+            "ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];",
+            a = in(reg32) addr,
+            x = out(reg32) x,
+            y = out(reg32) y,
+            z = out(reg32) z,
+            w = out(reg32) w,
+            options(pure, readonly, nostack)
+        )
+    };
+    [x, y, z, w]
+}
