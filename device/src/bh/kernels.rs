@@ -842,8 +842,16 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool>(
         sync_threads();
         let root = layout.root();
         let ngroups = (*header).groups;
-        let warps_total = grid_size_1d() / crate::WARP_SIZE;
-        let mut w = index_1d() / crate::WARP_SIZE;
+        let next_group = &raw mut (*header).next_group;
+        let take_group = || {
+            let w = if lane == 0 {
+                atomic_add_u32(next_group, 1)
+            } else {
+                0
+            };
+            shfl_idx(FULL_MASK, w, 0).0
+        };
+        let mut w = take_group();
         while w < ngroups {
             let [first, size] = *groups.add(w as usize);
             // Member `lane + 32 k`; absent members stand on the group's first body so they do not
@@ -971,7 +979,7 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool>(
                     };
                 }
             }
-            w += warps_total;
+            w = take_group();
         }
     }
 }

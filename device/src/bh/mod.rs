@@ -57,7 +57,9 @@ pub struct TreeHeader {
     pub bucketed: u32,
     /// Warp groups emitted by the sort (see [`GroupPacker`]).
     pub groups: u32,
-    pub _pad: u32,
+    /// The next warp group a group-kernel warp takes (work handed out dynamically: groups in the
+    /// dense centre of a cluster cost many times the outskirts').
+    pub next_group: u32,
     /// Body–cell and body–body interactions evaluated by the last gravity launch.
     pub interactions: u64,
     /// Cells opened (children examined) by the last gravity launch, per warp.
@@ -223,7 +225,7 @@ impl TreeHeader {
             depth: 0,
             bucketed: 0,
             groups: 0,
-            _pad: 0,
+            next_group: 0,
             interactions: 0,
             opened: 0,
         }
