@@ -193,7 +193,7 @@ pub fn summarize(bodies: &[Body], tree: &mut Tree) {
             cell_pm: &cell_pm,
             cell_quad: &cell_quad,
         };
-        let (pm, q, cnt) = dev::summarize_cell(&children, n);
+        let (pm, q, cnt) = dev::summarize_cell::<true>(&children, n);
         cell_quad[k as usize] = q;
         cell_pm[k as usize] = pm;
         count[k as usize] = cnt;

@@ -210,6 +210,18 @@ pub fn build_device_tree(
     storage: Storage,
     cells: usize,
 ) -> Result<DeviceOctree, BhError> {
+    build_device_tree_with(gpu, bodies, storage, cells, false)
+}
+
+/// [`build_device_tree`], with the cells' quadrupole moments when `quadrupole` (else `cell_quad`
+/// is left unwritten and the summary makes one pass over each cell's children, not two).
+pub fn build_device_tree_with(
+    gpu: &Gpu,
+    bodies: &[Body],
+    storage: Storage,
+    cells: usize,
+    quadrupole: bool,
+) -> Result<DeviceOctree, BhError> {
     let n = bodies.len();
     let n32 = n as u32;
     let mut layout = storage.layout(cells);
@@ -297,17 +309,20 @@ pub fn build_device_tree(
     let sum_cfg = k_sum.resident_grid(gpu, dev::TREE_BLOCK)?;
     times.summarize = gpu
         .time(|| unsafe {
-            gpu.launch(&k_sum)
-                .arg(&d_bodies)
+            let mut l = gpu.launch(&k_sum);
+            l.arg(&d_bodies)
                 .arg(&n32)
                 .arg(&t.header)
                 .arg(&t.child)
                 .arg(&t.next)
                 .arg(&mut t.count)
-                .arg(&mut t.cell_pm)
-                .arg(&mut t.cell_quad)
-                .arg(&layout)
-                .run(sum_cfg)
+                .arg(&mut t.cell_pm);
+            if quadrupole {
+                l.arg(&mut t.cell_quad);
+            } else {
+                l.arg(&0u64);
+            }
+            l.arg(&layout).run(sum_cfg)
         })?
         .1;
     Ok(DeviceOctree {
@@ -342,7 +357,7 @@ pub fn gravity_with(
         layout,
         retries,
         mut times,
-    } = build_device_tree(gpu, bodies, o.storage, cells)?;
+    } = build_device_tree_with(gpu, bodies, o.storage, cells, o.quadrupole)?;
     let cells = layout.cells as usize;
     let k_sort = gpu.kernel("bh_sort")?;
     let (grav_name, grav_block) = o.traversal.kernel();
@@ -412,7 +427,12 @@ pub fn gravity_with(
             next: gpu.download(&t.next)?,
             count: gpu.download(&t.count)?,
             cell_pm: gpu.download(&t.cell_pm)?,
-            cell_quad: gpu.download(&t.cell_quad)?,
+            // Unwritten without quadrupoles: zero moments, as the monopole traversal uses.
+            cell_quad: if o.quadrupole {
+                gpu.download(&t.cell_quad)?
+            } else {
+                vec![Quad::default(); cells]
+            },
             group_size,
             layout,
             sort: gpu.download(&d_sort)?,

@@ -144,6 +144,9 @@ pub unsafe extern "ptx-kernel" fn bh_build(
     let ni = n as i32;
     let stride = grid_size_1d() as i32;
     let mut i = index_1d() as i32;
+    // The deepest level this thread created, published once at the end: an atomic max per new
+    // cell would serialise half a million updates on one address.
+    let mut deepest = 0u32;
     // SAFETY: all indices below stay within the documented array sizes.
     unsafe {
         while i < ni {
@@ -221,7 +224,7 @@ pub unsafe extern "ptx-kernel" fn bh_build(
                 half *= 0.5;
                 c = child_center(c, half, o);
                 depth += 1;
-                atomic_max_u32(&raw mut (*header).depth, depth);
+                deepest = deepest.max(depth);
                 if top == b {
                     top = ni + cell;
                 } else {
@@ -241,6 +244,9 @@ pub unsafe extern "ptx-kernel" fn bh_build(
             write_volatile(child.add(s), top);
             i += stride;
         }
+        if deepest > 0 {
+            atomic_max_u32(&raw mut (*header).depth, deepest);
+        }
     }
 }
 
@@ -248,7 +254,8 @@ pub unsafe extern "ptx-kernel" fn bh_build(
 // summarize: centre of mass and counts, bottom-up
 // ---------------------------------------------------------------------------------------------
 
-/// Mass, centre of mass (`cell_pm`), quadrupole (`cell_quad`) and body count (`count`) of every cell. A cell
+/// Mass, centre of mass (`cell_pm`), quadrupole (`cell_quad`, skipped when null) and body count
+/// (`count`) of every cell. A cell
 /// waits until each child cell's count is non-zero (published last). All blocks must be resident.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn bh_summarize(
@@ -295,8 +302,14 @@ pub unsafe extern "ptx-kernel" fn bh_summarize(
                 cell_pm,
                 cell_quad,
             };
-            let (pm, q, cnt) = summarize_cell(&children, ni);
-            *cell_quad.add(k as usize) = q;
+            let (pm, cnt) = if cell_quad.is_null() {
+                let (pm, _, cnt) = summarize_cell::<false>(&children, ni);
+                (pm, cnt)
+            } else {
+                let (pm, q, cnt) = summarize_cell::<true>(&children, ni);
+                *cell_quad.add(k as usize) = q;
+                (pm, cnt)
+            };
             *cell_pm.add(k as usize) = pm;
             store_release_u32(count.add(k as usize), cnt);
         }
@@ -330,11 +343,12 @@ impl CellChildren for DeviceChildren {
             while k == 0 {
                 k = load_acquire_u32(self.count.add(cc));
             }
-            (
-                read_volatile(self.cell_pm.add(cc)),
-                read_volatile(self.cell_quad.add(cc)),
-                k,
-            )
+            let q = if self.cell_quad.is_null() {
+                Quad::default()
+            } else {
+                read_volatile(self.cell_quad.add(cc))
+            };
+            (read_volatile(self.cell_pm.add(cc)), q, k)
         }
     }
     #[inline(always)]

@@ -124,10 +124,11 @@ pub trait CellChildren {
     fn next(&self, b: i32) -> i32;
 }
 
-/// Mass, centre of mass, quadrupole (about that centre) and body count of a cell from its
-/// children, in octant order and chain order: the one copy of the summary formulas.
+/// Mass, centre of mass, quadrupole (about that centre; zero unless `QUAD`) and body count of a
+/// cell from its children, in octant order and chain order: the one copy of the summary formulas.
+/// Without `QUAD` the second pass over the children (and its reads) is skipped.
 #[inline(always)]
-pub fn summarize_cell(c: &impl CellChildren, n: i32) -> (Body, Quad, u32) {
+pub fn summarize_cell<const QUAD: bool>(c: &impl CellChildren, n: i32) -> (Body, Quad, u32) {
     let (mut m, mut x, mut y, mut z, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);
     let mut add = |q: Body, k: u32| {
         m += q.m;
@@ -154,7 +155,7 @@ pub fn summarize_cell(c: &impl CellChildren, n: i32) -> (Body, Quad, u32) {
     // Second pass: the children's moments shifted to this centre (parallel-axis terms).
     let shift = |q: &Body| Quad::point(q.m, [q.x - com[0], q.y - com[1], q.z - com[2]]);
     let mut quad = Quad::default();
-    for o in 0..8 {
+    for o in 0..if QUAD { 8 } else { 0 } {
         let ch = c.slot(o);
         if ch >= n {
             let (pm, cq, _) = c.cell((ch - n) as usize);
