@@ -345,10 +345,6 @@ struct GravityArgs {
     /// Quadrupole moments in cell interactions (group kernel only).
     #[arg(long)]
     quadrupole: bool,
-    /// Group kernels: near cells of at most this many bodies (≤ 32) interact body by body instead
-    /// of being opened further; 0 opens every cell.
-    #[arg(long, default_value_t = warpkit::device::bh::GROUP_LEAF)]
-    leaf: u32,
     /// Timed repeats after one warm-up (GPU); medians are printed.
     #[arg(long, default_value_t = 5)]
     repeats: usize,
@@ -393,7 +389,6 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
                 traversal: a.traversal,
                 quadrupole: a.quadrupole,
                 storage: a.storage,
-                leaf: a.leaf,
                 ..Default::default()
             };
             warpkit::bh::gpu::gravity_with(gpu, &bodies, &p, &o)?; // warm-up
@@ -452,7 +447,7 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
             let acc = match a.traversal {
                 Traversal::Vote => warpkit::bh::cpu::gravity(&bodies, &tree, order, &p),
                 Traversal::Group | Traversal::Group2 => {
-                    warpkit::bh::cpu::gravity_group(&bodies, &tree, &p, a.quadrupole, a.leaf)
+                    warpkit::bh::cpu::gravity_group(&bodies, &tree, &p, a.quadrupole)
                 }
             };
             let grav = start.elapsed().as_secs_f64() * 1e3;

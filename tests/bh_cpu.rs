@@ -302,7 +302,7 @@ fn group_traversal_is_exact_at_theta_zero_and_accurate() {
         g: 1.0,
     };
     let r0 = brute_force_f64(&b, &idx, &p0);
-    let a0 = gravity_group(&b, &t, &p0, false, warpkit::device::bh::GROUP_LEAF);
+    let a0 = gravity_group(&b, &t, &p0, false);
     let e0 = relative_errors(&idx.iter().map(|&i| a0[i]).collect::<Vec<_>>(), &r0);
     assert!(
         e0.iter().all(|&e| e < 2e-5),
@@ -321,13 +321,7 @@ fn group_traversal_is_exact_at_theta_zero_and_accurate() {
         e.iter().sum::<f64>() / e.len() as f64
     };
     let (eg, ev) = (
-        mean(&gravity_group(
-            &b,
-            &t,
-            &p,
-            false,
-            warpkit::device::bh::GROUP_LEAF,
-        )),
+        mean(&gravity_group(&b, &t, &p, false)),
         mean(&gravity(&b, &t, &t.sort, &p)),
     );
     assert!(eg <= ev && eg < 2e-3, "group {eg:.3e} vote {ev:.3e}");
@@ -351,20 +345,8 @@ fn quadrupoles_cut_the_group_error_at_equal_theta() {
         e[e.len() / 2]
     };
     let (mono, quad) = (
-        median(&gravity_group(
-            &b,
-            &t,
-            &p,
-            false,
-            warpkit::device::bh::GROUP_LEAF,
-        )),
-        median(&gravity_group(
-            &b,
-            &t,
-            &p,
-            true,
-            warpkit::device::bh::GROUP_LEAF,
-        )),
+        median(&gravity_group(&b, &t, &p, false)),
+        median(&gravity_group(&b, &t, &p, true)),
     );
     assert!(
         quad < mono / 2.0,
@@ -422,7 +404,7 @@ fn groups_of_64_partition_the_sort_and_stay_accurate() {
     };
     let idx: Vec<usize> = (0..b.len()).step_by(40).collect();
     let r = brute_force_f64(&b, &idx, &p);
-    let acc = gravity_group(&b, &t, &p, false, warpkit::device::bh::GROUP_LEAF);
+    let acc = gravity_group(&b, &t, &p, false);
     let e = relative_errors(&idx.iter().map(|&i| acc[i]).collect::<Vec<_>>(), &r);
     let mean = e.iter().sum::<f64>() / e.len() as f64;
     assert!(mean < 1e-3, "mean {mean:.2e}");

@@ -392,33 +392,10 @@ pub fn brute_force_f64(bodies: &[Body], targets: &[usize], p: &Params) -> Vec<[f
         .collect()
 }
 
-/// Every body under slot value `ch` (a cell, a body or a bucket chain) onto `list`.
-fn subtree_bodies(bodies: &[Body], tree: &Tree, ch: i32, list: &mut Vec<(Body, Quad)>) {
-    let n = tree.n as i32;
-    if ch >= n {
-        for o in 0..8 {
-            subtree_bodies(bodies, tree, tree.child[tree.layout.slot(ch - n, o)], list);
-        }
-    } else {
-        let mut b = ch;
-        while b >= 0 {
-            list.push((bodies[b as usize], Quad::default()));
-            b = tree.next[b as usize];
-        }
-    }
-}
-
 /// The CPU twin of `bh_gravity_group`: each of the tree's warp groups traverses the tree once for
 /// its bounding box; the same cells and bodies are accepted as on the GPU.
-/// With `quadrupole`, cells interact through their quadrupole moments too; near cells of at most
-/// `leaf` bodies interact body by body.
-pub fn gravity_group(
-    bodies: &[Body],
-    tree: &Tree,
-    p: &Params,
-    quadrupole: bool,
-    leaf: u32,
-) -> Vec<Accel> {
+/// With `quadrupole`, cells interact through their quadrupole moments too.
+pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params, quadrupole: bool) -> Vec<Accel> {
     let n = tree.n as i32;
     let (_, root_half) = dev::root_cell(&tree.header);
     let w2: Vec<f32> = (0..=MAX_DEPTH)
@@ -451,8 +428,6 @@ pub fn gravity_group(
                                 Quad::default()
                             };
                             list.push((pm, q));
-                        } else if tree.count[(ch - n) as usize] <= leaf {
-                            subtree_bodies(bodies, tree, ch, &mut list);
                         } else {
                             stack.push((ch - n, depth + 1));
                         }

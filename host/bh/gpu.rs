@@ -163,7 +163,7 @@ impl Traversal {
 }
 
 /// How to evaluate: traversal order and kernel, and what to keep.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Options {
     /// Lanes follow the tree's gather index (else lane k handles body k).
     pub sorted: bool,
@@ -176,23 +176,6 @@ pub struct Options {
     pub storage: Storage,
     /// Cells to allocate first (default [`initial_cells`]); doubled on overflow.
     pub cells: Option<usize>,
-    /// Group kernels: near cells of at most this many bodies interact body by body without being
-    /// opened further (default [`dev::GROUP_LEAF`]; at most 32; 0 opens every cell).
-    pub leaf: u32,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            sorted: false,
-            traversal: Traversal::default(),
-            keep_tree: false,
-            quadrupole: false,
-            storage: Storage::default(),
-            cells: None,
-            leaf: dev::GROUP_LEAF,
-        }
-    }
 }
 
 /// Evaluates the accelerations of `bodies` on the GPU. With `sorted`, lanes follow the tree's
@@ -361,12 +344,6 @@ pub fn gravity_with(
     let (sorted, keep_tree) = (o.sorted, o.keep_tree);
     let cells = o.cells.unwrap_or_else(|| initial_cells(bodies.len()));
     validate(bodies, p)?;
-    if o.leaf > 32 {
-        return Err(BhError::Option(format!(
-            "leaf {} is more than the 32 bodies one warp copies at once",
-            o.leaf
-        )));
-    }
     if o.traversal.grouped() && !sorted {
         return Err(BhError::Option(
             "the warp-group traversal follows the tree order: it needs sorted mode".into(),
@@ -423,11 +400,7 @@ pub fn gravity_with(
             } else {
                 l.arg(&null);
             }
-            l.arg(&t.header).arg(&t.child).arg(&t.next);
-            if group {
-                l.arg(&t.count).arg(&t.start).arg(&o.leaf);
-            }
-            l.arg(&t.cell_pm);
+            l.arg(&t.header).arg(&t.child).arg(&t.next).arg(&t.cell_pm);
             if group {
                 if o.quadrupole {
                     l.arg(&t.cell_quad);

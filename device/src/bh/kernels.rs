@@ -736,13 +736,11 @@ unsafe fn flush_list<const K: usize, const SOFT: bool>(
 
 /// Accelerations like [`bh_gravity`], but each warp traverses the tree once for the bounding box
 /// of one warp group (`groups[g]` = (first, size) in `sort`, packed by `bh_sort` so that a group
-/// never spans more than one parent cell; groups are handed out by `header.next_group`): a cell is
-/// used whole when it is far from the whole box ([`is_far_from_box`]), which implies far for
-/// every body. Each step pops up to [`GROUP_POP`] cells and lanes `8s..8s+8` test the children of
-/// cell `s` in parallel; accepted cells and bodies go to a shared interaction list that all lanes
-/// evaluate together. A near cell of at most `leaf` (≤ 32) bodies puts its bodies,
-/// `sort[start[c]..start[c] + count[c]]`, on the list at once. Groups of up to 32 bodies (one per
-/// lane; `bh_sort` with `group_size` 32). Launch `GROUP_BLOCK`-thread blocks.
+/// never spans more than one parent cell): a cell is used whole when it is far
+/// from the whole box ([`is_far_from_box`]), which implies far for every body. Each step pops up
+/// to [`GROUP_POP`] cells and lanes `8s..8s+8` test the children of cell `s` in parallel; accepted cells and bodies go to a shared
+/// interaction list that all lanes evaluate together. Groups of up to 32 bodies (one per lane;
+/// `bh_sort` with `group_size` 32). Launch `GROUP_BLOCK`-thread blocks.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn bh_gravity_group(
     bodies: *const Body,
@@ -752,9 +750,6 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
     header: *mut TreeHeader,
     child: *const i32,
     next: *const i32,
-    count: *const u32,
-    start: *const i32,
-    leaf: u32,
     cell_pm: *const Body,
     cell_quad: *const Quad,
     layout: Layout,
@@ -767,13 +762,13 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group(
     unsafe {
         if softened(eps2) {
             gravity_group::<1, true>(
-                bodies, n, sort, groups, header, child, next, count, start, leaf, cell_pm,
-                cell_quad, layout, theta2, eps2, g, acc,
+                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
+                eps2, g, acc,
             )
         } else {
             gravity_group::<1, false>(
-                bodies, n, sort, groups, header, child, next, count, start, leaf, cell_pm,
-                cell_quad, layout, theta2, eps2, g, acc,
+                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
+                eps2, g, acc,
             )
         }
     }
@@ -791,9 +786,6 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group2(
     header: *mut TreeHeader,
     child: *const i32,
     next: *const i32,
-    count: *const u32,
-    start: *const i32,
-    leaf: u32,
     cell_pm: *const Body,
     cell_quad: *const Quad,
     layout: Layout,
@@ -806,13 +798,13 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group2(
     unsafe {
         if softened(eps2) {
             gravity_group::<2, true>(
-                bodies, n, sort, groups, header, child, next, count, start, leaf, cell_pm,
-                cell_quad, layout, theta2, eps2, g, acc,
+                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
+                eps2, g, acc,
             )
         } else {
             gravity_group::<2, false>(
-                bodies, n, sort, groups, header, child, next, count, start, leaf, cell_pm,
-                cell_quad, layout, theta2, eps2, g, acc,
+                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
+                eps2, g, acc,
             )
         }
     }
@@ -832,9 +824,6 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool>(
     header: *mut TreeHeader,
     child: *const i32,
     next: *const i32,
-    count: *const u32,
-    start: *const i32,
-    leaf: u32,
     cell_pm: *const Body,
     cell_quad: *const Quad,
     layout: Layout,
@@ -926,21 +915,14 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool>(
                 let e = if slot < np { *stack.add(sp + slot) } else { 0 };
                 let (cell, depth) = (e >> 5, (e & 31) as usize);
                 sync_warp(FULL_MASK); // all have read slots sp.. before they are reused below
-                // kind: 0 nothing, 1 interact, 2 open (push), 3 bucket chain, 4 small near cell
-                // (its bodies interact directly, see `leaf`)
+                // kind: 0 nothing, 1 interact, 2 open (push), 3 bucket chain
                 let (mut kind, mut ch, mut q) = (0u32, EMPTY, Body::default());
                 if slot < np {
                     ch = *child.add(layout.slot(cell, octant));
                     if ch >= ni {
                         q = *cell_pm.add((ch - ni) as usize);
                         let far = is_far_from_box(q.pos(), *w2.add(depth + 1), bc, bh, theta2);
-                        kind = if far {
-                            1
-                        } else if *count.add((ch - ni) as usize) <= leaf {
-                            4
-                        } else {
-                            2
-                        };
+                        kind = if far { 1 } else { 2 };
                     } else if ch >= 0 {
                         q = *bodies.add(ch as usize);
                         kind = if *next.add(ch as usize) >= 0 { 3 } else { 1 };
@@ -992,25 +974,6 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool>(
                         len += 1;
                         b = *next.add(b as usize);
                     }
-                }
-                let mut leaves = ballot(FULL_MASK, kind == 4);
-                while leaves != 0 {
-                    let src = leaves.trailing_zeros();
-                    leaves &= leaves - 1;
-                    let cc = shfl_idx(FULL_MASK, (ch - ni) as u32, src).0 as usize;
-                    // The cell's bodies are `sort[start..start + count]` (bh_sort's placement).
-                    let (s0, cnt) = (*start.add(cc) as usize, *count.add(cc) as usize);
-                    if len + cnt > GROUP_LIST {
-                        flush_list::<K, SOFT>(list, lq, &mut len, &p, eps2, &mut a, &mut listed);
-                    }
-                    if (lane as usize) < cnt {
-                        *list.add(len + lane as usize) =
-                            *bodies.add(*sort.add(s0 + lane as usize) as usize);
-                        if !lq.is_null() {
-                            *lq.add(len + lane as usize) = Quad::default();
-                        }
-                    }
-                    len += cnt;
                 }
                 if len > GROUP_LIST - crate::WARP_SIZE as usize {
                     flush_list::<K, SOFT>(list, lq, &mut len, &p, eps2, &mut a, &mut listed);

@@ -263,11 +263,6 @@ pub const GROUP_STACK: usize = GROUP_STACK_SOFT + 7 * (MAX_DEPTH + 1) + 1;
 /// step adds at most 32).
 pub const GROUP_LIST: usize = 96;
 
-/// Default `leaf` of the group kernels: a near cell of at most this many bodies adds its bodies to
-/// the interaction list directly (from its sorted range, lane-parallel) instead of being opened
-/// level by level — Bonsai's leaf rule. At most 32; 0 turns it off.
-pub const GROUP_LEAF: u32 = 16;
-
 /// Threads per block of the other tree kernels.
 pub const TREE_BLOCK: u32 = 256;
 /// Threads per block of the brute-force kernel, and bodies per shared-memory tile.
