@@ -348,8 +348,9 @@ fn quadrupoles_cut_the_group_error_at_equal_theta() {
         median(&gravity_group(&b, &t, &p, false)),
         median(&gravity_group(&b, &t, &p, true)),
     );
+    // 4.3× with the softened expansion's trace term; 2.2× without it (measured, N = 20 000).
     assert!(
-        quad < mono / 2.0,
+        quad < mono / 3.5,
         "median error: monopole {mono:.3e}, quadrupole {quad:.3e}"
     );
 }

@@ -445,8 +445,7 @@ pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params, quadrupole: bool)
                     let mut a = [0.0f32; 3];
                     for (e, eq) in &list {
                         if quadrupole {
-                            let d = dev::pair_accel_quad(q, e.pos(), e.m, eq, eps2);
-                            a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
+                            dev::add_pair_accel_quad::<false>(&mut a, q, e.pos(), e.m, eq, eps2);
                         } else {
                             dev::add_pair_accel::<false>(&mut a, q, e.pos(), e.m, eps2);
                         }

@@ -720,12 +720,28 @@ unsafe fn flush_list<const K: usize, const SOFT: bool>(
                 at += 16;
             }
         } else {
-            for j in 0..*len {
-                let q = *list.add(j);
+            let mut at = shared_addr(list);
+            let mut qat = shared_addr(quads);
+            let end = at + 16 * *len as u32;
+            while at < end {
+                let [x, y, z, m] = ld_shared_v4(at);
+                let [xx, yy, zz, xy] = ld_shared_v4(qat);
+                let [xz, yz, tr, _] = ld_shared_v4(qat + 16);
+                let q = Quad {
+                    xx,
+                    yy,
+                    zz,
+                    xy,
+                    xz,
+                    yz,
+                    tr,
+                    _pad: 0.0,
+                };
                 for k in 0..K {
-                    let d = pair_accel_quad(p[k], q.pos(), q.m, &*quads.add(j), eps2);
-                    a[k] = [a[k][0] + d[0], a[k][1] + d[1], a[k][2] + d[2]];
+                    add_pair_accel_quad::<SOFT>(&mut a[k], p[k], [x, y, z], m, &q, eps2);
                 }
+                at += 16;
+                qat += 32;
             }
         }
         sync_warp(FULL_MASK); // everyone has read before the list is refilled

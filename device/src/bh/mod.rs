@@ -67,8 +67,10 @@ pub struct TreeHeader {
 }
 
 /// Traceless quadrupole moment of a cell about its centre of mass,
-/// `Q_ij = Σ m (3 d_i d_j − |d|² δ_ij)` over its bodies at offsets `d`. Padded to 32 bytes so the
-/// device loads it with two vector instructions.
+/// `Q_ij = Σ m (3 d_i d_j − |d|² δ_ij)` over its bodies at offsets `d`, and the trace the
+/// traceless form drops, `tr = Σ m |d|²`: the softened kernel is not harmonic, so its expansion
+/// keeps a trace term (see [`pair_accel_quad`]). Padded to 32 bytes so the device loads it with
+/// two vector instructions.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Quad {
@@ -78,7 +80,8 @@ pub struct Quad {
     pub xy: f32,
     pub xz: f32,
     pub yz: f32,
-    pub _pad: [f32; 2],
+    pub tr: f32,
+    pub _pad: f32,
 }
 
 impl Quad {
@@ -94,7 +97,8 @@ impl Quad {
             xy: m3 * d[0] * d[1],
             xz: m3 * d[0] * d[2],
             yz: m3 * d[1] * d[2],
-            _pad: [0.0; 2],
+            tr: m * r2,
+            _pad: 0.0,
         }
     }
 
@@ -107,7 +111,8 @@ impl Quad {
             xy: self.xy + o.xy,
             xz: self.xz + o.xz,
             yz: self.yz + o.yz,
-            _pad: [0.0; 2],
+            tr: self.tr + o.tr,
+            _pad: 0.0,
         }
     }
 }
@@ -181,36 +186,58 @@ pub fn summarize_cell<const QUAD: bool>(c: &impl CellChildren, n: i32) -> (Body,
 }
 
 /// Acceleration (without G) on a body at `p` from a cell of mass `m`, centre of mass `c` and
-/// quadrupole `q`, to second order: `m d/r³ − Q d/r⁵ + (5/2)(dᵀQd) d/r⁷` with `d = c − p` and
-/// `r² = |d|² + ε²` (softening applied to every order, as tree codes commonly do). With a zero `q`
-/// it is [`pair_accel`].
+/// quadrupole `q`, to second order in the Plummer-softened kernel itself:
+/// `m d/r³ − Q d/r⁵ + (5/2)(dᵀQd − ε² tr) d/r⁷` with `d = c − p` and `r² = |d|² + ε²`. The
+/// `ε² tr` term is what the Newtonian traceless form (softening merely substituted into `r`)
+/// drops: the softened potential is not harmonic, so the trace of the second moment does not
+/// vanish from its expansion. With a zero `q` it is [`pair_accel`].
 #[inline(always)]
 pub fn pair_accel_quad(p: [f32; 3], c: [f32; 3], m: f32, q: &Quad, eps2: f32) -> [f32; 3] {
+    let mut a = [0.0; 3];
+    add_pair_accel_quad::<false>(&mut a, p, c, m, q, eps2);
+    a
+}
+
+/// Adds [`pair_accel_quad`] to `a` with fused multiply-adds; `SOFT` as in [`add_pair_accel`].
+#[inline(always)]
+pub fn add_pair_accel_quad<const SOFT: bool>(
+    a: &mut [f32; 3],
+    p: [f32; 3],
+    c: [f32; 3],
+    m: f32,
+    q: &Quad,
+    eps2: f32,
+) {
     let d = [c[0] - p[0], c[1] - p[1], c[2] - p[2]];
     let r2 = math::fma(
         d[0],
         d[0],
         math::fma(d[1], d[1], math::fma(d[2], d[2], eps2)),
     );
-    if r2 <= 0.0 {
-        return [0.0; 3];
-    }
     let inv = math::rsqrt(r2);
+    let inv = if SOFT || r2 >= f32::MIN_POSITIVE {
+        inv
+    } else {
+        0.0
+    };
     let inv2 = inv * inv;
     let inv3 = inv * inv2;
     let inv5 = inv3 * inv2;
     let qd = [
-        q.xx * d[0] + q.xy * d[1] + q.xz * d[2],
-        q.xy * d[0] + q.yy * d[1] + q.yz * d[2],
-        q.xz * d[0] + q.yz * d[1] + q.zz * d[2],
+        math::fma(q.xx, d[0], math::fma(q.xy, d[1], q.xz * d[2])),
+        math::fma(q.xy, d[0], math::fma(q.yy, d[1], q.yz * d[2])),
+        math::fma(q.xz, d[0], math::fma(q.yz, d[1], q.zz * d[2])),
     ];
-    let dqd = d[0] * qd[0] + d[1] * qd[1] + d[2] * qd[2];
-    let radial = m * inv3 + 2.5 * dqd * inv5 * inv2;
-    [
-        radial * d[0] - inv5 * qd[0],
-        radial * d[1] - inv5 * qd[1],
-        radial * d[2] - inv5 * qd[2],
-    ]
+    // The trace term of the softened expansion: −(5/2) ε² tr d/r⁷ (zero without softening).
+    let dqd = math::fma(
+        d[0],
+        qd[0],
+        math::fma(d[1], qd[1], math::fma(d[2], qd[2], -eps2 * q.tr)),
+    );
+    let radial = math::fma(2.5 * dqd, inv5 * inv2, m * inv3);
+    for k in 0..3 {
+        a[k] = math::fma(-inv5, qd[k], math::fma(radial, d[k], a[k]));
+    }
 }
 
 crate::shared_type!(Body, Accel, TreeHeader, Quad, Layout);
@@ -268,6 +295,7 @@ pub const TREE_BLOCK: u32 = 256;
 /// Threads per block of the brute-force kernel, and bodies per shared-memory tile.
 pub const BRUTE_BLOCK: u32 = 256;
 const _: () = assert!(GRAVITY_BLOCK.is_multiple_of(crate::WARP_SIZE));
+const _: () = assert!(core::mem::size_of::<Quad>() == 32); // two 16-byte shared loads
 
 /// Bodies per warp group of the warp-group traversal: one per lane ([`GROUP_SIZE`]), or two per
 /// lane ([`GROUP_SIZE_2`]), which halves the traversals per body and loads each interaction-list
@@ -595,31 +623,35 @@ mod tests {
         let q = pts.iter().fold(Quad::default(), |q, (x, mi)| {
             q.plus(&Quad::point(*mi, [x[0] - c[0], x[1] - c[1], x[2] - c[2]]))
         });
-        let mut worst = (0.0f64, 0.0f64);
-        for t in [[2.0, 0.3, -0.2], [-0.5, 1.9, 0.7], [0.1, -0.4, -2.1]] {
-            let exact = pts.iter().fold([0.0f64; 3], |a, (x, mi)| {
-                let d = pair_accel_f64(
-                    [t[0] as f64, t[1] as f64, t[2] as f64],
-                    [x[0] as f64, x[1] as f64, x[2] as f64],
-                    *mi as f64,
-                    0.0,
-                );
-                [a[0] + d[0], a[1] + d[1], a[2] + d[2]]
-            });
-            let norm = (exact[0] * exact[0] + exact[1] * exact[1] + exact[2] * exact[2]).sqrt();
-            let err = |a: [f32; 3]| {
-                let e: f64 = (0..3).map(|k| (a[k] as f64 - exact[k]).powi(2)).sum();
-                e.sqrt() / norm
-            };
-            worst.0 = worst.0.max(err(pair_accel(t, c, m, 0.0)));
-            worst.1 = worst.1.max(err(pair_accel_quad(t, c, m, &q, 0.0)));
+        // Unsoftened, and softened with ε comparable to the distance: there the expansion's
+        // trace term decides whether the quadrupole helps at all.
+        for eps2 in [0.0f32, 1.0] {
+            let mut worst = (0.0f64, 0.0f64);
+            for t in [[2.0, 0.3, -0.2], [-0.5, 1.9, 0.7], [0.1, -0.4, -2.1]] {
+                let exact = pts.iter().fold([0.0f64; 3], |a, (x, mi)| {
+                    let d = pair_accel_f64(
+                        [t[0] as f64, t[1] as f64, t[2] as f64],
+                        [x[0] as f64, x[1] as f64, x[2] as f64],
+                        *mi as f64,
+                        eps2 as f64,
+                    );
+                    [a[0] + d[0], a[1] + d[1], a[2] + d[2]]
+                });
+                let norm = (exact[0] * exact[0] + exact[1] * exact[1] + exact[2] * exact[2]).sqrt();
+                let err = |a: [f32; 3]| {
+                    let e: f64 = (0..3).map(|k| (a[k] as f64 - exact[k]).powi(2)).sum();
+                    e.sqrt() / norm
+                };
+                worst.0 = worst.0.max(err(pair_accel(t, c, m, eps2)));
+                worst.1 = worst.1.max(err(pair_accel_quad(t, c, m, &q, eps2)));
+            }
+            assert!(
+                worst.0 > 1e-5 && worst.1 < worst.0 / 5.0,
+                "ε² {eps2}: monopole {:.2e} quadrupole {:.2e}",
+                worst.0,
+                worst.1
+            );
         }
-        assert!(
-            worst.0 > 1e-4 && worst.1 < worst.0 / 5.0,
-            "monopole {:.2e} quadrupole {:.2e}",
-            worst.0,
-            worst.1
-        );
         // A zero moment reduces to the monopole.
         let a = pair_accel_quad([0.0; 3], [2.0, 0.0, 0.0], 4.0, &Quad::default(), 0.0);
         assert!((a[0] - 1.0).abs() < 1e-6);
