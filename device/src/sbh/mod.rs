@@ -17,11 +17,15 @@
 //! 3. *Path sampling.* A path descends to one child chosen with probability proportional to its
 //!    weight (for equal weights, the paper's uniform source index), so cell `T` is reached with
 //!    probability `π_T = w_T / w_stratum`.
-//! 4. *Russian roulette.* The correction of a cell `c` on the path (the stratum's own included) is
-//!    evaluated with probability `min(1, max(1, β̂) / β̃_c)` where `β̃ = |q − p| / width` is the
-//!    far-field ratio and `β̂` the running maximum of `β̃` along the path from the root (far away,
-//!    the ratio is about 1/d per level for a tree that splits each axis d times); else the path
-//!    ends. `P_T` is the product of these probabilities.
+//! 4. *Russian roulette.* The correction of a cell `c` on the path is evaluated with probability
+//!    `min(1, max(1, β̂) / β̃_c)` where `β̃ = |q − p| / |B|` is the far-field ratio ([`far_ratio`]:
+//!    distance to the cell's centre of mass over its box diagonal) and `β̂` the running maximum of
+//!    `β̃` along the path, started at the stratum's own ratio, so the stratum's correction is always
+//!    evaluated (far away, the ratio of successive ratios is about 1/d for a tree that splits each
+//!    axis d times); else the path ends. `P_T` is the product of these probabilities. These are the
+//!    authors' definitions (their code, `multiLevelPrefixControlVariateSampleGPUQuery` and
+//!    `Tree3DNode::farFieldRatio`), which the seed summarises as `β̃_i(q,k) = ‖q − p̃_{i,k}‖ /
+//!    |B_{i,k}|` and `p_{i,k}(q) = min(1, max(1, β̃_i(q,k)) / β̃_i(q,k+1))`.
 //! 5. Each reached cell adds `Δ_T / (π_T P_T)`; its expectation is `Σ_T Δ_T`, so the estimate is
 //!    unbiased (the paper's Theorem 3.1; `host/sbh` tests it statistically).
 //!
@@ -330,10 +334,32 @@ pub fn width_at(root_half: f32, depth: u32) -> f32 {
     2.0 * root_half / (1u64 << depth) as f32
 }
 
-/// The far-field ratio `β̃ = |q − p| / width` of a cell whose centre is `p`.
+/// √3: a cube's diagonal over its width.
+const SQRT_3: f32 = 1.732_050_8;
+
+/// The "size" `|B|` of a cell at `depth` in the far-field ratio: the length of its box's diagonal,
+/// `√3 · width`, as in the authors' code (`Tree3DNode::diameter_ = bounds.diagonal().norm()`).
 #[inline(always)]
-pub fn far_ratio(q: [f32; 3], p: [f32; 3], width: f32) -> f32 {
-    math::sqrt(crate::bh::dist2(q, p)) / width
+pub fn diameter_at(root_half: f32, depth: u32) -> f32 {
+    SQRT_3 * width_at(root_half, depth)
+}
+
+/// The far-field ratio `β̃ = |q − p| / |B|` of a cell whose weighted centre (centre of mass) is `p`
+/// and whose box diagonal is `diameter` ([`diameter_at`]): the paper's `‖q − p̃_{i,k}‖ / |B_{i,k}|`
+/// with the authors' definitions (distance to the centre of mass, size = box diagonal). A cell is
+/// far (used whole by Barnes–Hut) when `β̃ ≥ β`; with this definition our `β` is the authors' `β`
+/// (an older form divided by the width, so its `β` was theirs times √3).
+#[inline(always)]
+pub fn far_ratio(q: [f32; 3], p: [f32; 3], diameter: f32) -> f32 {
+    math::sqrt(crate::bh::dist2(q, p)) / diameter
+}
+
+/// Whether a cell of centre `p` and box diagonal `diameter` is far from `q` for ratio `beta`:
+/// `β̃ ≥ β`, tested squared (no square root, no division).
+#[inline(always)]
+pub fn is_far(q: [f32; 3], p: [f32; 3], diameter: f32, beta: f32) -> bool {
+    let r = beta * diameter;
+    crate::bh::dist2(q, p) >= r * r
 }
 
 /// The roulette's continuation probability into a child whose far-field ratio is `beta_child`,
@@ -465,8 +491,9 @@ fn pick_slot<V: TreeView>(v: &V, cell: i32, u: f32) -> (i32, f32) {
 }
 
 /// One telescoping path from the stratum cell `c` at octree depth `depth`, returning
-/// `Σ Δ_T / (π_T P_T)` over the cells it reaches. `beta_root` is the root's far-field ratio, the
-/// running maximum's start: the stratum's own correction is rouletted too.
+/// `Σ Δ_T / (π_T P_T)` over the cells it reaches. The running maximum of the far-field ratios
+/// starts at the stratum's own ratio, so the stratum's correction is always evaluated (the
+/// authors' `cur_beta = fmax(1, subdomain->farFieldRatio(q))` before their loop).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn path<V: TreeView>(
@@ -478,7 +505,6 @@ fn path<V: TreeView>(
     sample: u32,
     c: i32,
     mut depth: u32,
-    beta_root: f32,
 ) -> f32 {
     let n = v.n();
     let k = p.kernel;
@@ -489,12 +515,12 @@ fn path<V: TreeView>(
     let mut node = c;
     // 1 / (π_T P_T): inverse probability of having reached and kept evaluating `node`.
     let mut inv_prob = 1.0f32;
-    let mut beta_max = beta_root;
     let (mut f_node, mut s_node) = cell_term(v, k, q, node);
+    let mut beta = far_ratio(q, s_node.pos(), diameter_at(root_half, depth));
+    let mut beta_max = beta;
     // A path is at most MAX_DEPTH cells deep; the bound keeps the loop finite on any input.
     while (depth as usize) < MAX_DEPTH {
         // Roulette: evaluate this cell's correction with probability min(1, max(1, β̂) / β̃).
-        let beta = far_ratio(q, s_node.pos(), width_at(root_half, depth));
         let pc = continue_probability(beta_max, beta);
         if pc < 1.0 {
             let r = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth, 1));
@@ -526,6 +552,7 @@ fn path<V: TreeView>(
         node = next;
         (f_node, s_node) = cell_term(v, k, q, node);
         depth += step;
+        beta = far_ratio(q, s_node.pos(), diameter_at(root_half, depth));
     }
     est
 }
@@ -541,11 +568,10 @@ fn stratum<V: TreeView>(
     id: u32,
     c: i32,
     depth: u32,
-    beta_root: f32,
 ) -> f32 {
     let mut paths = 0.0f32;
     for s in 0..p.samples {
-        paths += path(v, p, q, key, id, s, c, depth, beta_root);
+        paths += path(v, p, q, key, id, s, c, depth);
     }
     math::fma(
         paths,
@@ -563,21 +589,20 @@ pub fn sbh_estimate<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64)
     let n = v.n();
     let root = v.root();
     let key = rng::draw_u64(p.seed, stream);
-    let beta_root = far_ratio(q, v.cell(root).pos(), width_at(v.root_half(), 0));
     let mut total = 0.0f32;
     for o in 0..8 {
         let ch = v.child(root, o);
         if ch < n {
             total += chain_terms(v, p.kernel, q, ch).0;
         } else if p.levels == 1 {
-            total += stratum(v, p, q, key, o, ch - n, 1, beta_root);
+            total += stratum(v, p, q, key, o, ch - n, 1);
         } else {
             for o2 in 0..8 {
                 let gc = v.child(ch - n, o2);
                 if gc < n {
                     total += chain_terms(v, p.kernel, q, gc).0;
                 } else {
-                    total += stratum(v, p, q, key, 8 * o + o2, gc - n, 2, beta_root);
+                    total += stratum(v, p, q, key, 8 * o + o2, gc - n, 2);
                 }
             }
         }
@@ -589,14 +614,19 @@ pub fn sbh_estimate<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64)
 /// the stack holds at most 7 per level plus one cell's 8.
 pub const BH_STACK: usize = 7 * MAX_DEPTH + 8;
 
-/// Deterministic Barnes–Hut at query `q`: a cell whose far-field ratio `|q − p| / width` is at
-/// least `beta` is used whole, others are opened; bodies are summed exactly. `beta = ∞` (or any
-/// value above every ratio) gives the exact sum.
+/// Deterministic Barnes–Hut at query `q`: a cell whose far-field ratio ([`far_ratio`]: distance
+/// to its centre of mass over its box diagonal) is at least `beta` is used whole, others are
+/// opened; bodies are summed exactly. The root is tested too. `beta = ∞` (or any value above every
+/// ratio) gives the exact sum. This is the authors' `evaluateBarnesHut` (`useFarField(q, β)`:
+/// `farFieldRatio(q) >= β`, leaves always exact), so `β = 2` here is their table's `β = 2`.
 #[inline(always)]
 pub fn bh_estimate<V: TreeView>(v: &V, k: KernelSpec, beta: f32, q: [f32; 3]) -> f32 {
     let n = v.n();
     let root_half = v.root_half();
-    let beta2 = beta * beta;
+    let (f_root, s_root) = cell_term(v, k, q, v.root());
+    if is_far(q, s_root.pos(), diameter_at(root_half, 0), beta) {
+        return f_root;
+    }
     // Entries: cell * 32 + depth (cells < 2^26 and depth ≤ 30, so it fits an i32).
     let mut stack = [0i32; BH_STACK];
     stack[0] = v.root() * 32;
@@ -610,8 +640,8 @@ pub fn bh_estimate<V: TreeView>(v: &V, k: KernelSpec, beta: f32, q: [f32; 3]) ->
             let ch = v.child(cell, o);
             if ch >= n {
                 let (f, s) = cell_term(v, k, q, ch - n);
-                let w = width_at(root_half, depth + 1);
-                if crate::bh::dist2(q, s.pos()) >= beta2 * w * w || top >= BH_STACK {
+                let far = is_far(q, s.pos(), diameter_at(root_half, depth + 1), beta);
+                if far || top >= BH_STACK {
                     total += f;
                 } else {
                     stack[top] = (ch - n) * 32 + depth as i32 + 1;
@@ -711,6 +741,30 @@ mod tests {
         let sum = term(k, [0.0; 3], &src(0.3, 0.4, 0.0, 1.0), [0.0; 3]);
         assert!((smooth_distance(sum, 20.0) - 0.5).abs() < 1e-5);
         assert!(smooth_distance(-1.0, 1.0).is_finite());
+    }
+
+    #[test]
+    fn far_field_ratio_divides_by_the_box_diagonal() {
+        // The authors' |B|: the diagonal of the cell's box, √3 × its width.
+        let d = diameter_at(0.5, 1);
+        assert!((d - 3f32.sqrt() * 0.5).abs() < 1e-7);
+        let r = far_ratio([0.0; 3], [3.0, 4.0, 0.0], diameter_at(0.5, 0));
+        assert!((r - 5.0 / 3f32.sqrt()).abs() < 1e-6, "{r}");
+        // β̃ ≥ β, tested squared: on either side of β = 2 for a root of width 1.
+        let at = 2.0 * 3f32.sqrt();
+        assert!(is_far(
+            [0.0; 3],
+            [at * 1.001, 0.0, 0.0],
+            diameter_at(0.5, 0),
+            2.0
+        ));
+        assert!(!is_far(
+            [0.0; 3],
+            [at * 0.999, 0.0, 0.0],
+            diameter_at(0.5, 0),
+            2.0
+        ));
+        assert!(!is_far([0.0; 3], [1e15, 0.0, 0.0], 1.0, f32::INFINITY));
     }
 
     #[test]
