@@ -196,3 +196,37 @@ fn tree_built_on_the_gpu_gives_the_uploaded_trees_estimates() {
     let sphere = sbh::sphere_sources(4096, 0.3, 3);
     assert!(sgpu::DeviceTree::build_on_gpu(&g, &sphere).is_err());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn brute_force_partial_tiles_and_query_blocks_match_cpu() {
+    // Source counts that end in a partial tile whose length is not a multiple of the kernel's
+    // 4-source unroll (the remainder loop), and query counts around the 512 queries of a block
+    // (4 per thread), for every kernel kind.
+    let g = gpu();
+    for m in [1usize, 3, 130, 1001] {
+        let setups = [
+            (Kernel::Shifted.spec(0.1), sbh::uniform_sources(m, 31)),
+            (Kernel::Plummer.spec(0.05), sbh::uniform_sources(m, 32)),
+            (Kernel::Winding.spec(0.0), sbh::sphere_sources(m, 0.3, 33)),
+            (Kernel::Smooth.spec(50.0), sbh::uniform_sources(m, 34)),
+        ];
+        for (k, src) in setups {
+            let t = SbhTree::build(&src);
+            let dt = sgpu::DeviceTree::upload(&g, &src, &t).unwrap();
+            for nq in [1usize, 511, 512, 513, 2049] {
+                let q = sbh::random_queries(nq, 40 + nq as u64);
+                let (bf, ms) = sgpu::brute_force(&g, &src, &dt, &q, k).unwrap();
+                assert!(ms >= 0.0);
+                let bc = cpu::brute_force(&src, &q, k).unwrap();
+                for (i, (a, b)) in bf.iter().zip(&bc).enumerate() {
+                    assert!(
+                        (a - b).abs() <= 1e-5 * b.abs().max(1e-3),
+                        "kind {} m {m} nq {nq} query {i}: {a} vs {b}",
+                        k.kind
+                    );
+                }
+            }
+        }
+    }
+}

@@ -218,7 +218,8 @@ pub fn barnes_hut(
     Ok((gpu.download(&d_out)?, ms))
 }
 
-/// Direct summation (`sbh_brute_force`: float32 terms, float64 sums) and its time in ms.
+/// Direct summation (`sbh_brute_force`: float32 terms, float32 sums per tile of `QUERY_BLOCK`
+/// sources, float64 sums of the tiles) and its time in ms.
 pub fn brute_force(
     gpu: &Gpu,
     src: &Sources,
@@ -231,7 +232,16 @@ pub fn brute_force(
     let k = gpu.kernel("sbh_brute_force")?;
     let nq = queries.len() as u32;
     let d_q = gpu.upload(queries)?;
-    let mut d_out = gpu.alloc_poisoned::<f64>(queries.len())?;
+    // Work units (query groups × source chunks) that fill whole waves of resident blocks.
+    let slots = k.resident_grid(gpu, dev::QUERY_BLOCK)?.grid_dim.0;
+    let groups = dev::brute_force_groups(nq);
+    let splits = dev::brute_force_splits(groups, slots, dt.n);
+    // Several chunks add their sums atomically: they start from zeros.
+    let mut d_out = if splits > 1 {
+        gpu.alloc_zeros::<f64>(queries.len())?
+    } else {
+        gpu.alloc_poisoned::<f64>(queries.len())?
+    };
     let null = 0u64;
     // SAFETY: n bodies (and dipoles when present), nq queries in, nq sums out.
     let ((), ms) = gpu.time(|| unsafe {
@@ -246,8 +256,12 @@ pub fn brute_force(
             .arg(&nq)
             .arg(&kspec.kind)
             .arg(&kspec.param)
+            .arg(&splits)
             .arg(&mut d_out)
-            .run(grid_for(nq, dev::QUERY_BLOCK))
+            .run(crate::runtime::LaunchConfig {
+                grid_dim: (groups * splits, 1, 1),
+                ..grid_for(nq, dev::QUERY_BLOCK)
+            })
     })?;
     Ok((gpu.download(&d_out)?, ms))
 }

@@ -68,20 +68,31 @@ crate::shared_type!(KernelSpec);
 const INV_4PI: f32 = 0.25 * core::f32::consts::FRAC_1_PI;
 
 /// `w f(p, q)` for a source (or cell summary) `s` at `p = s.pos()` with weight `w = s.m` and
-/// dipole `a` (read only by the winding number).
+/// dipole `a` (read only by the winding number). On the device every square root, reciprocal and
+/// exponential is one approximate instruction ([`math::sqrt_approx`], [`math::rcp`],
+/// [`math::rsqrt`], [`math::exp`]: relative errors of a few 2^-23), the host twin computes them
+/// correctly rounded; each kind costs at most two `MUFU` operations per term.
 #[inline(always)]
 pub fn term(k: KernelSpec, q: [f32; 3], s: &Body, a: [f32; 3]) -> f32 {
+    // fma(x, y, 0) rounds x·y once: exactly the product.
+    term_add(k, q, s, a, 0.0)
+}
+
+/// `acc + w f(p, q)`: [`term`] with its last product fused into the accumulation (one `FFMA`
+/// where a sum of terms would take `FMUL` + `FADD`); `term` is this with `acc = 0`.
+#[inline(always)]
+pub fn term_add(k: KernelSpec, q: [f32; 3], s: &Body, a: [f32; 3], acc: f32) -> f32 {
     let d = [s.x - q[0], s.y - q[1], s.z - q[2]];
     let r2 = math::fma(d[0], d[0], math::fma(d[1], d[1], d[2] * d[2]));
     match k.kind {
-        KIND_SHIFTED => -s.m / (math::sqrt(r2) + k.param),
-        KIND_PLUMMER => -s.m * math::rsqrt(math::fma(k.param, k.param, r2)),
+        KIND_SHIFTED => math::fma(-s.m, math::rcp(math::sqrt_approx(r2) + k.param), acc),
+        KIND_PLUMMER => math::fma(-s.m, math::rsqrt(math::fma(k.param, k.param, r2)), acc),
         KIND_WINDING => {
             let inv = math::rsqrt(r2);
             let ad = math::fma(a[0], d[0], math::fma(a[1], d[1], a[2] * d[2]));
-            ad * inv * inv * inv * INV_4PI
+            math::fma(ad * inv * inv * inv, INV_4PI, acc)
         }
-        _ => s.m * math::exp(-k.param * math::sqrt(r2)),
+        _ => math::fma(s.m, math::exp(-k.param * math::sqrt_approx(r2)), acc),
     }
 }
 
@@ -375,6 +386,43 @@ pub fn continue_probability(beta_max: f32, beta_child: f32) -> f32 {
 
 /// Threads per block of the query kernels.
 pub const QUERY_BLOCK: u32 = 128;
+
+/// Queries per thread of the brute-force kernel (each source loaded from shared memory serves
+/// them all).
+pub const BRUTE_QUERIES: u32 = 4;
+
+/// Query groups of `sbh_brute_force` (`QUERY_BLOCK · BRUTE_QUERIES` queries each) for `nq`.
+pub fn brute_force_groups(nq: u32) -> u32 {
+    nq.div_ceil(QUERY_BLOCK * BRUTE_QUERIES).max(1)
+}
+
+/// Source chunks for `sbh_brute_force`: `groups` query groups times `splits` chunks are its work
+/// units, one block each, and `slots` blocks are resident at once (SMs × blocks per SM). Units of
+/// equal cost finish in `⌈units / slots⌉` waves, so 1954 units on 1320 slots (10⁶ queries, 48
+/// registers, 132 SMs) would take two full waves for 1.48 waves of work; this picks the fewest
+/// splits (at most 8, and no more than the source tiles, `ceil(n / QUERY_BLOCK)`) whose waves are
+/// at least 95% full, else the fullest.
+pub fn brute_force_splits(groups: u32, slots: u32, n: u32) -> u32 {
+    let max = n.div_ceil(QUERY_BLOCK).clamp(1, 8);
+    let slots = slots.max(1) as u64;
+    // (work, capacity) of `s` splits: units and the blocks of their whole waves.
+    let fill = |s: u32| {
+        let units = groups.max(1) as u64 * s as u64;
+        (units, units.div_ceil(slots) * slots)
+    };
+    let mut best = 1;
+    for s in 1..=max {
+        let (w, c) = fill(s);
+        if 100 * w >= 95 * c {
+            return s;
+        }
+        let (bw, bc) = fill(best);
+        if w * bc > bw * c {
+            best = s;
+        }
+    }
+    best
+}
 
 /// Parameters of one stochastic estimate.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -765,6 +813,20 @@ mod tests {
             2.0
         ));
         assert!(!is_far([0.0; 3], [1e15, 0.0, 0.0], 1.0, f32::INFINITY));
+    }
+
+    #[test]
+    fn brute_force_splits_fill_the_waves() {
+        // 10⁶ queries (1954 groups) on 1320 resident blocks: two splits fill 2.96 of 3 waves.
+        assert_eq!(brute_force_groups(1_000_000), 1954);
+        assert_eq!(brute_force_splits(1954, 1320, 1 << 20), 2);
+        // One wave, nearly full: no split.
+        assert_eq!(brute_force_splits(2000, 2112, 1 << 20), 1);
+        // Few sources: no more chunks than tiles.
+        assert_eq!(brute_force_splits(1954, 1320, 100), 1);
+        // Many waves are full anyway.
+        assert_eq!(brute_force_splits(100_000, 1320, 1 << 20), 1);
+        assert!(brute_force_splits(1, 1320, 1 << 20) <= 8);
     }
 
     #[test]
