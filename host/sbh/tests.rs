@@ -502,3 +502,71 @@ fn authors_table_on_the_cpu() {
         );
     }
 }
+
+#[test]
+fn query_order_is_a_spatial_permutation_and_ordered_estimates_scatter_back() {
+    let q = random_queries(3000, 5);
+    let order = query_order(&q);
+    assert_eq!(validate_order(Some(&order), q.len()), Ok(()));
+    // Consecutive queries in Morton order are close: far closer on average than in the input.
+    let gap = |ix: &mut dyn Iterator<Item = usize>| {
+        let v: Vec<usize> = ix.collect();
+        v.windows(2)
+            .map(|w| crate::device::bh::dist2(q[w[0]], q[w[1]]).sqrt() as f64)
+            .sum::<f64>()
+            / (v.len() - 1) as f64
+    };
+    let sorted_gap = gap(&mut order.iter().map(|&i| i as usize));
+    let input_gap = gap(&mut (0..q.len()));
+    assert!(sorted_gap * 5.0 < input_gap, "{sorted_gap} vs {input_gap}");
+    // Grid order and a shuffled copy sort to the same sequence of points.
+    let g = grid_queries(6);
+    let mut perm: Vec<usize> = (0..g.len()).collect();
+    crate::bh::scene::shuffle(&mut perm, 3);
+    let shuffled: Vec<[f32; 3]> = perm.iter().map(|&i| g[i]).collect();
+    let a: Vec<[f32; 3]> = query_order(&g).iter().map(|&i| g[i as usize]).collect();
+    let b: Vec<[f32; 3]> = query_order(&shuffled)
+        .iter()
+        .map(|&i| shuffled[i as usize])
+        .collect();
+    assert_eq!(a, b);
+
+    // The ordered CPU twin: position i of the order draws stream i, and sums come back in the
+    // queries' order, i.e. equal to evaluating the permuted list and scattering.
+    let k = Kernel::Shifted.spec(0.1);
+    let src = uniform_sources(2000, 9);
+    let t = SbhTree::build(&src);
+    let p = SbhParams {
+        kernel: k,
+        samples: 1,
+        seed: 4,
+        levels: 2,
+    };
+    for coherent in [false, true] {
+        let got = cpu::estimate_ordered(&src, &t, &q, &p, coherent, Some(&order)).unwrap();
+        let permuted: Vec<[f32; 3]> = order.iter().map(|&i| q[i as usize]).collect();
+        let want = cpu::estimate(&src, &t, &permuted, &p, coherent).unwrap();
+        for (pos, &i) in order.iter().enumerate() {
+            assert_eq!(got[i as usize].to_bits(), want[pos].to_bits());
+        }
+        let plain = cpu::estimate_ordered(&src, &t, &q, &p, coherent, None).unwrap();
+        assert_eq!(plain, cpu::estimate(&src, &t, &q, &p, coherent).unwrap());
+    }
+    // Bad orders are refused.
+    assert!(matches!(
+        validate_order(Some(&[0, 1]), 3),
+        Err(SbhError::Order(_))
+    ));
+    assert!(matches!(
+        validate_order(Some(&[0, 0, 1]), 3),
+        Err(SbhError::Order(_))
+    ));
+    assert!(matches!(
+        validate_order(Some(&[0, 3, 1]), 3),
+        Err(SbhError::Order(_))
+    ));
+    assert!(matches!(
+        cpu::estimate_ordered(&src, &t, &q[..2], &p, true, Some(&[1, 1])),
+        Err(SbhError::Order(_))
+    ));
+}

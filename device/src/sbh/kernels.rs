@@ -10,8 +10,24 @@ use crate::gpu::thread::*;
 // stochastic Barnes–Hut
 // ---------------------------------------------------------------------------------------------
 
-/// `out[i]` = [`sbh_estimate`] at `queries[i]`, with stream [`stream_of`]`(i, coherent != 0)`:
-/// the CPU twin with the same seed draws the same numbers.
+/// The query evaluated at position `i` of the launch: `order[i]`, or `i` when `order` is null.
+///
+/// # Safety
+/// A non-null `order` holds an entry for `i`.
+#[inline(always)]
+unsafe fn query_at(order: *const u32, i: u32) -> u32 {
+    if order.is_null() {
+        i
+    } else {
+        // SAFETY: per the contract.
+        unsafe { *order.add(i as usize) }
+    }
+}
+
+/// For each position `i < nq` of the launch, query `j = order[i]` (`i` when `order` is null: a
+/// permutation of `0..nq`, e.g. [Morton order](morton_key), puts nearby queries in one warp):
+/// `out[j]` = [`sbh_estimate`] at `queries[j]`, with stream [`stream_of`]`(i, coherent != 0)`.
+/// The CPU twin with the same seed and order draws the same numbers.
 #[allow(clippy::too_many_arguments)]
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sbh_estimate_kernel(
@@ -32,6 +48,7 @@ pub unsafe extern "ptx-kernel" fn sbh_estimate_kernel(
     seed: u64,
     levels: u32,
     coherent: u32,
+    order: *const u32,
     out: *mut f32,
 ) {
     // SAFETY: per the module's contract.
@@ -56,10 +73,11 @@ pub unsafe extern "ptx-kernel" fn sbh_estimate_kernel(
     };
     let mut i = index_1d();
     while i < nq {
-        // SAFETY: i < nq.
+        // SAFETY: i < nq, and order (when given) is a permutation of 0..nq.
         unsafe {
-            let q = *queries.add(i as usize);
-            *out.add(i as usize) = sbh_estimate(&v, &p, q, stream_of(i, coherent != 0));
+            let j = query_at(order, i);
+            let q = *queries.add(j as usize);
+            *out.add(j as usize) = sbh_estimate(&v, &p, q, stream_of(i, coherent != 0));
         }
         i += grid_size_1d();
     }
@@ -69,7 +87,8 @@ pub unsafe extern "ptx-kernel" fn sbh_estimate_kernel(
 // deterministic Barnes–Hut at query points
 // ---------------------------------------------------------------------------------------------
 
-/// `out[i]` = [`bh_estimate`] at `queries[i]` with far-field ratio `beta`.
+/// `out[j]` = [`bh_estimate`] at `queries[j]` with far-field ratio `beta`, for `j = order[i]`
+/// (`i` when `order` is null) at position `i` of the launch.
 #[allow(clippy::too_many_arguments)]
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sbh_bh_kernel(
@@ -87,6 +106,7 @@ pub unsafe extern "ptx-kernel" fn sbh_bh_kernel(
     kind: u32,
     param: f32,
     beta: f32,
+    order: *const u32,
     out: *mut f32,
 ) {
     // SAFETY: per the module's contract.
@@ -106,10 +126,11 @@ pub unsafe extern "ptx-kernel" fn sbh_bh_kernel(
     let k = KernelSpec { kind, param };
     let mut i = index_1d();
     while i < nq {
-        // SAFETY: i < nq.
+        // SAFETY: i < nq, and order (when given) is a permutation of 0..nq.
         unsafe {
-            let q = *queries.add(i as usize);
-            *out.add(i as usize) = bh_estimate(&v, k, beta, q);
+            let j = query_at(order, i);
+            let q = *queries.add(j as usize);
+            *out.add(j as usize) = bh_estimate(&v, k, beta, q);
         }
         i += grid_size_1d();
     }

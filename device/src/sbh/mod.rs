@@ -384,6 +384,23 @@ pub fn continue_probability(beta_max: f32, beta_child: f32) -> f32 {
     if p >= 1.0 { 1.0 } else { p }
 }
 
+/// The 30-bit Morton code (10 bits per axis, x lowest) of `q` in the box of corner `lo` and
+/// `scale = 1024 / extent`: the key by which queries are ordered so that a warp's 32 queries are
+/// close together (their traversals then share cells and paths).
+#[inline(always)]
+pub fn morton_key(q: [f32; 3], lo: [f32; 3], scale: f32) -> u32 {
+    let spread = |c: f32, l: f32| {
+        // Clamped cell index in 0..1024, its bits spread to every third position.
+        let v = ((c - l) * scale).clamp(0.0, 1023.0) as u32;
+        let mut x = v & 0x3ff;
+        x = (x | (x << 16)) & 0x0300_00ff;
+        x = (x | (x << 8)) & 0x0300_f00f;
+        x = (x | (x << 4)) & 0x030c_30c3;
+        (x | (x << 2)) & 0x0924_9249
+    };
+    spread(q[0], lo[0]) | spread(q[1], lo[1]) << 1 | spread(q[2], lo[2]) << 2
+}
+
 /// Threads per block of the query kernels.
 pub const QUERY_BLOCK: u32 = 128;
 
@@ -827,6 +844,18 @@ mod tests {
         // Many waves are full anyway.
         assert_eq!(brute_force_splits(100_000, 1320, 1 << 20), 1);
         assert!(brute_force_splits(1, 1320, 1 << 20) <= 8);
+    }
+
+    #[test]
+    fn morton_key_interleaves_the_axes() {
+        let s = 1024.0;
+        assert_eq!(morton_key([0.0; 3], [0.0; 3], s), 0);
+        assert_eq!(morton_key([1.5 / 1024.0, 0.0, 0.0], [0.0; 3], s), 1);
+        assert_eq!(morton_key([0.0, 1.5 / 1024.0, 0.0], [0.0; 3], s), 2);
+        assert_eq!(morton_key([0.0, 0.0, 1.5 / 1024.0], [0.0; 3], s), 4);
+        assert_eq!(morton_key([2.5 / 1024.0, 0.0, 0.0], [0.0; 3], s), 8);
+        assert_eq!(morton_key([1.0; 3], [0.0; 3], s), (1 << 30) - 1);
+        assert_eq!(morton_key([-5.0; 3], [0.0; 3], s), 0); // clamped
     }
 
     #[test]
