@@ -339,10 +339,11 @@ fn chain_terms<V: TreeView>(v: &V, k: KernelSpec, q: [f32; 3], mut b: i32) -> (f
     (f, w)
 }
 
-/// Width of a cell at `depth` below a root of half-width `root_half`.
+/// Width of a cell at `depth` (≤ 126) below a root of half-width `root_half`: `root_half ·
+/// 2^(1 − depth)`, an exact power-of-two scaling (no integer-to-float conversion, no division).
 #[inline(always)]
 pub fn width_at(root_half: f32, depth: u32) -> f32 {
-    2.0 * root_half / (1u64 << depth) as f32
+    root_half * f32::from_bits((128 - depth.min(126)) << 23)
 }
 
 /// √3: a cube's diagonal over its width.
@@ -359,10 +360,11 @@ pub fn diameter_at(root_half: f32, depth: u32) -> f32 {
 /// and whose box diagonal is `diameter` ([`diameter_at`]): the paper's `‖q − p̃_{i,k}‖ / |B_{i,k}|`
 /// with the authors' definitions (distance to the centre of mass, size = box diagonal). A cell is
 /// far (used whole by Barnes–Hut) when `β̃ ≥ β`; with this definition our `β` is the authors' `β`
-/// (an older form divided by the width, so its `β` was theirs times √3).
+/// (an older form divided by the width, so its `β` was theirs times √3). On the device the square
+/// root and the reciprocal are single approximate instructions (relative error ≲ 2^-22).
 #[inline(always)]
 pub fn far_ratio(q: [f32; 3], p: [f32; 3], diameter: f32) -> f32 {
-    math::sqrt(crate::bh::dist2(q, p)) / diameter
+    math::sqrt_approx(crate::bh::dist2(q, p)) * math::rcp(diameter)
 }
 
 /// Whether a cell of centre `p` and box diagonal `diameter` is far from `q` for ratio `beta`:
@@ -376,10 +378,11 @@ pub fn is_far(q: [f32; 3], p: [f32; 3], diameter: f32, beta: f32) -> bool {
 /// The roulette's continuation probability into a child whose far-field ratio is `beta_child`,
 /// after a path whose largest ratio so far is `beta_max`: `min(1, max(1, β̂) / β̃_c)`. Near field
 /// (ratios below 1) always continues; far field continues with about the ratio of successive
-/// widths (1/2 for an octree).
+/// widths (1/2 for an octree). The quotient is a product with [`math::rcp`] (one `MUFU.RCP` on the
+/// device, no division subroutine); the path weights divide by the same `pc` through `rcp` too.
 #[inline(always)]
 pub fn continue_probability(beta_max: f32, beta_child: f32) -> f32 {
-    let p = beta_max.max(1.0) / beta_child;
+    let p = beta_max.max(1.0) * math::rcp(beta_child);
     // β̃_c = 0 (query on the centre) gives +inf: continue. NaN cannot arise from valid input.
     if p >= 1.0 { 1.0 } else { p }
 }
@@ -552,7 +555,7 @@ fn pick_slot<V: TreeView>(v: &V, cell: i32, u: f32) -> (i32, f32) {
             found = u < acc;
         }
     }
-    (pick, total / pick_w)
+    (pick, total * math::rcp(pick_w))
 }
 
 /// One telescoping path from the stratum cell `c` at octree depth `depth`, returning
@@ -592,7 +595,7 @@ fn path<V: TreeView>(
             if r >= pc {
                 break;
             }
-            inv_prob /= pc;
+            inv_prob *= math::rcp(pc);
         }
         beta_max = beta_max.max(beta);
         // Contribution exchange: the children's terms minus the node's own.
@@ -640,7 +643,7 @@ fn stratum<V: TreeView>(
     }
     math::fma(
         paths,
-        1.0 / p.samples as f32,
+        math::rcp(p.samples as f32),
         cell_term(v, p.kernel, q, c).0,
     )
 }
