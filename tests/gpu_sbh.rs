@@ -196,3 +196,91 @@ fn tree_built_on_the_gpu_gives_the_uploaded_trees_estimates() {
     let sphere = sbh::sphere_sources(4096, 0.3, 3);
     assert!(sgpu::DeviceTree::build_on_gpu(&g, &sphere).is_err());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn brute_force_partial_tiles_and_query_blocks_match_cpu() {
+    // Source counts that end in a partial tile whose length is not a multiple of the kernel's
+    // 4-source unroll (the remainder loop), and query counts around the 512 queries of a block
+    // (4 per thread), for every kernel kind.
+    let g = gpu();
+    for m in [1usize, 3, 130, 1001] {
+        let setups = [
+            (Kernel::Shifted.spec(0.1), sbh::uniform_sources(m, 31)),
+            (Kernel::Plummer.spec(0.05), sbh::uniform_sources(m, 32)),
+            (Kernel::Winding.spec(0.0), sbh::sphere_sources(m, 0.3, 33)),
+            (Kernel::Smooth.spec(50.0), sbh::uniform_sources(m, 34)),
+        ];
+        for (k, src) in setups {
+            let t = SbhTree::build(&src);
+            let dt = sgpu::DeviceTree::upload(&g, &src, &t).unwrap();
+            for nq in [1usize, 511, 512, 513, 2049] {
+                let q = sbh::random_queries(nq, 40 + nq as u64);
+                let (bf, ms) = sgpu::brute_force(&g, &src, &dt, &q, k).unwrap();
+                assert!(ms >= 0.0);
+                let bc = cpu::brute_force(&src, &q, k).unwrap();
+                for (i, (a, b)) in bf.iter().zip(&bc).enumerate() {
+                    assert!(
+                        (a - b).abs() <= 1e-5 * b.abs().max(1e-3),
+                        "kind {} m {m} nq {nq} query {i}: {a} vs {b}",
+                        k.kind
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn morton_ordered_launches_match_the_ordered_cpu_twin() {
+    // Queries evaluated in Morton order (`order` argument of both query kernels): the same draws
+    // as the ordered CPU twin, sums scattered back to the caller's order; BH does not depend on
+    // the order at all.
+    let g = gpu();
+    for (k, src) in setups() {
+        let t = SbhTree::build(&src);
+        let dt = sgpu::DeviceTree::upload(&g, &src, &t).unwrap();
+        for &nq in EDGE_SIZES.iter().chain(&[20_000]) {
+            let q = sbh::random_queries(nq, 50 + nq as u64);
+            let order = sbh::query_order(&q);
+            let p = SbhParams {
+                kernel: k,
+                samples: 1,
+                seed: 12,
+                levels: 2,
+            };
+            for coherent in [false, true] {
+                let (got, _) =
+                    sgpu::estimate_ordered(&g, &src, &dt, &q, &p, coherent, Some(&order)).unwrap();
+                let want = cpu::estimate_ordered(&src, &t, &q, &p, coherent, Some(&order)).unwrap();
+                let (bad, worst) = mismatches(&got, &want, tolerance(k, 1e-4));
+                assert!(
+                    bad * 200 <= nq.max(200) && worst.is_finite(),
+                    "kind {} nq {nq} coherent {coherent}: {bad} mismatches, worst {worst:.2e}",
+                    k.kind
+                );
+            }
+            let (ordered, _) =
+                sgpu::barnes_hut_ordered(&g, &src, &dt, &q, k, 2.0, Some(&order)).unwrap();
+            let (plain, _) = sgpu::barnes_hut(&g, &src, &dt, &q, k, 2.0).unwrap();
+            assert_eq!(ordered, plain, "kind {} nq {nq}", k.kind);
+        }
+    }
+    // A bad order is refused before the launch.
+    let src = sbh::uniform_sources(100, 1);
+    let dt = sgpu::DeviceTree::upload(&g, &src, &SbhTree::build(&src)).unwrap();
+    let q = sbh::grid_queries(2);
+    assert!(matches!(
+        sgpu::barnes_hut_ordered(
+            &g,
+            &src,
+            &dt,
+            &q,
+            Kernel::Shifted.spec(0.1),
+            2.0,
+            Some(&[0; 8])
+        ),
+        Err(sgpu::SbhGpuError::Input(SbhError::Order(_)))
+    ));
+}

@@ -152,3 +152,43 @@ mod tests {
         }
     }
 }
+
+// Fast approximations added for the SBH kernels (the brute force's inner loop, the traversals).
+
+unary!(
+    /// Reciprocal, `rcp.approx.ftz.f32`: at most 1 ulp from the correctly rounded `1/x` (PTX ISA),
+    /// a relative error below 2^-23; subnormal inputs flush to zero (`rcp(0) = +inf`), results in
+    /// the subnormal range flush to zero. One `MUFU.RCP`, where a division is a ~10-instruction
+    /// sequence with a slow-path subroutine. Host: `1 / x`, correctly rounded.
+    rcp, f32, reg32, "rcp.approx.ftz.f32", |x| 1.0 / x
+);
+unary!(
+    /// Square root, `sqrt.approx.ftz.f32`: relative error below 2^-23 (PTX ISA) for normal inputs;
+    /// `sqrt_approx(0) = 0`, subnormal inputs flush to zero. One `MUFU.SQRT`, where `sqrt.rn` is a
+    /// ~8-instruction sequence with a slow-path subroutine. Host: `f32::sqrt`, correctly rounded.
+    sqrt_approx, f32, reg32, "sqrt.approx.ftz.f32", |x| x.sqrt()
+);
+
+#[cfg(test)]
+mod fast_tests {
+    use super::*;
+
+    #[test]
+    fn rcp_and_sqrt_approx_within_their_bounds() {
+        // On the host these are the correctly rounded functions: within half an ulp, inside the
+        // device bounds (the GPU tests check the device side against these).
+        for i in 1..2000 {
+            let x = i as f32 * 0.0137 + 1e-3;
+            let r = rcp(x) as f64;
+            assert!((r * x as f64 - 1.0).abs() < 2f64.powi(-23), "rcp({x})");
+            let s = sqrt_approx(x) as f64;
+            assert!(
+                (s / (x as f64).sqrt() - 1.0).abs() < 2f64.powi(-23),
+                "sqrt({x})"
+            );
+        }
+        assert_eq!(sqrt_approx(0.0), 0.0);
+        assert_eq!(rcp(4.0), 0.25);
+        assert_eq!(rcp(0.0), f32::INFINITY);
+    }
+}

@@ -2,7 +2,9 @@
 //! same seed and streams it draws exactly the random numbers the GPU kernel draws, so the two differ
 //! only by float32 rounding (`rsqrt`, `exp`, `log2` are approximate on the device).
 
-use super::{SbhError, SbhTree, Sources, validate, validate_beta, validate_samples};
+use super::{
+    SbhError, SbhTree, Sources, validate, validate_beta, validate_order, validate_samples,
+};
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams};
 use rayon::prelude::*;
 
@@ -15,14 +17,34 @@ pub fn estimate(
     p: &SbhParams,
     coherent: bool,
 ) -> Result<Vec<f32>, SbhError> {
+    estimate_ordered(src, tree, queries, p, coherent, None)
+}
+
+/// [`estimate`] with the queries evaluated in `order` (a permutation of the query indices): the
+/// query at position `i` of `order` draws from stream `stream_of(i, coherent)`, as in the kernel.
+/// The sums are returned in the queries' order.
+pub fn estimate_ordered(
+    src: &Sources,
+    tree: &SbhTree,
+    queries: &[[f32; 3]],
+    p: &SbhParams,
+    coherent: bool,
+    order: Option<&[u32]>,
+) -> Result<Vec<f32>, SbhError> {
     validate(src, queries, p.kernel)?;
     validate_samples(p.samples)?;
+    validate_order(order, queries.len())?;
     let v = tree.view(src);
-    Ok(queries
-        .par_iter()
-        .enumerate()
-        .map(|(i, &q)| dev::sbh_estimate(&v, p, q, dev::stream_of(i as u32, coherent)))
-        .collect())
+    let at = |i: usize| order.map_or(i, |o| o[i] as usize);
+    let by_position: Vec<f32> = (0..queries.len())
+        .into_par_iter()
+        .map(|i| dev::sbh_estimate(&v, p, queries[at(i)], dev::stream_of(i as u32, coherent)))
+        .collect();
+    let mut out = vec![0.0f32; queries.len()];
+    for (i, e) in by_position.into_iter().enumerate() {
+        out[at(i)] = e;
+    }
+    Ok(out)
 }
 
 /// Deterministic Barnes–Hut sums at `queries` with far-field ratio `beta`.

@@ -2,7 +2,9 @@
 //! [`DeviceTree::upload`]; each evaluation uploads its queries, launches one kernel timed with CUDA
 //! events, and downloads the sums.
 
-use super::{SbhError, SbhTree, Sources, validate, validate_beta, validate_samples};
+use super::{
+    SbhError, SbhTree, Sources, validate, validate_beta, validate_order, validate_samples,
+};
 use crate::device::bh::Body;
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams};
 use crate::runtime::{CudaSlice, Gpu, GpuError, grid_for};
@@ -157,12 +159,30 @@ pub fn estimate(
     p: &SbhParams,
     coherent: bool,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
+    estimate_ordered(gpu, src, dt, queries, p, coherent, None)
+}
+
+/// [`estimate`] with the queries evaluated in `order` (a permutation of the query indices, e.g.
+/// [`super::query_order`]: warps of nearby queries), the sums still returned in the queries'
+/// order. Same seed, `coherent` and order as [`super::cpu::estimate_ordered`] → the same random
+/// numbers.
+pub fn estimate_ordered(
+    gpu: &Gpu,
+    src: &Sources,
+    dt: &DeviceTree,
+    queries: &[[f32; 3]],
+    p: &SbhParams,
+    coherent: bool,
+    order: Option<&[u32]>,
+) -> Result<(Vec<f32>, f64), SbhGpuError> {
     validate(src, queries, p.kernel)?;
     dt.check(src)?;
     validate_samples(p.samples)?;
+    validate_order(order, queries.len())?;
     let k = gpu.kernel("sbh_estimate_kernel")?;
     let nq = queries.len() as u32;
     let d_q = gpu.upload(queries)?;
+    let d_order = order.map(|o| gpu.upload(o)).transpose()?;
     let mut d_out = gpu.alloc_poisoned::<f32>(queries.len())?;
     let null = 0u64;
     let coherent = coherent as u32;
@@ -179,9 +199,12 @@ pub fn estimate(
             .arg(&p.samples)
             .arg(&p.seed)
             .arg(&p.levels)
-            .arg(&coherent)
-            .arg(&mut d_out)
-            .run(grid_for(nq, dev::QUERY_BLOCK))
+            .arg(&coherent);
+        match &d_order {
+            Some(o) => l.arg(o),
+            None => l.arg(&null),
+        };
+        l.arg(&mut d_out).run(grid_for(nq, dev::QUERY_BLOCK))
     })?;
     Ok((gpu.download(&d_out)?, ms))
 }
@@ -195,12 +218,28 @@ pub fn barnes_hut(
     kspec: KernelSpec,
     beta: f32,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
+    barnes_hut_ordered(gpu, src, dt, queries, kspec, beta, None)
+}
+
+/// [`barnes_hut`] with the queries evaluated in `order` (see [`estimate_ordered`]); the sums do
+/// not depend on the order, only the time does.
+pub fn barnes_hut_ordered(
+    gpu: &Gpu,
+    src: &Sources,
+    dt: &DeviceTree,
+    queries: &[[f32; 3]],
+    kspec: KernelSpec,
+    beta: f32,
+    order: Option<&[u32]>,
+) -> Result<(Vec<f32>, f64), SbhGpuError> {
     validate(src, queries, kspec)?;
     dt.check(src)?;
     validate_beta(beta)?;
+    validate_order(order, queries.len())?;
     let k = gpu.kernel("sbh_bh_kernel")?;
     let nq = queries.len() as u32;
     let d_q = gpu.upload(queries)?;
+    let d_order = order.map(|o| gpu.upload(o)).transpose()?;
     let mut d_out = gpu.alloc_poisoned::<f32>(queries.len())?;
     let null = 0u64;
     // SAFETY: as in `estimate`.
@@ -211,14 +250,18 @@ pub fn barnes_hut(
             .arg(&nq)
             .arg(&kspec.kind)
             .arg(&kspec.param)
-            .arg(&beta)
-            .arg(&mut d_out)
-            .run(grid_for(nq, dev::QUERY_BLOCK))
+            .arg(&beta);
+        match &d_order {
+            Some(o) => l.arg(o),
+            None => l.arg(&null),
+        };
+        l.arg(&mut d_out).run(grid_for(nq, dev::QUERY_BLOCK))
     })?;
     Ok((gpu.download(&d_out)?, ms))
 }
 
-/// Direct summation (`sbh_brute_force`: float32 terms, float64 sums) and its time in ms.
+/// Direct summation (`sbh_brute_force`: float32 terms, float32 sums per tile of `QUERY_BLOCK`
+/// sources, float64 sums of the tiles) and its time in ms.
 pub fn brute_force(
     gpu: &Gpu,
     src: &Sources,
@@ -231,7 +274,16 @@ pub fn brute_force(
     let k = gpu.kernel("sbh_brute_force")?;
     let nq = queries.len() as u32;
     let d_q = gpu.upload(queries)?;
-    let mut d_out = gpu.alloc_poisoned::<f64>(queries.len())?;
+    // Work units (query groups × source chunks) that fill whole waves of resident blocks.
+    let slots = k.resident_grid(gpu, dev::QUERY_BLOCK)?.grid_dim.0;
+    let groups = dev::brute_force_groups(nq);
+    let splits = dev::brute_force_splits(groups, slots, dt.n);
+    // Several chunks add their sums atomically: they start from zeros.
+    let mut d_out = if splits > 1 {
+        gpu.alloc_zeros::<f64>(queries.len())?
+    } else {
+        gpu.alloc_poisoned::<f64>(queries.len())?
+    };
     let null = 0u64;
     // SAFETY: n bodies (and dipoles when present), nq queries in, nq sums out.
     let ((), ms) = gpu.time(|| unsafe {
@@ -246,8 +298,12 @@ pub fn brute_force(
             .arg(&nq)
             .arg(&kspec.kind)
             .arg(&kspec.param)
+            .arg(&splits)
             .arg(&mut d_out)
-            .run(grid_for(nq, dev::QUERY_BLOCK))
+            .run(crate::runtime::LaunchConfig {
+                grid_dim: (groups * splits, 1, 1),
+                ..grid_for(nq, dev::QUERY_BLOCK)
+            })
     })?;
     Ok((gpu.download(&d_out)?, ms))
 }

@@ -147,6 +147,8 @@ pub enum SbhError {
         "query {query} lies on source {body}: the kernel is singular there (use a softening > 0)"
     )]
     QueryOnSource { query: usize, body: usize },
+    #[error("invalid query order: {0} (it must be a permutation of the query indices)")]
+    Order(String),
     #[error("S = {0} samples per stratum: it must be ≥ 1")]
     Samples(u32),
     #[error("β = {0} is invalid: the far-field ratio must be finite and > 0")]
@@ -242,6 +244,58 @@ pub fn validate_samples(samples: u32) -> Result<(), SbhError> {
     } else {
         Ok(())
     }
+}
+
+/// Checks an evaluation order: `None`, or a permutation of `0..nq`.
+pub fn validate_order(order: Option<&[u32]>, nq: usize) -> Result<(), SbhError> {
+    let Some(order) = order else { return Ok(()) };
+    if order.len() != nq {
+        return Err(SbhError::Order(format!(
+            "{} entries for {nq} queries",
+            order.len()
+        )));
+    }
+    let mut seen = vec![false; nq];
+    for (i, &j) in order.iter().enumerate() {
+        match seen.get_mut(j as usize) {
+            Some(s) if !*s => *s = true,
+            _ => {
+                return Err(SbhError::Order(format!(
+                    "entry {i} is {j}: out of range or repeated"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The queries' indices sorted by the Morton code of their position in the queries' bounding box
+/// ([`dev::morton_key`], 10 bits per axis; ties by index): an evaluation order in which each warp's
+/// 32 queries are close together, whatever order the caller holds them in. Computed on the host
+/// (rayon), O(Q log Q).
+pub fn query_order(queries: &[[f32; 3]]) -> Vec<u32> {
+    let (lo, hi) = queries.iter().fold(
+        ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
+        |(lo, hi), q| {
+            (
+                std::array::from_fn(|k| lo[k].min(q[k])),
+                std::array::from_fn(|k| hi[k].max(q[k])),
+            )
+        },
+    );
+    let extent = (0..3).map(|k| hi[k] - lo[k]).fold(0.0f32, f32::max);
+    let scale = if extent > 0.0 && extent.is_finite() {
+        1024.0 / extent
+    } else {
+        0.0
+    };
+    let mut keyed: Vec<(u32, u32)> = queries
+        .par_iter()
+        .enumerate()
+        .map(|(i, q)| (dev::morton_key(*q, lo, scale), i as u32))
+        .collect();
+    keyed.par_sort_unstable();
+    keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 /// Checks a far-field ratio.

@@ -186,6 +186,60 @@ fn barnes_hut_converges_as_beta_grows() {
 }
 
 #[test]
+fn definitions_are_the_authors() {
+    // Two sources per root octant, in different sub-octants of it: with levels = 1 every stratum's
+    // children are single sources. The authors start the running maximum of the far-field ratios
+    // at the stratum's own, so its correction is always evaluated and the estimate is exact for
+    // any seed, even far away (a roulette at the stratum would make it random there).
+    let mut bodies = Vec::new();
+    for o in 0..8 {
+        let s = [o & 1, o >> 1 & 1, o >> 2 & 1].map(|b| if b == 1 { 1.0f32 } else { -1.0 });
+        for (r, m) in [(0.1, 1.0), (0.4, 2.0)] {
+            bodies.push(Body {
+                x: s[0] * r,
+                y: s[1] * r,
+                z: s[2] * r,
+                m,
+            });
+        }
+    }
+    let src = Sources {
+        bodies,
+        dipoles: Vec::new(),
+    };
+    let t = SbhTree::build(&src);
+    let k = Kernel::Shifted.spec(0.1);
+    let q = [[3.0, 2.0, -1.0], [0.05, 0.0, 0.0], [-0.3, 0.2, 0.1]];
+    let exact = cpu::brute_force(&src, &q, k).unwrap();
+    for seed in 0..20 {
+        let p = SbhParams {
+            kernel: k,
+            samples: 1,
+            seed,
+            levels: 1,
+        };
+        let got = cpu::estimate(&src, &t, &q, &p, false).unwrap();
+        for (g, w) in got.iter().zip(&exact) {
+            assert!(
+                (*g as f64 - w).abs() < 1e-5 * w.abs(),
+                "seed {seed}: {got:?} {exact:?}"
+            );
+        }
+    }
+    // Barnes–Hut tests the root too: a query farther than β box diagonals from the centre of mass
+    // sees one term, the root's; a little nearer, the root is opened.
+    let root = t.tree.cell_pm[t.tree.cells() - 1];
+    let diag = crate::device::sbh::diameter_at(t.root_half, 0);
+    let far = [root.x + 2.0 * diag * 1.01, root.y, root.z];
+    let near = [root.x + 2.0 * diag * 0.99, root.y, root.z];
+    let bh = cpu::barnes_hut(&src, &t, &[far, near], k, 2.0).unwrap();
+    let root_term = crate::device::sbh::term(k, far, &root, [0.0; 3]);
+    assert_eq!(bh[0], root_term);
+    let near_root = crate::device::sbh::term(k, near, &root, [0.0; 3]);
+    assert_ne!(bh[1], near_root);
+}
+
+#[test]
 fn sbh_beats_its_own_worst_case_at_many_samples() {
     // With many samples the estimate is close to exact everywhere (a smoke test of the scale).
     let k = Kernel::Shifted.spec(0.1);
@@ -340,4 +394,179 @@ fn float32_terms_summed_in_float64_match_float64_terms() {
             );
         }
     }
+}
+
+/// The table on the CPU (run by hand: `cargo test --release -p warpkit authors_table --
+/// --ignored --nocapture`; `SBH_M`, `SBH_GRID` choose the size, 2^15 and 40 by default): BH β = 2
+/// and SBH S = 1 errors for the uniform cube, to set beside the authors' (5.4e-4 / 5.2e-4 /
+/// 1.1e-3 and 7.3e-4 / 5.0e-4 / 3.8e-2 at M = 2^15 on their 100³ grid).
+#[test]
+#[ignore]
+fn authors_table_on_the_cpu() {
+    let env = |k: &str, d: usize| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let (m, g) = (env("SBH_M", 1 << 15), env("SBH_GRID", 40));
+    let k = Kernel::Shifted.spec(0.1);
+    let mut src = uniform_sources(m, 1);
+    if let Some(pad) = std::env::var("SBH_PAD")
+        .ok()
+        .and_then(|v| v.parse::<f32>().ok())
+    {
+        // Zero-weight corners: the root box of the authors' script (bounds ± `pad`).
+        for c in [-0.5 - pad, 0.5 + pad] {
+            src.bodies.push(Body {
+                x: c,
+                y: c,
+                z: c,
+                m: 0.0,
+            });
+        }
+    }
+    let t = SbhTree::build(&src);
+    // Every `SBH_WARPS`-th warp of 32 consecutive grid queries (warps as the GPU forms them).
+    let q: Vec<[f32; 3]> = grid_queries(g)
+        .chunks(32)
+        .step_by(env("SBH_WARPS", 1))
+        .flatten()
+        .copied()
+        .collect();
+    let exact = cpu::brute_force(&src, &q, k).unwrap();
+    for beta in [1.0, 2.0, 3.0, 4.0] {
+        let got = cpu::barnes_hut(&src, &t, &q, k, beta).unwrap();
+        println!(
+            "M {m} grid {g}³ BH β = {beta}: {:?}",
+            error_stats(k, &got, &exact)
+        );
+    }
+    // The authors' GPU kernel votes: a cell is used whole only when it is far for all 32 lanes
+    // of the warp (`__all_sync`), else every lane opens it. Emulated here for warps of 32
+    // consecutive queries (grid order), to compare with their table's (GPU) errors.
+    let v = t.view(&src);
+    let voted = |beta: f32| -> Vec<f32> {
+        use crate::device::sbh::{TreeView, diameter_at, is_far, term};
+        q.par_chunks(32)
+            .flat_map_iter(|w| {
+                let mut out = vec![0.0f32; w.len()];
+                let n = v.n();
+                let mut stack = vec![(v.root(), 0u32)];
+                while let Some((c, d)) = stack.pop() {
+                    for o in 0..8 {
+                        let ch = v.child(c, o);
+                        if ch >= n {
+                            let s = v.cell(ch - n);
+                            let dia = diameter_at(v.root_half(), d + 1);
+                            if w.iter().all(|x| is_far(*x, s.pos(), dia, beta)) {
+                                w.iter()
+                                    .zip(&mut out)
+                                    .for_each(|(x, o)| *o += term(k, *x, &s, [0.0; 3]));
+                            } else {
+                                stack.push((ch - n, d + 1));
+                            }
+                        } else {
+                            let mut b = ch;
+                            while b >= 0 {
+                                let s = v.body(b);
+                                w.iter()
+                                    .zip(&mut out)
+                                    .for_each(|(x, o)| *o += term(k, *x, &s, [0.0; 3]));
+                                b = v.next(b);
+                            }
+                        }
+                    }
+                }
+                out
+            })
+            .collect()
+    };
+    for beta in [1.0, 2.0, 3.0] {
+        println!(
+            "M {m} grid {g}³ BH β = {beta}, warp-voted: {:?}",
+            error_stats(k, &voted(beta), &exact)
+        );
+    }
+    for seed in 0..3 {
+        let p = SbhParams {
+            kernel: k,
+            samples: 1,
+            seed,
+            levels: 2,
+        };
+        let got = cpu::estimate(&src, &t, &q, &p, true).unwrap();
+        println!(
+            "M {m} grid {g}³ SBH S = 1 seed {seed}: {:?}",
+            error_stats(k, &got, &exact)
+        );
+    }
+}
+
+#[test]
+fn query_order_is_a_spatial_permutation_and_ordered_estimates_scatter_back() {
+    let q = random_queries(3000, 5);
+    let order = query_order(&q);
+    assert_eq!(validate_order(Some(&order), q.len()), Ok(()));
+    // Consecutive queries in Morton order are close: far closer on average than in the input.
+    let gap = |ix: &mut dyn Iterator<Item = usize>| {
+        let v: Vec<usize> = ix.collect();
+        v.windows(2)
+            .map(|w| crate::device::bh::dist2(q[w[0]], q[w[1]]).sqrt() as f64)
+            .sum::<f64>()
+            / (v.len() - 1) as f64
+    };
+    let sorted_gap = gap(&mut order.iter().map(|&i| i as usize));
+    let input_gap = gap(&mut (0..q.len()));
+    assert!(sorted_gap * 5.0 < input_gap, "{sorted_gap} vs {input_gap}");
+    // Grid order and a shuffled copy sort to the same sequence of points.
+    let g = grid_queries(6);
+    let mut perm: Vec<usize> = (0..g.len()).collect();
+    crate::bh::scene::shuffle(&mut perm, 3);
+    let shuffled: Vec<[f32; 3]> = perm.iter().map(|&i| g[i]).collect();
+    let a: Vec<[f32; 3]> = query_order(&g).iter().map(|&i| g[i as usize]).collect();
+    let b: Vec<[f32; 3]> = query_order(&shuffled)
+        .iter()
+        .map(|&i| shuffled[i as usize])
+        .collect();
+    assert_eq!(a, b);
+
+    // The ordered CPU twin: position i of the order draws stream i, and sums come back in the
+    // queries' order, i.e. equal to evaluating the permuted list and scattering.
+    let k = Kernel::Shifted.spec(0.1);
+    let src = uniform_sources(2000, 9);
+    let t = SbhTree::build(&src);
+    let p = SbhParams {
+        kernel: k,
+        samples: 1,
+        seed: 4,
+        levels: 2,
+    };
+    for coherent in [false, true] {
+        let got = cpu::estimate_ordered(&src, &t, &q, &p, coherent, Some(&order)).unwrap();
+        let permuted: Vec<[f32; 3]> = order.iter().map(|&i| q[i as usize]).collect();
+        let want = cpu::estimate(&src, &t, &permuted, &p, coherent).unwrap();
+        for (pos, &i) in order.iter().enumerate() {
+            assert_eq!(got[i as usize].to_bits(), want[pos].to_bits());
+        }
+        let plain = cpu::estimate_ordered(&src, &t, &q, &p, coherent, None).unwrap();
+        assert_eq!(plain, cpu::estimate(&src, &t, &q, &p, coherent).unwrap());
+    }
+    // Bad orders are refused.
+    assert!(matches!(
+        validate_order(Some(&[0, 1]), 3),
+        Err(SbhError::Order(_))
+    ));
+    assert!(matches!(
+        validate_order(Some(&[0, 0, 1]), 3),
+        Err(SbhError::Order(_))
+    ));
+    assert!(matches!(
+        validate_order(Some(&[0, 3, 1]), 3),
+        Err(SbhError::Order(_))
+    ));
+    assert!(matches!(
+        cpu::estimate_ordered(&src, &t, &q[..2], &p, true, Some(&[1, 1])),
+        Err(SbhError::Order(_))
+    ));
 }

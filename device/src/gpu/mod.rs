@@ -21,5 +21,6 @@
 pub mod atomic;
 pub mod fence;
 pub mod shared;
+pub mod shared_ld;
 pub mod thread;
 pub mod warp;

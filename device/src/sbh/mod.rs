@@ -17,11 +17,15 @@
 //! 3. *Path sampling.* A path descends to one child chosen with probability proportional to its
 //!    weight (for equal weights, the paper's uniform source index), so cell `T` is reached with
 //!    probability `π_T = w_T / w_stratum`.
-//! 4. *Russian roulette.* The correction of a cell `c` on the path (the stratum's own included) is
-//!    evaluated with probability `min(1, max(1, β̂) / β̃_c)` where `β̃ = |q − p| / width` is the
-//!    far-field ratio and `β̂` the running maximum of `β̃` along the path from the root (far away,
-//!    the ratio is about 1/d per level for a tree that splits each axis d times); else the path
-//!    ends. `P_T` is the product of these probabilities.
+//! 4. *Russian roulette.* The correction of a cell `c` on the path is evaluated with probability
+//!    `min(1, max(1, β̂) / β̃_c)` where `β̃ = |q − p| / |B|` is the far-field ratio ([`far_ratio`]:
+//!    distance to the cell's centre of mass over its box diagonal) and `β̂` the running maximum of
+//!    `β̃` along the path, started at the stratum's own ratio, so the stratum's correction is always
+//!    evaluated (far away, the ratio of successive ratios is about 1/d for a tree that splits each
+//!    axis d times); else the path ends. `P_T` is the product of these probabilities. These are the
+//!    authors' definitions (their code, `multiLevelPrefixControlVariateSampleGPUQuery` and
+//!    `Tree3DNode::farFieldRatio`), which the seed summarises as `β̃_i(q,k) = ‖q − p̃_{i,k}‖ /
+//!    |B_{i,k}|` and `p_{i,k}(q) = min(1, max(1, β̃_i(q,k)) / β̃_i(q,k+1))`.
 //! 5. Each reached cell adds `Δ_T / (π_T P_T)`; its expectation is `Σ_T Δ_T`, so the estimate is
 //!    unbiased (the paper's Theorem 3.1; `host/sbh` tests it statistically).
 //!
@@ -64,20 +68,31 @@ crate::shared_type!(KernelSpec);
 const INV_4PI: f32 = 0.25 * core::f32::consts::FRAC_1_PI;
 
 /// `w f(p, q)` for a source (or cell summary) `s` at `p = s.pos()` with weight `w = s.m` and
-/// dipole `a` (read only by the winding number).
+/// dipole `a` (read only by the winding number). On the device every square root, reciprocal and
+/// exponential is one approximate instruction ([`math::sqrt_approx`], [`math::rcp`],
+/// [`math::rsqrt`], [`math::exp`]: relative errors of a few 2^-23), the host twin computes them
+/// correctly rounded; each kind costs at most two `MUFU` operations per term.
 #[inline(always)]
 pub fn term(k: KernelSpec, q: [f32; 3], s: &Body, a: [f32; 3]) -> f32 {
+    // fma(x, y, 0) rounds x·y once: exactly the product.
+    term_add(k, q, s, a, 0.0)
+}
+
+/// `acc + w f(p, q)`: [`term`] with its last product fused into the accumulation (one `FFMA`
+/// where a sum of terms would take `FMUL` + `FADD`); `term` is this with `acc = 0`.
+#[inline(always)]
+pub fn term_add(k: KernelSpec, q: [f32; 3], s: &Body, a: [f32; 3], acc: f32) -> f32 {
     let d = [s.x - q[0], s.y - q[1], s.z - q[2]];
     let r2 = math::fma(d[0], d[0], math::fma(d[1], d[1], d[2] * d[2]));
     match k.kind {
-        KIND_SHIFTED => -s.m / (math::sqrt(r2) + k.param),
-        KIND_PLUMMER => -s.m * math::rsqrt(math::fma(k.param, k.param, r2)),
+        KIND_SHIFTED => math::fma(-s.m, math::rcp(math::sqrt_approx(r2) + k.param), acc),
+        KIND_PLUMMER => math::fma(-s.m, math::rsqrt(math::fma(k.param, k.param, r2)), acc),
         KIND_WINDING => {
             let inv = math::rsqrt(r2);
             let ad = math::fma(a[0], d[0], math::fma(a[1], d[1], a[2] * d[2]));
-            ad * inv * inv * inv * INV_4PI
+            math::fma(ad * inv * inv * inv, INV_4PI, acc)
         }
-        _ => s.m * math::exp(-k.param * math::sqrt(r2)),
+        _ => math::fma(s.m, math::exp(-k.param * math::sqrt_approx(r2)), acc),
     }
 }
 
@@ -324,31 +339,110 @@ fn chain_terms<V: TreeView>(v: &V, k: KernelSpec, q: [f32; 3], mut b: i32) -> (f
     (f, w)
 }
 
-/// Width of a cell at `depth` below a root of half-width `root_half`.
+/// Width of a cell at `depth` (≤ 126) below a root of half-width `root_half`: `root_half ·
+/// 2^(1 − depth)`, an exact power-of-two scaling (no integer-to-float conversion, no division).
 #[inline(always)]
 pub fn width_at(root_half: f32, depth: u32) -> f32 {
-    2.0 * root_half / (1u64 << depth) as f32
+    root_half * f32::from_bits((128 - depth.min(126)) << 23)
 }
 
-/// The far-field ratio `β̃ = |q − p| / width` of a cell whose centre is `p`.
+/// √3: a cube's diagonal over its width.
+const SQRT_3: f32 = 1.732_050_8;
+
+/// The "size" `|B|` of a cell at `depth` in the far-field ratio: the length of its box's diagonal,
+/// `√3 · width`, as in the authors' code (`Tree3DNode::diameter_ = bounds.diagonal().norm()`).
 #[inline(always)]
-pub fn far_ratio(q: [f32; 3], p: [f32; 3], width: f32) -> f32 {
-    math::sqrt(crate::bh::dist2(q, p)) / width
+pub fn diameter_at(root_half: f32, depth: u32) -> f32 {
+    SQRT_3 * width_at(root_half, depth)
+}
+
+/// The far-field ratio `β̃ = |q − p| / |B|` of a cell whose weighted centre (centre of mass) is `p`
+/// and whose box diagonal is `diameter` ([`diameter_at`]): the paper's `‖q − p̃_{i,k}‖ / |B_{i,k}|`
+/// with the authors' definitions (distance to the centre of mass, size = box diagonal). A cell is
+/// far (used whole by Barnes–Hut) when `β̃ ≥ β`; with this definition our `β` is the authors' `β`
+/// (an older form divided by the width, so its `β` was theirs times √3). On the device the square
+/// root and the reciprocal are single approximate instructions (relative error ≲ 2^-22).
+#[inline(always)]
+pub fn far_ratio(q: [f32; 3], p: [f32; 3], diameter: f32) -> f32 {
+    math::sqrt_approx(crate::bh::dist2(q, p)) * math::rcp(diameter)
+}
+
+/// Whether a cell of centre `p` and box diagonal `diameter` is far from `q` for ratio `beta`:
+/// `β̃ ≥ β`, tested squared (no square root, no division).
+#[inline(always)]
+pub fn is_far(q: [f32; 3], p: [f32; 3], diameter: f32, beta: f32) -> bool {
+    let r = beta * diameter;
+    crate::bh::dist2(q, p) >= r * r
 }
 
 /// The roulette's continuation probability into a child whose far-field ratio is `beta_child`,
 /// after a path whose largest ratio so far is `beta_max`: `min(1, max(1, β̂) / β̃_c)`. Near field
 /// (ratios below 1) always continues; far field continues with about the ratio of successive
-/// widths (1/2 for an octree).
+/// widths (1/2 for an octree). The quotient is a product with [`math::rcp`] (one `MUFU.RCP` on the
+/// device, no division subroutine); the path weights divide by the same `pc` through `rcp` too.
 #[inline(always)]
 pub fn continue_probability(beta_max: f32, beta_child: f32) -> f32 {
-    let p = beta_max.max(1.0) / beta_child;
+    let p = beta_max.max(1.0) * math::rcp(beta_child);
     // β̃_c = 0 (query on the centre) gives +inf: continue. NaN cannot arise from valid input.
     if p >= 1.0 { 1.0 } else { p }
 }
 
+/// The 30-bit Morton code (10 bits per axis, x lowest) of `q` in the box of corner `lo` and
+/// `scale = 1024 / extent`: the key by which queries are ordered so that a warp's 32 queries are
+/// close together (their traversals then share cells and paths).
+#[inline(always)]
+pub fn morton_key(q: [f32; 3], lo: [f32; 3], scale: f32) -> u32 {
+    let spread = |c: f32, l: f32| {
+        // Clamped cell index in 0..1024, its bits spread to every third position.
+        let v = ((c - l) * scale).clamp(0.0, 1023.0) as u32;
+        let mut x = v & 0x3ff;
+        x = (x | (x << 16)) & 0x0300_00ff;
+        x = (x | (x << 8)) & 0x0300_f00f;
+        x = (x | (x << 4)) & 0x030c_30c3;
+        (x | (x << 2)) & 0x0924_9249
+    };
+    spread(q[0], lo[0]) | spread(q[1], lo[1]) << 1 | spread(q[2], lo[2]) << 2
+}
+
 /// Threads per block of the query kernels.
 pub const QUERY_BLOCK: u32 = 128;
+
+/// Queries per thread of the brute-force kernel (each source loaded from shared memory serves
+/// them all).
+pub const BRUTE_QUERIES: u32 = 4;
+
+/// Query groups of `sbh_brute_force` (`QUERY_BLOCK · BRUTE_QUERIES` queries each) for `nq`.
+pub fn brute_force_groups(nq: u32) -> u32 {
+    nq.div_ceil(QUERY_BLOCK * BRUTE_QUERIES).max(1)
+}
+
+/// Source chunks for `sbh_brute_force`: `groups` query groups times `splits` chunks are its work
+/// units, one block each, and `slots` blocks are resident at once (SMs × blocks per SM). Units of
+/// equal cost finish in `⌈units / slots⌉` waves, so 1954 units on 1320 slots (10⁶ queries, 48
+/// registers, 132 SMs) would take two full waves for 1.48 waves of work; this picks the fewest
+/// splits (at most 8, and no more than the source tiles, `ceil(n / QUERY_BLOCK)`) whose waves are
+/// at least 95% full, else the fullest.
+pub fn brute_force_splits(groups: u32, slots: u32, n: u32) -> u32 {
+    let max = n.div_ceil(QUERY_BLOCK).clamp(1, 8);
+    let slots = slots.max(1) as u64;
+    // (work, capacity) of `s` splits: units and the blocks of their whole waves.
+    let fill = |s: u32| {
+        let units = groups.max(1) as u64 * s as u64;
+        (units, units.div_ceil(slots) * slots)
+    };
+    let mut best = 1;
+    for s in 1..=max {
+        let (w, c) = fill(s);
+        if 100 * w >= 95 * c {
+            return s;
+        }
+        let (bw, bc) = fill(best);
+        if w * bc > bw * c {
+            best = s;
+        }
+    }
+    best
+}
 
 /// Parameters of one stochastic estimate.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -461,12 +555,13 @@ fn pick_slot<V: TreeView>(v: &V, cell: i32, u: f32) -> (i32, f32) {
             found = u < acc;
         }
     }
-    (pick, total / pick_w)
+    (pick, total * math::rcp(pick_w))
 }
 
 /// One telescoping path from the stratum cell `c` at octree depth `depth`, returning
-/// `Σ Δ_T / (π_T P_T)` over the cells it reaches. `beta_root` is the root's far-field ratio, the
-/// running maximum's start: the stratum's own correction is rouletted too.
+/// `Σ Δ_T / (π_T P_T)` over the cells it reaches. The running maximum of the far-field ratios
+/// starts at the stratum's own ratio, so the stratum's correction is always evaluated (the
+/// authors' `cur_beta = fmax(1, subdomain->farFieldRatio(q))` before their loop).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn path<V: TreeView>(
@@ -478,7 +573,6 @@ fn path<V: TreeView>(
     sample: u32,
     c: i32,
     mut depth: u32,
-    beta_root: f32,
 ) -> f32 {
     let n = v.n();
     let k = p.kernel;
@@ -489,19 +583,19 @@ fn path<V: TreeView>(
     let mut node = c;
     // 1 / (π_T P_T): inverse probability of having reached and kept evaluating `node`.
     let mut inv_prob = 1.0f32;
-    let mut beta_max = beta_root;
     let (mut f_node, mut s_node) = cell_term(v, k, q, node);
+    let mut beta = far_ratio(q, s_node.pos(), diameter_at(root_half, depth));
+    let mut beta_max = beta;
     // A path is at most MAX_DEPTH cells deep; the bound keeps the loop finite on any input.
     while (depth as usize) < MAX_DEPTH {
         // Roulette: evaluate this cell's correction with probability min(1, max(1, β̂) / β̃).
-        let beta = far_ratio(q, s_node.pos(), width_at(root_half, depth));
         let pc = continue_probability(beta_max, beta);
         if pc < 1.0 {
             let r = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth, 1));
             if r >= pc {
                 break;
             }
-            inv_prob /= pc;
+            inv_prob *= math::rcp(pc);
         }
         beta_max = beta_max.max(beta);
         // Contribution exchange: the children's terms minus the node's own.
@@ -526,6 +620,7 @@ fn path<V: TreeView>(
         node = next;
         (f_node, s_node) = cell_term(v, k, q, node);
         depth += step;
+        beta = far_ratio(q, s_node.pos(), diameter_at(root_half, depth));
     }
     est
 }
@@ -541,15 +636,14 @@ fn stratum<V: TreeView>(
     id: u32,
     c: i32,
     depth: u32,
-    beta_root: f32,
 ) -> f32 {
     let mut paths = 0.0f32;
     for s in 0..p.samples {
-        paths += path(v, p, q, key, id, s, c, depth, beta_root);
+        paths += path(v, p, q, key, id, s, c, depth);
     }
     math::fma(
         paths,
-        1.0 / p.samples as f32,
+        math::rcp(p.samples as f32),
         cell_term(v, p.kernel, q, c).0,
     )
 }
@@ -563,21 +657,20 @@ pub fn sbh_estimate<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64)
     let n = v.n();
     let root = v.root();
     let key = rng::draw_u64(p.seed, stream);
-    let beta_root = far_ratio(q, v.cell(root).pos(), width_at(v.root_half(), 0));
     let mut total = 0.0f32;
     for o in 0..8 {
         let ch = v.child(root, o);
         if ch < n {
             total += chain_terms(v, p.kernel, q, ch).0;
         } else if p.levels == 1 {
-            total += stratum(v, p, q, key, o, ch - n, 1, beta_root);
+            total += stratum(v, p, q, key, o, ch - n, 1);
         } else {
             for o2 in 0..8 {
                 let gc = v.child(ch - n, o2);
                 if gc < n {
                     total += chain_terms(v, p.kernel, q, gc).0;
                 } else {
-                    total += stratum(v, p, q, key, 8 * o + o2, gc - n, 2, beta_root);
+                    total += stratum(v, p, q, key, 8 * o + o2, gc - n, 2);
                 }
             }
         }
@@ -589,14 +682,19 @@ pub fn sbh_estimate<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64)
 /// the stack holds at most 7 per level plus one cell's 8.
 pub const BH_STACK: usize = 7 * MAX_DEPTH + 8;
 
-/// Deterministic Barnes–Hut at query `q`: a cell whose far-field ratio `|q − p| / width` is at
-/// least `beta` is used whole, others are opened; bodies are summed exactly. `beta = ∞` (or any
-/// value above every ratio) gives the exact sum.
+/// Deterministic Barnes–Hut at query `q`: a cell whose far-field ratio ([`far_ratio`]: distance
+/// to its centre of mass over its box diagonal) is at least `beta` is used whole, others are
+/// opened; bodies are summed exactly. The root is tested too. `beta = ∞` (or any value above every
+/// ratio) gives the exact sum. This is the authors' `evaluateBarnesHut` (`useFarField(q, β)`:
+/// `farFieldRatio(q) >= β`, leaves always exact), so `β = 2` here is their table's `β = 2`.
 #[inline(always)]
 pub fn bh_estimate<V: TreeView>(v: &V, k: KernelSpec, beta: f32, q: [f32; 3]) -> f32 {
     let n = v.n();
     let root_half = v.root_half();
-    let beta2 = beta * beta;
+    let (f_root, s_root) = cell_term(v, k, q, v.root());
+    if is_far(q, s_root.pos(), diameter_at(root_half, 0), beta) {
+        return f_root;
+    }
     // Entries: cell * 32 + depth (cells < 2^26 and depth ≤ 30, so it fits an i32).
     let mut stack = [0i32; BH_STACK];
     stack[0] = v.root() * 32;
@@ -610,8 +708,8 @@ pub fn bh_estimate<V: TreeView>(v: &V, k: KernelSpec, beta: f32, q: [f32; 3]) ->
             let ch = v.child(cell, o);
             if ch >= n {
                 let (f, s) = cell_term(v, k, q, ch - n);
-                let w = width_at(root_half, depth + 1);
-                if crate::bh::dist2(q, s.pos()) >= beta2 * w * w || top >= BH_STACK {
+                let far = is_far(q, s.pos(), diameter_at(root_half, depth + 1), beta);
+                if far || top >= BH_STACK {
                     total += f;
                 } else {
                     stack[top] = (ch - n) * 32 + depth as i32 + 1;
@@ -711,6 +809,56 @@ mod tests {
         let sum = term(k, [0.0; 3], &src(0.3, 0.4, 0.0, 1.0), [0.0; 3]);
         assert!((smooth_distance(sum, 20.0) - 0.5).abs() < 1e-5);
         assert!(smooth_distance(-1.0, 1.0).is_finite());
+    }
+
+    #[test]
+    fn far_field_ratio_divides_by_the_box_diagonal() {
+        // The authors' |B|: the diagonal of the cell's box, √3 × its width.
+        let d = diameter_at(0.5, 1);
+        assert!((d - 3f32.sqrt() * 0.5).abs() < 1e-7);
+        let r = far_ratio([0.0; 3], [3.0, 4.0, 0.0], diameter_at(0.5, 0));
+        assert!((r - 5.0 / 3f32.sqrt()).abs() < 1e-6, "{r}");
+        // β̃ ≥ β, tested squared: on either side of β = 2 for a root of width 1.
+        let at = 2.0 * 3f32.sqrt();
+        assert!(is_far(
+            [0.0; 3],
+            [at * 1.001, 0.0, 0.0],
+            diameter_at(0.5, 0),
+            2.0
+        ));
+        assert!(!is_far(
+            [0.0; 3],
+            [at * 0.999, 0.0, 0.0],
+            diameter_at(0.5, 0),
+            2.0
+        ));
+        assert!(!is_far([0.0; 3], [1e15, 0.0, 0.0], 1.0, f32::INFINITY));
+    }
+
+    #[test]
+    fn brute_force_splits_fill_the_waves() {
+        // 10⁶ queries (1954 groups) on 1320 resident blocks: two splits fill 2.96 of 3 waves.
+        assert_eq!(brute_force_groups(1_000_000), 1954);
+        assert_eq!(brute_force_splits(1954, 1320, 1 << 20), 2);
+        // One wave, nearly full: no split.
+        assert_eq!(brute_force_splits(2000, 2112, 1 << 20), 1);
+        // Few sources: no more chunks than tiles.
+        assert_eq!(brute_force_splits(1954, 1320, 100), 1);
+        // Many waves are full anyway.
+        assert_eq!(brute_force_splits(100_000, 1320, 1 << 20), 1);
+        assert!(brute_force_splits(1, 1320, 1 << 20) <= 8);
+    }
+
+    #[test]
+    fn morton_key_interleaves_the_axes() {
+        let s = 1024.0;
+        assert_eq!(morton_key([0.0; 3], [0.0; 3], s), 0);
+        assert_eq!(morton_key([1.5 / 1024.0, 0.0, 0.0], [0.0; 3], s), 1);
+        assert_eq!(morton_key([0.0, 1.5 / 1024.0, 0.0], [0.0; 3], s), 2);
+        assert_eq!(morton_key([0.0, 0.0, 1.5 / 1024.0], [0.0; 3], s), 4);
+        assert_eq!(morton_key([2.5 / 1024.0, 0.0, 0.0], [0.0; 3], s), 8);
+        assert_eq!(morton_key([1.0; 3], [0.0; 3], s), (1 << 30) - 1);
+        assert_eq!(morton_key([-5.0; 3], [0.0; 3], s), 0); // clamped
     }
 
     #[test]
