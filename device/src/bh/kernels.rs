@@ -618,7 +618,7 @@ pub unsafe extern "ptx-kernel" fn bh_brute_force(
 #[inline(always)]
 unsafe fn brute_tile_sum<const SOFT: bool>(tile: u32, p: [f32; 3], eps2: f32, a: &mut [f32; 3]) {
     const UNROLL: u32 = 8;
-    const _: () = assert!(BRUTE_BLOCK % UNROLL == 0);
+    const _: () = assert!(BRUTE_BLOCK.is_multiple_of(UNROLL));
     // A counted `while` over constant-offset chunks: `for` over a range compiles to index
     // selects in the unrolled body (four integer instructions per interaction).
     let end = tile + 16 * BRUTE_BLOCK;

@@ -21,6 +21,5 @@
 pub mod atomic;
 pub mod fence;
 pub mod shared;
-pub mod shared_ld;
 pub mod thread;
 pub mod warp;

@@ -84,3 +84,26 @@ pub unsafe fn ld_shared_v4(addr: u32) -> [f32; 4] {
     };
     [x, y, z, w]
 }
+
+/// [`ld_shared_v4`] through a generic pointer into shared memory (e.g. from [`static_shared!`]);
+/// ptxas folds the `cvta.to.shared` with the pointer's own `cvta.shared`.
+///
+/// # Safety
+/// As [`ld_shared_v4`], for the shared location `p` points to.
+#[inline(always)]
+pub unsafe fn ld_shared_v4_ptr(p: *const [f32; 4]) -> [f32; 4] {
+    let (x, y, z, w): (f32, f32, f32, f32);
+    // SAFETY: per the contract; reads memory only (the barriers around it are memory clobbers).
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 a; cvta.to.shared.u64 a, {p}; ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [a]; }}",
+            p = in(reg64) p as u64,
+            x = out(reg32) x,
+            y = out(reg32) y,
+            z = out(reg32) z,
+            w = out(reg32) w,
+            options(pure, readonly, nostack)
+        )
+    };
+    [x, y, z, w]
+}

@@ -205,7 +205,7 @@ struct BruteArgs {
 #[inline(always)]
 unsafe fn brute<const KIND: u32>(a: &BruteArgs) {
     use crate::gpu::atomic::atomic_add_f64;
-    use crate::gpu::shared_ld::ld_shared_v4;
+    use crate::gpu::shared::ld_shared_v4_ptr as ld_shared_v4;
     const Q: usize = BRUTE_QUERIES as usize;
     let k = KernelSpec {
         kind: KIND,
