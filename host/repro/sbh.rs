@@ -65,7 +65,10 @@ always evaluated). Their GPU Barnes–Hut votes across the warp (a cell is used 
 far for all 32 queries of the warp), which lowers its error below a per-query Barnes–Hut at the \
 same β, by an amount that depends on the query order: on the CPU at M = 2^15 and their 100³ grid, \
 per-query BH β = 2 gives mean / median / max errors 6.9e-4 / 6.8e-4 / 1.1e-3, voted warps of 32 \
-consecutive grid queries 5.2e-4 / 5.1e-4 / 9.3e-4, their table 5.4e-4 / 5.2e-4 / 1.1e-3.";
+consecutive grid queries 5.2e-4 / 5.1e-4 / 9.3e-4, their table 5.4e-4 / 5.2e-4 / 1.1e-3. Our BH \
+here is the warp-group form of that vote (`sbh_bh_group_kernel`): each warp of 32 Morton-ordered \
+queries traverses the tree once and uses a cell whole only when it is far from the warp's whole \
+bounding box (so far for each of its queries), the listed sources summed lane-parallel.";
 
 /// A row of [`AUTHORS_H200`].
 pub type AuthorsRow = (usize, f64, [f64; 2], [f64; 3], [f64; 2], [f64; 3]);
@@ -330,13 +333,13 @@ impl Runner<'_> {
                 )?)
             }),
             (Some(g), Some(d), Method::Bh(b)) => self.timed(self.repeats, || {
-                Ok(sb::gpu::barnes_hut_ordered(g, &p.src, d, q, k, b, o)?)
+                Ok(sb::gpu::barnes_hut_grouped(g, &p.src, d, q, k, b, o)?)
             }),
             (_, _, Method::Sbh(n)) => self.timed(self.repeats, || {
                 wall(&|| sb::cpu::estimate_ordered(&p.src, &p.tree, q, &params(n), true, o))
             }),
             (_, _, Method::Bh(b)) => self.timed(self.repeats, || {
-                wall(&|| sb::cpu::barnes_hut(&p.src, &p.tree, q, k, b))
+                wall(&|| sb::cpu::barnes_hut_grouped(&p.src, &p.tree, q, k, b, o))
             }),
             (_, _, Method::Brute) => unreachable!("brute force goes through reference()"),
         }
@@ -372,6 +375,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         "samples": SAMPLES, "betas": BETAS, "table_beta": BETA, "table_samples": S,
         "kernel": "shifted: -m / (r + 0.1)", "sources": "uniform in [-0.5, 0.5]^3, mass 1/M",
         "levels": WIDE_LEVELS, "streams": "warp-coherent",
+        "bh": "warp groups: one traversal per 32 consecutive Morton-ordered queries, a cell used whole when far from the group's bounding box (sbh_bh_group_kernel / cpu::barnes_hut_grouped)",
         "query_order": "BH and SBH evaluate the queries in Morton order (30-bit codes in the queries' bounding box, sorted on the host with rayon, not timed); sums returned in the caller's order",
         "repeats": plan.repeats, "statistic": "median", "seed": s.seed,
         "timing": if s.is_gpu() { "CUDA events around the kernel, after a warm-up; trees built on the CPU, not timed" }

@@ -64,6 +64,89 @@ pub fn barnes_hut(
         .collect())
 }
 
+/// The twin of `sbh_bh_group_kernel` ([`super::gpu::barnes_hut_grouped`]): warps of 32
+/// consecutive positions of `order` (identity when `None`) each traverse the tree once against
+/// their queries' bounding box, listing the cells far from the whole box ([`dev::is_far_from_box`])
+/// and the bodies of the others; each query then sums the list with [`dev::term_add`].
+pub fn barnes_hut_grouped(
+    src: &Sources,
+    tree: &SbhTree,
+    queries: &[[f32; 3]],
+    k: KernelSpec,
+    beta: f32,
+    order: Option<&[u32]>,
+) -> Result<Vec<f32>, SbhError> {
+    use crate::device::sbh::TreeView;
+    validate(src, queries, k)?;
+    validate_beta(beta)?;
+    validate_order(order, queries.len())?;
+    let v = tree.view(src);
+    let winding = k.kind == dev::KIND_WINDING;
+    let identity: Vec<u32>;
+    let order = match order {
+        Some(o) => o,
+        None => {
+            identity = (0..queries.len() as u32).collect();
+            &identity
+        }
+    };
+    let (n, root_half, root) = (v.n(), v.root_half(), v.root());
+    let sums: Vec<Vec<f32>> = order
+        .par_chunks(32)
+        .map(|w| {
+            let qs: Vec<[f32; 3]> = w.iter().map(|&j| queries[j as usize]).collect();
+            let lo = std::array::from_fn(|c| qs.iter().map(|q| q[c]).fold(f32::INFINITY, f32::min));
+            let hi =
+                std::array::from_fn(|c| qs.iter().map(|q| q[c]).fold(f32::NEG_INFINITY, f32::max));
+            let (bc, bh) = crate::device::bh::box_of(lo, hi);
+            let cell = |c: i32| {
+                let a = if winding { v.cell_dipole(c) } else { [0.0; 3] };
+                (v.cell(c), a)
+            };
+            let mut list = Vec::new();
+            let s_root = v.cell(root);
+            if dev::is_far_from_box(bc, bh, s_root.pos(), dev::diameter_at(root_half, 0), beta) {
+                list.push(cell(root));
+            } else {
+                let mut stack = vec![(root, 0u32)];
+                while let Some((c, depth)) = stack.pop() {
+                    for o in 0..8 {
+                        let ch = v.child(c, o);
+                        if ch >= n {
+                            let dia = dev::diameter_at(root_half, depth + 1);
+                            if dev::is_far_from_box(bc, bh, v.cell(ch - n).pos(), dia, beta) {
+                                list.push(cell(ch - n));
+                            } else {
+                                stack.push((ch - n, depth + 1));
+                            }
+                        } else {
+                            let mut b = ch;
+                            while b >= 0 {
+                                let a = if winding { v.body_dipole(b) } else { [0.0; 3] };
+                                list.push((v.body(b), a));
+                                b = v.next(b);
+                            }
+                        }
+                    }
+                }
+            }
+            qs.iter()
+                .map(|&q| {
+                    list.iter()
+                        .fold(0.0, |t, (s, a)| dev::term_add(k, q, s, *a, t))
+                })
+                .collect()
+        })
+        .collect();
+    let mut out = vec![0.0f32; queries.len()];
+    for (w, s) in order.chunks(32).zip(sums) {
+        for (&j, x) in w.iter().zip(s) {
+            out[j as usize] = x;
+        }
+    }
+    Ok(out)
+}
+
 /// Direct summation, the twin of `sbh_brute_force`: each term in float32 through the device
 /// formula ([`dev::term`]), summed in float64. Both backends' errors are measured against it.
 pub fn brute_force(

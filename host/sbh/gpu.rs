@@ -232,11 +232,47 @@ pub fn barnes_hut_ordered(
     beta: f32,
     order: Option<&[u32]>,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
+    bh_launch(gpu, src, dt, queries, kspec, beta, order, false)
+}
+
+/// Deterministic Barnes–Hut with one traversal per warp of 32 consecutive positions of `order`
+/// (`sbh_bh_group_kernel`; pass [`super::query_order`] so that each warp holds nearby queries): a
+/// cell is used whole only when it is far from the warp's whole bounding box, like the authors'
+/// warp vote, so the sums are at least as accurate as [`barnes_hut`]'s and do depend on the order.
+/// The twin is [`super::cpu::barnes_hut_grouped`].
+pub fn barnes_hut_grouped(
+    gpu: &Gpu,
+    src: &Sources,
+    dt: &DeviceTree,
+    queries: &[[f32; 3]],
+    kspec: KernelSpec,
+    beta: f32,
+    order: Option<&[u32]>,
+) -> Result<(Vec<f32>, f64), SbhGpuError> {
+    bh_launch(gpu, src, dt, queries, kspec, beta, order, true)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bh_launch(
+    gpu: &Gpu,
+    src: &Sources,
+    dt: &DeviceTree,
+    queries: &[[f32; 3]],
+    kspec: KernelSpec,
+    beta: f32,
+    order: Option<&[u32]>,
+    grouped: bool,
+) -> Result<(Vec<f32>, f64), SbhGpuError> {
     validate(src, queries, kspec)?;
     dt.check(src)?;
     validate_beta(beta)?;
     validate_order(order, queries.len())?;
-    let k = gpu.kernel("sbh_bh_kernel")?;
+    let (name, block) = if grouped {
+        ("sbh_bh_group_kernel", crate::device::bh::GROUP_BLOCK)
+    } else {
+        ("sbh_bh_kernel", dev::QUERY_BLOCK)
+    };
+    let k = gpu.kernel(name)?;
     let nq = queries.len() as u32;
     let d_q = gpu.upload(queries)?;
     let d_order = order.map(|o| gpu.upload(o)).transpose()?;
@@ -255,7 +291,7 @@ pub fn barnes_hut_ordered(
             Some(o) => l.arg(o),
             None => l.arg(&null),
         };
-        l.arg(&mut d_out).run(grid_for(nq, dev::QUERY_BLOCK))
+        l.arg(&mut d_out).run(grid_for(nq, block))
     })?;
     Ok((gpu.download(&d_out)?, ms))
 }

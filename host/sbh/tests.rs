@@ -186,6 +186,35 @@ fn barnes_hut_converges_as_beta_grows() {
 }
 
 #[test]
+fn grouped_barnes_hut_refines_the_per_query_partition() {
+    // One traversal per warp of 32 Morton-ordered queries: exact at β = ∞, converging in β, and
+    // on average at least as accurate as per-query Barnes–Hut (every cell it uses whole is far for
+    // each query of the warp, so each query's partition is refined, never coarsened).
+    for (k, src) in kernels() {
+        let t = SbhTree::build(&src);
+        let q = random_queries(300, 9);
+        let order = query_order(&q);
+        let exact = cpu::brute_force(&src, &q, k).unwrap();
+        let err = |beta: f32| {
+            let got = cpu::barnes_hut_grouped(&src, &t, &q, k, beta, Some(&order)).unwrap();
+            error_stats(k, &got, &exact).mean
+        };
+        let per_query = error_stats(k, &cpu::barnes_hut(&src, &t, &q, k, 2.0).unwrap(), &exact);
+        let (e1, e2, einf) = (err(1.0), err(2.0), err(f32::INFINITY));
+        let scale = exact.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        assert!(
+            e2 < e1 && e2 <= per_query.mean && einf < 1e-5 * scale,
+            "kind {}: β=1 {e1:.2e} β=2 {e2:.2e} (per query {:.2e}) β=∞ {einf:.2e}",
+            k.kind,
+            per_query.mean
+        );
+        // Without an order, warps of 32 consecutive queries: other boxes, the same sums at β = ∞.
+        let plain = cpu::barnes_hut_grouped(&src, &t, &q, k, f32::INFINITY, None).unwrap();
+        assert!(error_stats(k, &plain, &exact).mean < 1e-5 * scale);
+    }
+}
+
+#[test]
 fn definitions_are_the_authors() {
     // Two sources per root octant, in different sub-octants of it: with levels = 1 every stratum's
     // children are single sources. The authors start the running maximum of the far-field ratios

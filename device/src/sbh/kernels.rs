@@ -137,6 +137,267 @@ pub unsafe extern "ptx-kernel" fn sbh_bh_kernel(
 }
 
 // ---------------------------------------------------------------------------------------------
+// deterministic Barnes–Hut, one traversal per warp of nearby queries
+// ---------------------------------------------------------------------------------------------
+
+const BH_GROUP_WARPS: usize = (crate::bh::GROUP_BLOCK / crate::WARP_SIZE) as usize;
+crate::static_shared!(sbh_group_stack: [i32; BH_GROUP_WARPS * crate::bh::GROUP_STACK]);
+crate::static_shared!(sbh_group_list: [[f32; 4]; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
+crate::static_shared!(sbh_group_dipole: [[f32; 4]; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
+
+/// Deterministic Barnes–Hut for warps of nearby queries: the 32 positions `32w..32w + 32` of the
+/// launch (queries `order[i]`, or `i` when `order` is null; Morton order makes them nearby) share
+/// one traversal against their bounding box. A cell is used whole when it is far from the whole
+/// box ([`is_far_from_box`]), else opened; bodies are exact. As in `bh_gravity_group`, each step
+/// pops up to [`crate::bh::GROUP_POP`] cells whose children lanes `8s..8s+8` test, and the accepted
+/// sources go to a shared list that every lane sums for its own query with [`term_add`]. Same
+/// arguments as [`sbh_bh_kernel`]; launch `crate::bh::GROUP_BLOCK`-thread blocks, any grid.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn sbh_bh_group_kernel(
+    bodies: *const Body,
+    body_dipole: *const [f32; 3],
+    child: *const i32,
+    next: *const i32,
+    cell_pm: *const Body,
+    cell_dipole: *const [f32; 3],
+    n: u32,
+    cells: u32,
+    root_half: f32,
+    queries: *const [f32; 3],
+    nq: u32,
+    kind: u32,
+    param: f32,
+    beta: f32,
+    order: *const u32,
+    out: *mut f32,
+) {
+    // SAFETY: per the module's contract.
+    let v = unsafe {
+        RawTree::new(
+            bodies,
+            body_dipole,
+            child,
+            next,
+            cell_pm,
+            cell_dipole,
+            n,
+            cells,
+            root_half,
+        )
+    };
+    let a = GroupArgs {
+        queries,
+        nq,
+        param,
+        beta,
+        order,
+        out,
+    };
+    // One instance per kernel kind: the hot loop's `term_add` folds to one formula.
+    // SAFETY: forwarded contract.
+    unsafe {
+        match kind {
+            KIND_SHIFTED => bh_group::<KIND_SHIFTED>(&v, &a),
+            KIND_PLUMMER => bh_group::<KIND_PLUMMER>(&v, &a),
+            KIND_WINDING => bh_group::<KIND_WINDING>(&v, &a),
+            _ => bh_group::<KIND_SMOOTH>(&v, &a),
+        }
+    }
+}
+
+/// The query-side arguments of [`sbh_bh_group_kernel`].
+struct GroupArgs {
+    queries: *const [f32; 3],
+    nq: u32,
+    param: f32,
+    beta: f32,
+    order: *const u32,
+    out: *mut f32,
+}
+
+/// Adds every list entry's term at `q` to `total` and empties the list.
+///
+/// # Safety
+/// Whole warp, convergent; the list's `*len` entries (and dipoles, for the winding number) are
+/// written before the call.
+#[inline(always)]
+unsafe fn flush_group<const KIND: u32>(
+    list: u32,
+    dipoles: u32,
+    len: &mut usize,
+    k: KernelSpec,
+    q: [f32; 3],
+    total: &mut f32,
+) {
+    use crate::gpu::shared::ld_shared_v4;
+    use crate::gpu::warp::{FULL_MASK, sync_warp};
+    // SAFETY: per the contract.
+    unsafe {
+        sync_warp(FULL_MASK); // entries written by other lanes are visible
+        let end = list + 16 * *len as u32;
+        let (mut at, mut dat) = (list, dipoles);
+        while at < end {
+            let [x, y, z, m] = ld_shared_v4(at);
+            let a = if KIND == KIND_WINDING {
+                let [ax, ay, az, _] = ld_shared_v4(dat);
+                [ax, ay, az]
+            } else {
+                [0.0; 3]
+            };
+            *total = term_add(k, q, &Body { x, y, z, m }, a, *total);
+            at += 16;
+            dat += 16;
+        }
+        sync_warp(FULL_MASK); // everyone has read before the list is refilled
+    }
+    *len = 0;
+}
+
+/// [`sbh_bh_group_kernel`] for one kernel kind.
+///
+/// # Safety
+/// As the kernel.
+#[inline(always)]
+unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
+    use crate::bh::{GROUP_LIST, GROUP_POP, GROUP_STACK, GROUP_STACK_SOFT, box_of};
+    use crate::gpu::shared::shared_addr;
+    use crate::gpu::warp::*;
+    let k = KernelSpec {
+        kind: KIND,
+        param: g.param,
+    };
+    let winding = KIND == KIND_WINDING;
+    let (n, root_half, root) = (v.n(), v.root_half(), v.root());
+    let lane = lane_id();
+    let below = lanemask_lt();
+    let wib = warp_idx() as usize;
+    // SAFETY: shared arrays sized for GROUP_BLOCK-thread blocks; whole warps throughout (lanes past
+    // `nq` stand on the warp's first query and stay in the loop); `order` is a permutation.
+    unsafe {
+        let stack = sbh_group_stack().add(wib * GROUP_STACK);
+        let list = sbh_group_list().add(wib * GROUP_LIST);
+        let dip = sbh_group_dipole().add(wib * GROUP_LIST);
+        let (list_at, dip_at) = (shared_addr(list), shared_addr(dip));
+        let dipole = |cell: bool, i: i32| {
+            if !winding {
+                [0.0; 3]
+            } else if cell {
+                v.cell_dipole(i)
+            } else {
+                v.body_dipole(i)
+            }
+        };
+        let warps_total = grid_size_1d() / crate::WARP_SIZE;
+        let mut w = index_1d() / crate::WARP_SIZE;
+        while w * crate::WARP_SIZE < g.nq {
+            let first = w * crate::WARP_SIZE;
+            let active = first + lane < g.nq;
+            let j = query_at(g.order, if active { first + lane } else { first });
+            let q = *g.queries.add(j as usize);
+            let (mut lo, mut hi) = (q, q);
+            for c in 0..3 {
+                let mut off = 16;
+                while off > 0 {
+                    lo[c] = lo[c].min(shfl_xor_f32(FULL_MASK, lo[c], off).0);
+                    hi[c] = hi[c].max(shfl_xor_f32(FULL_MASK, hi[c], off).0);
+                    off /= 2;
+                }
+            }
+            let (bc, bh) = box_of(lo, hi);
+            let mut total = 0.0f32;
+            let s_root = v.cell(root);
+            if is_far_from_box(bc, bh, s_root.pos(), diameter_at(root_half, 0), g.beta) {
+                total = term(k, q, &s_root, dipole(true, root));
+            } else {
+                let mut len = 0usize;
+                // Stack entries: cell * 32 + depth (depth ≤ MAX_DEPTH < 32).
+                if lane == 0 {
+                    *stack = root * 32;
+                }
+                let mut sp = 1usize;
+                let (slot, octant) = ((lane / 8) as usize, lane % 8);
+                while sp > 0 {
+                    sync_warp(FULL_MASK); // pushes by other lanes are visible
+                    let np = if sp + 8 * GROUP_POP <= GROUP_STACK_SOFT + GROUP_POP {
+                        sp.min(GROUP_POP)
+                    } else {
+                        1
+                    };
+                    sp -= np;
+                    let e = if slot < np { *stack.add(sp + slot) } else { 0 };
+                    let (cell, depth) = (e >> 5, (e & 31) as u32);
+                    sync_warp(FULL_MASK); // all have read slots sp.. before they are reused
+                    // kind: 0 nothing, 1 listed, 2 open (push), 3 bucket chain
+                    let (mut what, mut ch, mut s, mut a) = (0u32, -1i32, Body::default(), [0.0; 3]);
+                    if slot < np {
+                        ch = v.child(cell, octant);
+                        if ch >= n {
+                            s = v.cell(ch - n);
+                            let dia = diameter_at(root_half, depth + 1);
+                            if is_far_from_box(bc, bh, s.pos(), dia, g.beta) {
+                                what = 1;
+                                a = dipole(true, ch - n);
+                            } else {
+                                what = 2;
+                            }
+                        } else if ch >= 0 {
+                            s = v.body(ch);
+                            a = dipole(false, ch);
+                            what = if v.next(ch) >= 0 { 3 } else { 1 };
+                        }
+                    }
+                    let take = ballot(FULL_MASK, what == 1);
+                    if what == 1 {
+                        let at = len + (take & below).count_ones() as usize;
+                        *list.add(at) = [s.x, s.y, s.z, s.m];
+                        if winding {
+                            *dip.add(at) = [a[0], a[1], a[2], 0.0];
+                        }
+                    }
+                    len += take.count_ones() as usize;
+                    let open = ballot(FULL_MASK, what == 2);
+                    if what == 2 {
+                        *stack.add(sp + (open & below).count_ones() as usize) =
+                            (ch - n) * 32 + depth as i32 + 1;
+                    }
+                    sp += open.count_ones() as usize;
+                    let mut chains = ballot(FULL_MASK, what == 3);
+                    while chains != 0 {
+                        let src = chains.trailing_zeros();
+                        chains &= chains - 1;
+                        let mut b = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
+                        while b >= 0 {
+                            if len == GROUP_LIST {
+                                flush_group::<KIND>(list_at, dip_at, &mut len, k, q, &mut total);
+                            }
+                            if lane == 0 {
+                                let sb = v.body(b);
+                                *list.add(len) = [sb.x, sb.y, sb.z, sb.m];
+                                if winding {
+                                    let d = v.body_dipole(b);
+                                    *dip.add(len) = [d[0], d[1], d[2], 0.0];
+                                }
+                            }
+                            len += 1;
+                            b = v.next(b);
+                        }
+                    }
+                    if len > GROUP_LIST - crate::WARP_SIZE as usize {
+                        flush_group::<KIND>(list_at, dip_at, &mut len, k, q, &mut total);
+                    }
+                }
+                flush_group::<KIND>(list_at, dip_at, &mut len, k, q, &mut total);
+            }
+            if active {
+                *g.out.add(j as usize) = total;
+            }
+            w += warps_total;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // direct summation
 // ---------------------------------------------------------------------------------------------
 

@@ -375,6 +375,17 @@ pub fn is_far(q: [f32; 3], p: [f32; 3], diameter: f32, beta: f32) -> bool {
     crate::bh::dist2(q, p) >= r * r
 }
 
+/// Whether a cell of centre `p` and box diagonal `diameter` is far, for ratio `beta`, from every
+/// point of the box with centre `bc` and half-extents `bh`: far from the box's nearest point
+/// ([`crate::bh::box_dist2`]), which implies [`is_far`] for every query in the box. The group
+/// traversal's test (`sbh_bh_group_kernel`); like the authors' warp vote it uses a cell whole only
+/// when it is far for the whole warp, so it is at least as accurate as [`bh_estimate`].
+#[inline(always)]
+pub fn is_far_from_box(bc: [f32; 3], bh: [f32; 3], p: [f32; 3], diameter: f32, beta: f32) -> bool {
+    let r = beta * diameter;
+    crate::bh::box_dist2(p, bc, bh) >= r * r
+}
+
 /// The roulette's continuation probability into a child whose far-field ratio is `beta_child`,
 /// after a path whose largest ratio so far is `beta_max`: `min(1, max(1, β̂) / β̃_c)`. Near field
 /// (ratios below 1) always continues; far field continues with about the ratio of successive
