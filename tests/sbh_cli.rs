@@ -22,7 +22,12 @@ fn small_run_prints_every_method() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for row in ["| brute force", "| SBH S = 2 |", "| BH β = 2 |"] {
+    for row in [
+        "| brute force",
+        "| SBH S = 2 |",
+        "| BH β = 2, warp groups |",
+        "| BH β = 2, per query |",
+    ] {
         assert!(text.contains(row), "missing {row}: {text}");
     }
 }
