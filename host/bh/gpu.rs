@@ -360,7 +360,11 @@ pub fn gravity_with(
     } = build_device_tree_with(gpu, bodies, o.storage, cells, o.quadrupole)?;
     let cells = layout.cells as usize;
     let k_sort = gpu.kernel("bh_sort")?;
-    let (grav_name, grav_block) = o.traversal.kernel();
+    let (grav_name, grav_block) = match (o.traversal, o.quadrupole) {
+        (Traversal::Group, true) => ("bh_gravity_group_quad", dev::GROUP_BLOCK),
+        (Traversal::Group2, true) => ("bh_gravity_group2_quad", dev::GROUP_BLOCK),
+        (t, _) => t.kernel(),
+    };
     let k_grav = gpu.kernel(grav_name)?;
     let mut d_sort = gpu.alloc_poisoned::<u32>(n)?;
     let mut d_groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;

@@ -750,81 +750,72 @@ unsafe fn flush_list<const K: usize, const SOFT: bool>(
     *len = 0;
 }
 
-/// Accelerations like [`bh_gravity`], but each warp traverses the tree once for the bounding box
-/// of one warp group (`groups[g]` = (first, size) in `sort`, packed by `bh_sort` so that a group
-/// never spans more than one parent cell): a cell is used whole when it is far
-/// from the whole box ([`is_far_from_box`]), which implies far for every body. Each step pops up
-/// to [`GROUP_POP`] cells and lanes `8s..8s+8` test the children of cell `s` in parallel; accepted cells and bodies go to a shared
-/// interaction list that all lanes evaluate together. Groups of up to 32 bodies (one per lane;
-/// `bh_sort` with `group_size` 32). Launch `GROUP_BLOCK`-thread blocks.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_gravity_group(
-    bodies: *const Body,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    header: *mut TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_quad: *const Quad,
-    layout: Layout,
-    theta2: f32,
-    eps2: f32,
-    g: f32,
-    acc: *mut Accel,
-) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        if softened(eps2) {
-            gravity_group::<1, true>(
-                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
-                eps2, g, acc,
-            )
-        } else {
-            gravity_group::<1, false>(
-                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
-                eps2, g, acc,
-            )
+/// Defines a group-gravity kernel: `gravity_group::<K, SOFT, QUAD>` behind one entry point.
+macro_rules! group_kernel {
+    ($(#[$doc:meta])* $name:ident, $k:literal, $quad:literal) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            bodies: *const Body,
+            n: u32,
+            sort: *const u32,
+            groups: *const [u32; 2],
+            header: *mut TreeHeader,
+            child: *const i32,
+            next: *const i32,
+            cell_pm: *const Body,
+            cell_quad: *const Quad,
+            layout: Layout,
+            theta2: f32,
+            eps2: f32,
+            g: f32,
+            acc: *mut Accel,
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe {
+                if softened(eps2) {
+                    gravity_group::<$k, true, $quad>(
+                        bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
+                        theta2, eps2, g, acc,
+                    )
+                } else {
+                    gravity_group::<$k, false, $quad>(
+                        bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
+                        theta2, eps2, g, acc,
+                    )
+                }
+            }
         }
-    }
+    };
 }
 
-/// [`bh_gravity_group`] with two bodies per lane: groups of up to 64 bodies (`bh_sort` with
-/// `group_size` 64), so a traversal serves twice the bodies and every list entry loaded from
-/// shared memory is used twice.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_gravity_group2(
-    bodies: *const Body,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    header: *mut TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_quad: *const Quad,
-    layout: Layout,
-    theta2: f32,
-    eps2: f32,
-    g: f32,
-    acc: *mut Accel,
-) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        if softened(eps2) {
-            gravity_group::<2, true>(
-                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
-                eps2, g, acc,
-            )
-        } else {
-            gravity_group::<2, false>(
-                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
-                eps2, g, acc,
-            )
-        }
-    }
-}
+group_kernel!(
+    /// Accelerations like [`bh_gravity`], but each warp traverses the tree once for the bounding
+    /// box of one warp group (`groups[g]` = (first, size) in `sort`, packed by `bh_sort` so that a
+    /// group never spans more than one parent cell; groups are handed out by
+    /// `header.next_group`): a cell is used whole when it is far from the whole box
+    /// ([`is_far_from_box`]), which implies far for every body. Each step pops up to
+    /// [`GROUP_POP`] cells and lanes `8s..8s+8` test the children of cell `s` in parallel;
+    /// accepted cells and bodies go to a shared interaction list that all lanes evaluate
+    /// together. Monopoles (`cell_quad` unused). Groups of up to 32 bodies (one per lane;
+    /// `bh_sort` with `group_size` 32). Launch `GROUP_BLOCK`-thread blocks.
+    bh_gravity_group, 1, false
+);
+group_kernel!(
+    /// [`bh_gravity_group`] with the cells' quadrupole moments (`cell_quad`, summarized).
+    /// Separate so that the monopole kernels reserve no shared memory for listed moments.
+    bh_gravity_group_quad, 1, true
+);
+group_kernel!(
+    /// [`bh_gravity_group`] with two bodies per lane: groups of up to 64 bodies (`bh_sort` with
+    /// `group_size` 64), so a traversal serves twice the bodies and every list entry loaded from
+    /// shared memory is used twice.
+    bh_gravity_group2, 2, false
+);
+group_kernel!(
+    /// [`bh_gravity_group2`] with quadrupole moments (see [`bh_gravity_group_quad`]).
+    bh_gravity_group2_quad, 2, true
+);
 
 /// The warp-group traversal with `K` bodies per lane (lane `l` holds group members `l + 32 k`).
 ///
@@ -832,7 +823,7 @@ pub unsafe extern "ptx-kernel" fn bh_gravity_group2(
 /// As [`bh_gravity_group`]; groups hold at most `32 K` bodies.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn gravity_group<const K: usize, const SOFT: bool>(
+unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
     bodies: *const Body,
     n: u32,
     sort: *const u32,
@@ -854,11 +845,11 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool>(
     let wib = warp_idx() as usize;
     let stack = unsafe { group_stack().add(wib * GROUP_STACK) };
     let list = unsafe { group_list().add(wib * GROUP_LIST) };
-    // Null `cell_quad`: monopoles only, and the list's moments are never read.
-    let lq: *mut Quad = if cell_quad.is_null() {
-        core::ptr::null_mut()
-    } else {
+    // Monopoles: no list of moments (and no shared memory reserved for one).
+    let lq: *mut Quad = if QUAD {
         unsafe { group_quads().add(wib * GROUP_LIST) }
+    } else {
+        core::ptr::null_mut()
     };
     let w2 = group_w2();
     // SAFETY: header complete; shared arrays sized above; whole warps throughout (inactive lanes
