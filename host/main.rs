@@ -713,14 +713,15 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
     let (blocks, entries) = tree.wide.counts();
     println!(
-        "wide-node layout{}: {blocks} blocks, {entries} entries, {} rows, {:.1} bytes per source",
+        "wide-node layout{}: {blocks} blocks, {entries} entries, {} rows, {:.1} bytes per source, built on the host in {:.1} ms",
         if a.no_wide {
             " (not used: --no-wide)"
         } else {
             ""
         },
         tree.wide.meta.len(),
-        tree.wide.bytes() as f64 / m as f64
+        tree.wide.bytes() as f64 / m as f64,
+        tree.wide_ms
     );
     println!(
         "sbh: M = {m} sources, {} queries{}, kernel {:?} (param {}), S = {}, β = {}, levels {}, {} streams; tree built on the CPU in {build_ms:.1} ms ({} cells)",

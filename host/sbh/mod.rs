@@ -319,6 +319,8 @@ pub struct SbhTree {
     pub root_half: f32,
     /// The wide-node layout of `levels = 2` (module `wide`).
     pub wide: wide::WideTree,
+    /// Host milliseconds of the wide layout's build (part of [`Self::build`]).
+    pub wide_ms: f64,
 }
 
 impl SbhTree {
@@ -336,8 +338,11 @@ impl SbhTree {
             cell_dipole,
             root_half,
             wide: wide::WideTree::default(),
+            wide_ms: 0.0,
         };
+        let t0 = std::time::Instant::now();
         t.wide = wide::WideTree::build(&t.view_octree(src), !src.dipoles.is_empty());
+        t.wide_ms = t0.elapsed().as_secs_f64() * 1e3;
         t
     }
 

@@ -88,8 +88,9 @@ pub fn term_add(k: KernelSpec, q: [f32; 3], s: &Body, a: [f32; 3], acc: f32) -> 
     let d = [s.x - q[0], s.y - q[1], s.z - q[2]];
     let r2 = math::fma(d[0], d[0], math::fma(d[1], d[1], d[2] * d[2]));
     match k.kind {
-        KIND_SHIFTED => math::fma(-s.m, math::rcp(math::sqrt_approx(r2) + k.param), acc),
-        KIND_PLUMMER => math::fma(-s.m, math::rsqrt(math::fma(k.param, k.param, r2)), acc),
+        // fma(w, −x, acc) = fma(−w, x, acc) exactly; negating the MUFU result folds into the FFMA.
+        KIND_SHIFTED => math::fma(s.m, -math::rcp(math::sqrt_approx(r2) + k.param), acc),
+        KIND_PLUMMER => math::fma(s.m, -math::rsqrt(math::fma(k.param, k.param, r2)), acc),
         KIND_WINDING => {
             let inv = math::rsqrt(r2);
             let ad = math::fma(a[0], d[0], math::fma(a[1], d[1], a[2] * d[2]));
@@ -163,6 +164,16 @@ pub trait TreeView {
     fn has_wide(&self) -> bool;
     /// Row `r` of the wide layout's summaries (and header pick weights).
     fn wide_pm(&self, r: u32) -> Body;
+    /// Rows `r..r + 4` of the wide layout's summaries (one address for the four loads).
+    #[inline(always)]
+    fn wide_pm4(&self, r: u32) -> [Body; 4] {
+        core::array::from_fn(|i| self.wide_pm(r + i as u32))
+    }
+    /// Dipoles of the wide entries at rows `r..r + 4`.
+    #[inline(always)]
+    fn wide_dipole4(&self, r: u32) -> [[f32; 3]; 4] {
+        core::array::from_fn(|i| self.wide_dipole(r + i as u32))
+    }
     /// Row `r` of the wide layout's links, weights and headers.
     fn wide_meta(&self, r: u32) -> WideMeta;
     /// Dipole of the wide entry at row `r` (winding number only).
@@ -350,6 +361,19 @@ impl TreeView for RawTree {
     #[inline(always)]
     fn wide_pm(&self, r: u32) -> Body {
         unsafe { *self.wide_pm.add(r as usize) }
+    }
+    #[inline(always)]
+    fn wide_pm4(&self, r: u32) -> [Body; 4] {
+        let p = unsafe { self.wide_pm.add(r as usize) };
+        core::array::from_fn(|i| unsafe { *p.add(i) })
+    }
+    #[inline(always)]
+    fn wide_dipole4(&self, r: u32) -> [[f32; 3]; 4] {
+        let p = unsafe { self.wide_dipole.add(r as usize) };
+        core::array::from_fn(|i| {
+            let d = unsafe { *p.add(i) };
+            [d.x, d.y, d.z]
+        })
     }
     #[inline(always)]
     fn wide_meta(&self, r: u32) -> WideMeta {

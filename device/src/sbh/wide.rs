@@ -143,8 +143,12 @@ fn wide_terms<V: TreeView>(
     let mut f = 0.0f32;
     let mut r = base;
     while r < end {
-        let s: [Body; 4] = core::array::from_fn(|i| v.wide_pm(r + i as u32));
-        let a: [[f32; 3]; 4] = core::array::from_fn(|i| entry_dipole(v, k, r + i as u32));
+        let s = v.wide_pm4(r);
+        let a = if k.kind == KIND_WINDING {
+            v.wide_dipole4(r)
+        } else {
+            [[0.0; 3]; 4]
+        };
         for i in 0..4 {
             f = term_add(k, q, &s[i], a[i], f);
         }
