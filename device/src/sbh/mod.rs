@@ -88,9 +88,8 @@ pub fn term_add(k: KernelSpec, q: [f32; 3], s: &Body, a: [f32; 3], acc: f32) -> 
     let d = [s.x - q[0], s.y - q[1], s.z - q[2]];
     let r2 = math::fma(d[0], d[0], math::fma(d[1], d[1], d[2] * d[2]));
     match k.kind {
-        // fma(w, −x, acc) = fma(−w, x, acc) exactly; negating the MUFU result folds into the FFMA.
-        KIND_SHIFTED => math::fma(s.m, -math::rcp(math::sqrt_approx(r2) + k.param), acc),
-        KIND_PLUMMER => math::fma(s.m, -math::rsqrt(math::fma(k.param, k.param, r2)), acc),
+        KIND_SHIFTED => math::fma(-s.m, math::rcp(math::sqrt_approx(r2) + k.param), acc),
+        KIND_PLUMMER => math::fma(-s.m, math::rsqrt(math::fma(k.param, k.param, r2)), acc),
         KIND_WINDING => {
             let inv = math::rsqrt(r2);
             let ad = math::fma(a[0], d[0], math::fma(a[1], d[1], a[2] * d[2]));
