@@ -663,6 +663,10 @@ struct SbhArgs {
     /// Independent random streams per query instead of one per warp of 32 queries.
     #[arg(long)]
     incoherent: bool,
+    /// levels = 2 walks the octree's child slots instead of reading the wide-node layout (the
+    /// form before the layout; same draws, for timing comparisons).
+    #[arg(long)]
+    no_wide: bool,
     /// Timed repeats after one warm-up (GPU); medians are printed.
     #[arg(long, default_value_t = 5)]
     repeats: usize,
@@ -707,6 +711,18 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
     let t0 = Instant::now();
     let tree = SbhTree::build(&src);
     let build_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let (blocks, entries) = tree.wide.counts();
+    println!(
+        "wide-node layout{}: {blocks} blocks, {entries} entries, {} rows, {:.1} bytes per source, built on the host in {:.1} ms",
+        if a.no_wide {
+            " (not used: --no-wide)"
+        } else {
+            ""
+        },
+        tree.wide.meta.len(),
+        tree.wide.bytes() as f64 / m as f64,
+        tree.wide_ms
+    );
     println!(
         "sbh: M = {m} sources, {} queries{}, kernel {:?} (param {}), S = {}, β = {}, levels {}, {} streams; tree built on the CPU in {build_ms:.1} ms ({} cells)",
         q.len(),
@@ -745,6 +761,13 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
                 sgpu::DeviceTree::upload(gpu, &src, &tree)?
             }
         };
+        if dt.wide_ms() > 0.0 {
+            println!(
+                "wide-node layout built on the host from the GPU tree in {:.1} ms (download, build, upload)",
+                dt.wide_ms()
+            );
+        }
+        let dt = if a.no_wide { dt.without_wide() } else { dt };
         let timed = |f: &dyn Fn() -> Result<(Vec<f32>, f64), sgpu::SbhGpuError>| -> Result<(Vec<f32>, f64)> {
             let (out, _) = f()?;
             let mut ms = Vec::new();
@@ -764,7 +787,7 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
     } else {
         let o = Some(order.as_slice());
         let t = Instant::now();
-        let sb = cpu::estimate_ordered(&src, &tree, &q, &p, coherent, o)?;
+        let sb = cpu::estimate_layout(&src, &tree, &q, &p, coherent, o, !a.no_wide)?;
         let sb_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
         let bh = cpu::barnes_hut_grouped(&src, &tree, &q, k, a.beta, o)?;

@@ -79,6 +79,72 @@ fn sbh_estimate_matches_cpu_twin() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn wide_layout_on_the_gpu_matches_the_cpu_twin_and_the_octree_walk() {
+    // levels = 2 reads the wide-node layout on both backends (uploaded from `SbhTree::build`, or
+    // built from a GPU-built tree); the kernel without it walks the octree's slots. All three give
+    // the CPU twin's draws, for every kernel kind, in Morton order with coherent streams (the
+    // benchmark's configuration) and without.
+    let g = gpu();
+    for (k, src) in setups() {
+        let t = SbhTree::build(&src);
+        let dt = sgpu::DeviceTree::upload(&g, &src, &t).unwrap();
+        for &nq in EDGE_SIZES.iter().chain(&[20_000]) {
+            let q = sbh::random_queries(nq, 90 + nq as u64);
+            let order = sbh::query_order(&q);
+            for (samples, coherent, o) in [(1, true, Some(order.as_slice())), (2, false, None)] {
+                let p = SbhParams {
+                    kernel: k,
+                    samples,
+                    seed: 13,
+                    levels: 2,
+                };
+                let (got, _) = sgpu::estimate_ordered(&g, &src, &dt, &q, &p, coherent, o).unwrap();
+                let want = cpu::estimate_ordered(&src, &t, &q, &p, coherent, o).unwrap();
+                let (bad, worst) = mismatches(&got, &want, tolerance(k, 1e-4));
+                assert!(
+                    bad * 200 <= nq.max(200) && worst.is_finite(),
+                    "wide: kind {} nq {nq} S {samples}: {bad} mismatches, worst {worst:.2e}",
+                    k.kind
+                );
+                let octree = cpu::estimate_layout(&src, &t, &q, &p, coherent, o, false).unwrap();
+                let (bad, worst) = mismatches(&got, &octree, tolerance(k, 1e-4));
+                assert!(
+                    bad * 200 <= nq.max(200) && worst.is_finite(),
+                    "wide vs octree twin: kind {} nq {nq} S {samples}: {bad} mismatches, worst {worst:.2e}",
+                    k.kind
+                );
+            }
+        }
+    }
+    // A GPU-built tree gets its wide layout too; without it the kernel walks the slots: the same
+    // estimates either way.
+    let k = Kernel::Shifted.spec(0.1);
+    let src = sbh::uniform_sources(1 << 16, 23);
+    let q = sbh::grid_queries(40);
+    let order = sbh::query_order(&q);
+    let p = SbhParams {
+        kernel: k,
+        samples: 1,
+        seed: 4,
+        levels: 2,
+    };
+    let (on_gpu, _) = sgpu::DeviceTree::build_on_gpu(&g, &src).unwrap();
+    assert!(on_gpu.wide_ms() > 0.0);
+    let (a, wide_ms) =
+        sgpu::estimate_ordered(&g, &src, &on_gpu, &q, &p, true, Some(&order)).unwrap();
+    let plain = on_gpu.without_wide();
+    let (b, octree_ms) =
+        sgpu::estimate_ordered(&g, &src, &plain, &q, &p, true, Some(&order)).unwrap();
+    let (bad, worst) = mismatches(&a, &b, 1e-4);
+    assert!(
+        bad * 200 <= q.len(),
+        "GPU-built tree, wide vs octree walk: {bad} mismatches, worst {worst:.2e}"
+    );
+    println!("64000 queries, 2^16 sources: wide {wide_ms:.3} ms, octree walk {octree_ms:.3} ms");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn sbh_gpu_error_statistics_match_cpu() {
     // Statistically: over a grid the mean and median errors of the two backends agree within 5%.
     let g = gpu();

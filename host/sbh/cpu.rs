@@ -31,10 +31,29 @@ pub fn estimate_ordered(
     coherent: bool,
     order: Option<&[u32]>,
 ) -> Result<Vec<f32>, SbhError> {
+    estimate_layout(src, tree, queries, p, coherent, order, true)
+}
+
+/// [`estimate_ordered`] with (`wide`) or without the tree's wide-node layout: without it,
+/// `levels = 2` walks the octree's child slots (the form the wide layout must reproduce: the same
+/// draws, sums equal to float32 rounding).
+pub fn estimate_layout(
+    src: &Sources,
+    tree: &SbhTree,
+    queries: &[[f32; 3]],
+    p: &SbhParams,
+    coherent: bool,
+    order: Option<&[u32]>,
+    wide: bool,
+) -> Result<Vec<f32>, SbhError> {
     validate(src, queries, p.kernel)?;
     validate_samples(p.samples)?;
     validate_order(order, queries.len())?;
-    let v = tree.view(src);
+    let v = if wide {
+        tree.view(src)
+    } else {
+        tree.view_octree(src)
+    };
     let at = |i: usize| order.map_or(i, |o| o[i] as usize);
     let by_position: Vec<f32> = (0..queries.len())
         .into_par_iter()

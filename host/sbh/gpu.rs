@@ -2,11 +2,12 @@
 //! [`DeviceTree::upload`]; each evaluation uploads its queries, launches one kernel timed with CUDA
 //! events, and downloads the sums.
 
+use super::wide::WideTree;
 use super::{
     SbhError, SbhTree, Sources, validate, validate_beta, validate_order, validate_samples,
 };
 use crate::device::bh::Body;
-use crate::device::sbh::{self as dev, KernelSpec, SbhParams};
+use crate::device::sbh::{self as dev, KernelSpec, SbhParams, SliceTree, WideMeta};
 use crate::runtime::{CudaSlice, Gpu, GpuError, grid_for};
 
 /// Failures of a GPU evaluation.
@@ -45,6 +46,16 @@ impl DeviceTree {
             Some(d) => l.arg(d),
             None => l.arg(null),
         };
+        match &self.wide {
+            Some(w) => {
+                l.arg(&w.pm).arg(&w.meta);
+                match &w.dipole {
+                    Some(d) => l.arg(d),
+                    None => l.arg(null),
+                }
+            }
+            None => l.arg(null).arg(null).arg(null),
+        };
         l.arg(&self.n).arg(&self.cells).arg(&self.root_half);
     }
 
@@ -73,9 +84,34 @@ pub struct DeviceTree {
     next: CudaSlice<i32>,
     cell_pm: CudaSlice<Body>,
     cell_dipole: Option<CudaSlice<[f32; 3]>>,
+    /// The wide-node layout read by `levels = 2` (absent: the kernel walks the octree's slots).
+    wide: Option<DeviceWide>,
     n: u32,
     cells: u32,
     root_half: f32,
+    /// Host time of the wide layout's build (with its download and upload, for a GPU-built tree).
+    wide_ms: f64,
+}
+
+/// The wide layout in device memory.
+struct DeviceWide {
+    pm: CudaSlice<Body>,
+    meta: CudaSlice<WideMeta>,
+    dipole: Option<CudaSlice<Body>>,
+}
+
+impl DeviceWide {
+    fn upload(gpu: &Gpu, w: &WideTree) -> Result<Self, GpuError> {
+        Ok(DeviceWide {
+            pm: gpu.upload(&w.pm)?,
+            meta: gpu.upload(&w.meta)?,
+            dipole: if w.dipole.is_empty() {
+                None
+            } else {
+                Some(gpu.upload(&w.dipole)?)
+            },
+        })
+    }
 }
 
 impl DeviceTree {
@@ -111,6 +147,29 @@ impl DeviceTree {
         .map_err(|e| SbhGpuError::GpuBuild(e.to_string()))?;
         let header = gpu.download(&o.tree.header)?[0];
         let ms = o.times.tree();
+        let root_half = crate::device::bh::root_cell(&header).1;
+        // The wide layout, built on the host from the downloaded tree and uploaded.
+        let t0 = std::time::Instant::now();
+        let (bodies, child, next, cell_pm) = (
+            gpu.download(&o.bodies)?,
+            gpu.download(&o.tree.child)?,
+            gpu.download(&o.tree.next)?,
+            gpu.download(&o.tree.cell_pm)?,
+        );
+        let view = SliceTree {
+            bodies: &bodies,
+            body_dipole: &[],
+            child: &child,
+            next: &next,
+            cell_pm: &cell_pm,
+            cell_dipole: &[],
+            root_half,
+            wide_pm: &[],
+            wide_meta: &[],
+            wide_dipole: &[],
+        };
+        let wide = DeviceWide::upload(gpu, &WideTree::build(&view, false))?;
+        let wide_ms = t0.elapsed().as_secs_f64() * 1e3;
         Ok((
             DeviceTree {
                 bodies: o.bodies,
@@ -119,12 +178,27 @@ impl DeviceTree {
                 next: o.tree.next,
                 cell_pm: o.tree.cell_pm,
                 cell_dipole: None,
+                wide: Some(wide),
                 n: src.bodies.len() as u32,
                 cells: o.layout.cells,
-                root_half: crate::device::bh::root_cell(&header).1,
+                root_half,
+                wide_ms,
             },
             ms,
         ))
+    }
+
+    /// Drops the wide layout: `levels = 2` then walks the octree's slots (the form before the
+    /// wide layout; for comparisons).
+    pub fn without_wide(mut self) -> Self {
+        self.wide = None;
+        self
+    }
+
+    /// Host milliseconds spent on the wide layout (for [`Self::build_on_gpu`]: download of the
+    /// tree, build, upload; 0 for [`Self::upload`], whose layout [`SbhTree::build`] made).
+    pub fn wide_ms(&self) -> f64 {
+        self.wide_ms
     }
 
     pub fn upload(gpu: &Gpu, src: &Sources, t: &SbhTree) -> Result<Self, GpuError> {
@@ -142,9 +216,11 @@ impl DeviceTree {
             next: gpu.upload(&t.tree.next)?,
             cell_pm: gpu.upload(&t.tree.cell_pm)?,
             cell_dipole: opt(&t.cell_dipole)?,
+            wide: Some(DeviceWide::upload(gpu, &t.wide)?),
             n: src.bodies.len() as u32,
             cells: t.tree.cells() as u32,
             root_half: t.root_half,
+            wide_ms: 0.0,
         })
     }
 }

@@ -4,13 +4,16 @@
 //! `warpkit_device::sbh` (whose module docs describe the estimator).
 //!
 //! Trees: the octree of [`crate::bh`], built on the CPU by [`crate::bh::cpu::build_tree`] and
-//! uploaded for the GPU ([`gpu::DeviceTree::upload`]), as the paper's authors build theirs; the
-//! 64-ary tree of the issue and a GPU-built tree are not done yet.
+//! uploaded for the GPU ([`gpu::DeviceTree::upload`]), as the paper's authors build theirs, or
+//! built on the GPU ([`gpu::DeviceTree::build_on_gpu`]). The 64-ary estimator (`levels = 2`)
+//! reads the octree through its wide-node layout ([`wide::WideTree`], built on the host from
+//! either tree).
 
 pub mod cpu;
 pub mod gpu;
 #[cfg(test)]
 mod tests;
+pub mod wide;
 
 use crate::bh::{Tree, cpu::build_tree};
 use crate::device::bh::{self as dbh, Body};
@@ -314,6 +317,10 @@ pub struct SbhTree {
     /// Per cell (empty unless the sources carry dipoles).
     pub cell_dipole: Vec<[f32; 3]>,
     pub root_half: f32,
+    /// The wide-node layout of `levels = 2` (module `wide`).
+    pub wide: wide::WideTree,
+    /// Host milliseconds of the wide layout's build (part of [`Self::build`]).
+    pub wide_ms: f64,
 }
 
 impl SbhTree {
@@ -326,15 +333,32 @@ impl SbhTree {
             dipole_summary(&tree, &src.dipoles)
         };
         let root_half = dbh::root_cell(&tree.header).1;
-        SbhTree {
+        let mut t = SbhTree {
             tree,
             cell_dipole,
             root_half,
+            wide: wide::WideTree::default(),
+            wide_ms: 0.0,
+        };
+        let t0 = std::time::Instant::now();
+        t.wide = wide::WideTree::build(&t.view_octree(src), !src.dipoles.is_empty());
+        t.wide_ms = t0.elapsed().as_secs_f64() * 1e3;
+        t
+    }
+
+    /// The traversals' view of this tree and its sources, with the wide layout.
+    pub fn view<'a>(&'a self, src: &'a Sources) -> SliceTree<'a> {
+        SliceTree {
+            wide_pm: &self.wide.pm,
+            wide_meta: &self.wide.meta,
+            wide_dipole: &self.wide.dipole,
+            ..self.view_octree(src)
         }
     }
 
-    /// The traversals' view of this tree and its sources.
-    pub fn view<'a>(&'a self, src: &'a Sources) -> SliceTree<'a> {
+    /// [`Self::view`] without the wide layout: `levels = 2` then walks the octree's slots (the
+    /// reference the wide layout is tested against).
+    pub fn view_octree<'a>(&'a self, src: &'a Sources) -> SliceTree<'a> {
         SliceTree {
             bodies: &src.bodies,
             body_dipole: &src.dipoles,
@@ -343,6 +367,9 @@ impl SbhTree {
             cell_pm: &self.tree.cell_pm,
             cell_dipole: &self.cell_dipole,
             root_half: self.root_half,
+            wide_pm: &[],
+            wide_meta: &[],
+            wide_dipole: &[],
         }
     }
 }

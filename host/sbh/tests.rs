@@ -599,3 +599,149 @@ fn query_order_is_a_spatial_permutation_and_ordered_estimates_scatter_back() {
         Err(SbhError::Order(_))
     ));
 }
+
+/// Sources whose tree has every kind of wide entry: bodies as direct children of wide nodes,
+/// bucket chains (coincident bodies), zero-weight bodies, and deep cells.
+fn awkward_sources(m: usize, seed: u64) -> Sources {
+    let mut src = uniform_sources(m, seed);
+    let n = src.bodies.len();
+    for i in 0..n / 50 {
+        // Coincident copies (bucket chains) and weightless bodies.
+        src.bodies[n - 1 - i] = Body {
+            m: if i % 3 == 0 { 0.0 } else { src.bodies[i].m },
+            ..src.bodies[i]
+        };
+    }
+    src
+}
+
+#[test]
+fn wide_layout_reproduces_the_octree_walk() {
+    // The same draws from the same weights: the wide layout's estimates equal the octree walk's
+    // to float32 rounding of the children's sums (a different pick or roulette draw would change
+    // an estimate by far more). Every kernel kind, S = 1 and 3, both stream kinds.
+    let mut setups = kernels();
+    setups.push((Kernel::Shifted.spec(0.1), awkward_sources(3000, 8)));
+    setups.push((Kernel::Smooth.spec(20.0), awkward_sources(1 << 14, 9)));
+    setups.push((Kernel::Winding.spec(0.0), sphere_sources(1 << 13, 0.3, 10)));
+    let mut q = random_queries(1500, 17);
+    q.extend_from_slice(&QUERIES);
+    let (mut exact, mut total, mut worst) = (0usize, 0usize, 0.0f64);
+    for (k, src) in &setups {
+        let t = SbhTree::build(src);
+        let (blocks, entries) = t.wide.counts();
+        assert!(blocks >= 1 && entries >= 1);
+        let bf = cpu::brute_force(src, &q, *k).unwrap();
+        // |terms| scale of each query: the direct sum of absolute terms (winding: both signs).
+        let scale: Vec<f64> = {
+            let abs = Sources {
+                bodies: src.bodies.clone(),
+                dipoles: src.dipoles.clone(),
+            };
+            if k.kind == dev::KIND_WINDING {
+                q.iter()
+                    .map(|qq| {
+                        abs.bodies
+                            .iter()
+                            .zip(&abs.dipoles)
+                            .map(|(b, a)| dev::term(*k, *qq, b, *a).abs() as f64)
+                            .sum()
+                    })
+                    .collect()
+            } else {
+                bf.iter().map(|x| x.abs()).collect()
+            }
+        };
+        for (samples, seed, coherent) in [(1, 5, false), (1, 6, true), (3, 7, true)] {
+            let p = SbhParams {
+                kernel: *k,
+                samples,
+                seed,
+                levels: 2,
+            };
+            let wide = cpu::estimate_layout(src, &t, &q, &p, coherent, None, true).unwrap();
+            let octree = cpu::estimate_layout(src, &t, &q, &p, coherent, None, false).unwrap();
+            for (i, (a, b)) in wide.iter().zip(&octree).enumerate() {
+                total += 1;
+                exact += (a == b) as usize;
+                let e = (a - b).abs() as f64 / scale[i].max(1e-30);
+                worst = worst.max(e);
+                assert!(
+                    e <= 1e-5,
+                    "kind {} S {samples} query {i}: wide {a} octree {b} (|terms| {:.3e})",
+                    k.kind,
+                    scale[i]
+                );
+            }
+            // levels = 1 does not read the wide layout.
+            let p1 = SbhParams { levels: 1, ..p };
+            let w1 = cpu::estimate_layout(src, &t, &q, &p1, coherent, None, true).unwrap();
+            let o1 = cpu::estimate_layout(src, &t, &q, &p1, coherent, None, false).unwrap();
+            assert_eq!(w1, o1);
+        }
+    }
+    println!(
+        "wide vs octree: {exact} of {total} estimates bit-identical, worst difference {worst:.2e} of Σ|terms|"
+    );
+}
+
+#[test]
+fn wide_layout_holds_every_body_once() {
+    for (_, src) in kernels()
+        .into_iter()
+        .chain([(Kernel::Shifted.spec(0.1), awkward_sources(5000, 2))])
+    {
+        let t = SbhTree::build(&src);
+        let w = &t.wide;
+        let mut chains = false;
+        let mut seen = vec![0u32; src.bodies.len()];
+        let mut r = 0usize;
+        while r < w.meta.len() {
+            let h = w.meta[r];
+            let base = r + dev::WIDE_HEAD as usize;
+            let mut weight = [0.0f32; 8];
+            for o in 0..8u32 {
+                let (lo, hi) = h.group(o);
+                assert!(hi - lo <= 8);
+                for e in lo..hi {
+                    let m = w.meta[base + e as usize];
+                    assert_eq!(m.slot() / 8, o);
+                    weight[o as usize] += m.weight();
+                    if m.link() < 0 {
+                        let mut b = -1 - m.link();
+                        loop {
+                            seen[b as usize] += 1;
+                            b = t.tree.next[b as usize];
+                            if b < 0 {
+                                break;
+                            }
+                        }
+                    } else {
+                        assert!(h.is_cell(o));
+                    }
+                }
+                // The header's child weight is the child's summary (a cell's weight equals the sum
+                // of its slots' weights up to rounding).
+                let hw = [w.pm[r].x, w.pm[r].y, w.pm[r].z, w.pm[r].m][o as usize % 4];
+                let hw = if o < 4 {
+                    hw
+                } else {
+                    [w.pm[r + 1].x, w.pm[r + 1].y, w.pm[r + 1].z, w.pm[r + 1].m][o as usize - 4]
+                };
+                assert!(
+                    (hw - weight[o as usize]).abs() <= 1e-5 * hw.abs().max(1e-30),
+                    "{hw} {}",
+                    weight[o as usize]
+                );
+            }
+            chains |= h.flags() & dev::WIDE_CHAINS != 0;
+            r = base + dev::wide_padded(h.count()) as usize;
+        }
+        assert!(
+            seen.iter().all(|&s| s == 1),
+            "every body in exactly one entry chain"
+        );
+        // The awkward sources' coincident bodies form bucket chains, which the headers flag.
+        assert_eq!(chains, src.bodies.len() == 5000);
+    }
+}

@@ -37,6 +37,9 @@ pub unsafe extern "ptx-kernel" fn sbh_estimate_kernel(
     next: *const i32,
     cell_pm: *const Body,
     cell_dipole: *const [f32; 3],
+    wide_pm: *const Body,
+    wide_meta: *const WideMeta,
+    wide_dipole: *const Body,
     n: u32,
     cells: u32,
     root_half: f32,
@@ -60,24 +63,72 @@ pub unsafe extern "ptx-kernel" fn sbh_estimate_kernel(
             next,
             cell_pm,
             cell_dipole,
+            wide_pm,
+            wide_meta,
+            wide_dipole,
             n,
             cells,
             root_half,
         )
     };
-    let p = SbhParams {
-        kernel: KernelSpec { kind, param },
+    let a = EstimateArgs {
+        queries,
+        nq,
+        param,
         samples,
         seed,
         levels,
+        coherent: coherent != 0,
+        order,
+        out,
+    };
+    // One instance per kernel kind: the term loops' `term_add` folds to one formula.
+    // SAFETY (each arm): the kernel's contract.
+    unsafe {
+        match kind {
+            KIND_SHIFTED => estimate_queries::<KIND_SHIFTED>(&v, &a),
+            KIND_PLUMMER => estimate_queries::<KIND_PLUMMER>(&v, &a),
+            KIND_WINDING => estimate_queries::<KIND_WINDING>(&v, &a),
+            _ => estimate_queries::<KIND_SMOOTH>(&v, &a),
+        }
+    }
+}
+
+/// The query-side arguments of [`sbh_estimate_kernel`].
+struct EstimateArgs {
+    queries: *const [f32; 3],
+    nq: u32,
+    param: f32,
+    samples: u32,
+    seed: u64,
+    levels: u32,
+    coherent: bool,
+    order: *const u32,
+    out: *mut f32,
+}
+
+/// [`sbh_estimate_kernel`] for one kernel kind.
+///
+/// # Safety
+/// As the kernel.
+#[inline(always)]
+unsafe fn estimate_queries<const KIND: u32>(v: &RawTree, a: &EstimateArgs) {
+    let p = SbhParams {
+        kernel: KernelSpec {
+            kind: KIND,
+            param: a.param,
+        },
+        samples: a.samples,
+        seed: a.seed,
+        levels: a.levels,
     };
     let mut i = index_1d();
-    while i < nq {
+    while i < a.nq {
         // SAFETY: i < nq, and order (when given) is a permutation of 0..nq.
         unsafe {
-            let j = query_at(order, i);
-            let q = *queries.add(j as usize);
-            *out.add(j as usize) = sbh_estimate(&v, &p, q, stream_of(i, coherent != 0));
+            let j = query_at(a.order, i);
+            let q = *a.queries.add(j as usize);
+            *a.out.add(j as usize) = sbh_estimate(v, &p, q, stream_of(i, a.coherent));
         }
         i += grid_size_1d();
     }
@@ -98,6 +149,9 @@ pub unsafe extern "ptx-kernel" fn sbh_bh_kernel(
     next: *const i32,
     cell_pm: *const Body,
     cell_dipole: *const [f32; 3],
+    wide_pm: *const Body,
+    wide_meta: *const WideMeta,
+    wide_dipole: *const Body,
     n: u32,
     cells: u32,
     root_half: f32,
@@ -118,6 +172,9 @@ pub unsafe extern "ptx-kernel" fn sbh_bh_kernel(
             next,
             cell_pm,
             cell_dipole,
+            wide_pm,
+            wide_meta,
+            wide_dipole,
             n,
             cells,
             root_half,
@@ -161,6 +218,9 @@ pub unsafe extern "ptx-kernel" fn sbh_bh_group_kernel(
     next: *const i32,
     cell_pm: *const Body,
     cell_dipole: *const [f32; 3],
+    wide_pm: *const Body,
+    wide_meta: *const WideMeta,
+    wide_dipole: *const Body,
     n: u32,
     cells: u32,
     root_half: f32,
@@ -181,6 +241,9 @@ pub unsafe extern "ptx-kernel" fn sbh_bh_group_kernel(
             next,
             cell_pm,
             cell_dipole,
+            wide_pm,
+            wide_meta,
+            wide_dipole,
             n,
             cells,
             root_half,

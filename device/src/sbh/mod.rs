@@ -40,6 +40,9 @@
 
 #[cfg(target_arch = "nvptx64")]
 mod kernels;
+mod wide;
+
+pub use wide::{WIDE_CHAINS, WIDE_HEAD, WIDE_PAD, WideMeta, wide_padded};
 
 use crate::bh::{Body, MAX_DEPTH};
 use crate::{math, rng};
@@ -156,10 +159,29 @@ pub trait TreeView {
     fn body_dipole(&self, i: i32) -> [f32; 3];
     /// Summed area-weighted normal of cell `c` (winding number only).
     fn cell_dipole(&self, c: i32) -> [f32; 3];
+    /// Whether the wide-node layout (module `wide`) is present: `levels = 2` then reads it.
+    fn has_wide(&self) -> bool;
+    /// Row `r` of the wide layout's summaries (and header pick weights).
+    fn wide_pm(&self, r: u32) -> Body;
+    /// Rows `r..r + 4` of the wide layout's summaries (one address for the four loads).
+    #[inline(always)]
+    fn wide_pm4(&self, r: u32) -> [Body; 4] {
+        core::array::from_fn(|i| self.wide_pm(r + i as u32))
+    }
+    /// Dipoles of the wide entries at rows `r..r + 4`.
+    #[inline(always)]
+    fn wide_dipole4(&self, r: u32) -> [[f32; 3]; 4] {
+        core::array::from_fn(|i| self.wide_dipole(r + i as u32))
+    }
+    /// Row `r` of the wide layout's links, weights and headers.
+    fn wide_meta(&self, r: u32) -> WideMeta;
+    /// Dipole of the wide entry at row `r` (winding number only).
+    fn wide_dipole(&self, r: u32) -> [f32; 3];
 }
 
-/// A tree in host slices. `body_dipole` and `cell_dipole` may be empty unless the kernel is the
-/// winding number.
+/// A tree in host slices. `body_dipole`, `cell_dipole` and `wide_dipole` may be empty unless the
+/// kernel is the winding number; the wide layout (`wide_pm`, `wide_meta`) may be empty (then
+/// `levels = 2` walks the octree itself).
 #[derive(Clone, Copy, Debug)]
 pub struct SliceTree<'a> {
     pub bodies: &'a [Body],
@@ -169,6 +191,9 @@ pub struct SliceTree<'a> {
     pub cell_pm: &'a [Body],
     pub cell_dipole: &'a [[f32; 3]],
     pub root_half: f32,
+    pub wide_pm: &'a [Body],
+    pub wide_meta: &'a [WideMeta],
+    pub wide_dipole: &'a [Body],
 }
 
 /// The stochastic estimator reads trees in dense storage (`crate::bh::Layout`); its slot formula
@@ -212,6 +237,23 @@ impl TreeView for SliceTree<'_> {
     fn cell_dipole(&self, c: i32) -> [f32; 3] {
         self.cell_dipole[c as usize]
     }
+    #[inline(always)]
+    fn has_wide(&self) -> bool {
+        !self.wide_pm.is_empty()
+    }
+    #[inline(always)]
+    fn wide_pm(&self, r: u32) -> Body {
+        self.wide_pm[r as usize]
+    }
+    #[inline(always)]
+    fn wide_meta(&self, r: u32) -> WideMeta {
+        self.wide_meta[r as usize]
+    }
+    #[inline(always)]
+    fn wide_dipole(&self, r: u32) -> [f32; 3] {
+        let d = self.wide_dipole[r as usize];
+        [d.x, d.y, d.z]
+    }
 }
 
 /// A tree in device memory, read through raw pointers (the kernels' view).
@@ -223,6 +265,9 @@ pub struct RawTree {
     next: *const i32,
     cell_pm: *const Body,
     cell_dipole: *const [f32; 3],
+    wide_pm: *const Body,
+    wide_meta: *const WideMeta,
+    wide_dipole: *const Body,
     n: i32,
     cells: i32,
     root_half: f32,
@@ -233,7 +278,9 @@ impl RawTree {
     /// `bodies` and `next` hold `n` entries, `cell_pm` `cells`, `child` `8 * cells`, forming a
     /// complete tree of `crate::bh`'s layout whose root has half-width `root_half`; the dipole
     /// arrays hold as many entries as bodies and cells, or are null when the winding number is
-    /// not evaluated. Everything stays valid and unchanged while the view is used.
+    /// not evaluated. `wide_pm` is null (no wide layout) or, with `wide_meta`, the wide layout
+    /// of this tree (module `wide`), `wide_dipole` too when the winding number is evaluated.
+    /// Everything stays valid and unchanged while the view is used.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub unsafe fn new(
@@ -243,6 +290,9 @@ impl RawTree {
         next: *const i32,
         cell_pm: *const Body,
         cell_dipole: *const [f32; 3],
+        wide_pm: *const Body,
+        wide_meta: *const WideMeta,
+        wide_dipole: *const Body,
         n: u32,
         cells: u32,
         root_half: f32,
@@ -254,6 +304,9 @@ impl RawTree {
             next,
             cell_pm,
             cell_dipole,
+            wide_pm,
+            wide_meta,
+            wide_dipole,
             n: n as i32,
             cells: cells as i32,
             root_half,
@@ -299,6 +352,36 @@ impl TreeView for RawTree {
     #[inline(always)]
     fn cell_dipole(&self, c: i32) -> [f32; 3] {
         unsafe { *self.cell_dipole.add(c as usize) }
+    }
+    #[inline(always)]
+    fn has_wide(&self) -> bool {
+        !self.wide_pm.is_null()
+    }
+    #[inline(always)]
+    fn wide_pm(&self, r: u32) -> Body {
+        unsafe { *self.wide_pm.add(r as usize) }
+    }
+    #[inline(always)]
+    fn wide_pm4(&self, r: u32) -> [Body; 4] {
+        let p = unsafe { self.wide_pm.add(r as usize) };
+        core::array::from_fn(|i| unsafe { *p.add(i) })
+    }
+    #[inline(always)]
+    fn wide_dipole4(&self, r: u32) -> [[f32; 3]; 4] {
+        let p = unsafe { self.wide_dipole.add(r as usize) };
+        core::array::from_fn(|i| {
+            let d = unsafe { *p.add(i) };
+            [d.x, d.y, d.z]
+        })
+    }
+    #[inline(always)]
+    fn wide_meta(&self, r: u32) -> WideMeta {
+        unsafe { *self.wide_meta.add(r as usize) }
+    }
+    #[inline(always)]
+    fn wide_dipole(&self, r: u32) -> [f32; 3] {
+        let d = unsafe { *self.wide_dipole.add(r as usize) };
+        [d.x, d.y, d.z]
     }
 }
 
@@ -529,40 +612,57 @@ fn children_terms<V: TreeView>(v: &V, k: KernelSpec, q: [f32; 3], cell: i32, wid
     f
 }
 
+/// The path-sampling weight of a child slot's value `ch`: a cell's weight, a bucket chain's summed
+/// weight (in chain order), 0 for an empty slot. The wide layout stores exactly these floats.
+#[inline(always)]
+pub fn slot_weight<V: TreeView>(v: &V, ch: i32) -> f32 {
+    if ch >= v.n() {
+        v.cell(ch - v.n()).m
+    } else {
+        let mut b = ch;
+        let mut w = 0.0;
+        while b >= 0 {
+            w += v.body(b).m;
+            b = v.next(b);
+        }
+        w
+    }
+}
+
 /// One child slot of `cell` drawn with probability proportional to its weight, from the uniform
 /// `u`: (slot value, the probability's inverse). The last non-empty slot catches a draw that
 /// rounding leaves past the running sum.
 #[inline(always)]
 fn pick_slot<V: TreeView>(v: &V, cell: i32, u: f32) -> (i32, f32) {
-    let n = v.n();
     let mut slots = [0i32; 8];
     let mut weights = [0.0f32; 8];
-    let mut total = 0.0f32;
     for o in 0..8 {
         let ch = v.child(cell, o);
         slots[o as usize] = ch;
-        let w = if ch >= n {
-            v.cell(ch - n).m
-        } else {
-            let mut b = ch;
-            let mut w = 0.0;
-            while b >= 0 {
-                w += v.body(b).m;
-                b = v.next(b);
-            }
-            w
-        };
-        weights[o as usize] = w;
-        total += w;
+        weights[o as usize] = slot_weight(v, ch);
+    }
+    let (o, inv) = pick_weighted(&weights, u);
+    (if o < 0 { -1 } else { slots[o as usize] }, inv)
+}
+
+/// The index of one of 8 weights drawn with probability proportional to its weight, from the
+/// uniform `u`: (index, the probability's inverse), or (-1, total) when every weight is 0. The
+/// last positive weight catches a draw that rounding leaves past the running sum. The one rule of
+/// both tree layouts: zeros anywhere in `w` do not change the pick (the wide layout leaves empty
+/// slots out).
+#[inline(always)]
+fn pick_weighted(w: &[f32; 8], u: f32) -> (i32, f32) {
+    let mut total = 0.0f32;
+    for &x in w {
+        total += x;
     }
     let u = u * total;
     let (mut pick, mut pick_w, mut acc, mut found) = (-1i32, 1.0f32, 0.0f32, false);
-    for o in 0..8 {
-        let w = weights[o];
-        if w > 0.0 && !found {
-            acc += w;
-            pick = slots[o];
-            pick_w = w;
+    for (o, &x) in w.iter().enumerate() {
+        if x > 0.0 && !found {
+            acc += x;
+            pick = o as i32;
+            pick_w = x;
             found = u < acc;
         }
     }
@@ -665,9 +765,12 @@ fn stratum<V: TreeView>(
 /// docs). `stream` selects the random stream ([`stream_of`]). Unbiased for `S ≥ 1`.
 #[inline(always)]
 pub fn sbh_estimate<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64) -> f32 {
+    let key = rng::draw_u64(p.seed, stream);
+    if p.levels != 1 && v.has_wide() {
+        return wide::sbh_estimate_wide(v, p, q, key);
+    }
     let n = v.n();
     let root = v.root();
-    let key = rng::draw_u64(p.seed, stream);
     let mut total = 0.0f32;
     for o in 0..8 {
         let ch = v.child(root, o);
