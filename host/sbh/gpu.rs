@@ -6,7 +6,7 @@ use super::wide::WideTree;
 use super::{
     SbhError, SbhTree, Sources, validate, validate_beta, validate_order, validate_samples,
 };
-use crate::device::bh::Body;
+use crate::device::bh::{Body, TreeHeader};
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams, SliceTree, WideMeta};
 use crate::runtime::{CudaSlice, Gpu, GpuError, grid_for};
 
@@ -89,8 +89,22 @@ pub struct DeviceTree {
     n: u32,
     cells: u32,
     root_half: f32,
-    /// Host time of the wide layout's build (with its download and upload, for a GPU-built tree).
+    /// The octree's header (bounding box, cells in use).
+    header: TreeHeader,
+    /// Where the wide layout was built, and its time in ms: GPU (CUDA events over its stages) or
+    /// host (with the tree's download and the layout's upload, for a GPU-built tree).
+    wide_build: WideBuild,
     wide_ms: f64,
+}
+
+/// Where [`DeviceTree::build_on_gpu_with`] builds the wide layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WideBuild {
+    /// On the GPU, right after the octree (`sbh_wide_mark`, `sbh_wide_scan`, `sbh_wide_start`,
+    /// `sbh_wide_fill`).
+    Gpu,
+    /// On the host from the downloaded octree ([`WideTree::build`]), then uploaded.
+    Host,
 }
 
 /// The wide layout in device memory.
@@ -115,13 +129,24 @@ impl DeviceWide {
 }
 
 impl DeviceTree {
-    /// Uploads `src` and its tree.
     /// Builds the sources' octree on the GPU with warpkit's Barnes–Hut tree stages (dense
-    /// storage) and keeps it there: no host tree, no upload. For kernels without dipoles (the
-    /// winding number needs per-cell dipole sums, which only [`SbhTree::build`] computes) and
-    /// positive weights (centres of mass divide by the cell's weight). Returns the tree and the
-    /// build's GPU time in ms (reset, bounding box, build, summarize).
+    /// storage), then its wide-node layout on the GPU, and keeps both there: no host tree, no
+    /// upload. For kernels without dipoles (the winding number needs per-cell dipole sums, which
+    /// only [`SbhTree::build`] computes) and positive weights (centres of mass divide by the
+    /// cell's weight). Returns the tree and the build's GPU time in ms (CUDA events: reset,
+    /// bounding box, build, summarize, and the wide layout's stages, [`Self::wide_ms`]).
     pub fn build_on_gpu(gpu: &Gpu, src: &Sources) -> Result<(Self, f64), SbhGpuError> {
+        Self::build_on_gpu_with(gpu, src, WideBuild::Gpu)
+    }
+
+    /// [`Self::build_on_gpu`] with the wide layout built where `wide` says; with
+    /// [`WideBuild::Host`] the returned time is the octree's only (the layout's host time is
+    /// [`Self::wide_ms`]).
+    pub fn build_on_gpu_with(
+        gpu: &Gpu,
+        src: &Sources,
+        wide: WideBuild,
+    ) -> Result<(Self, f64), SbhGpuError> {
         if !src.dipoles.is_empty() {
             return Err(SbhGpuError::GpuBuild(
                 "sources with dipoles need SbhTree::build".into(),
@@ -146,30 +171,40 @@ impl DeviceTree {
         )
         .map_err(|e| SbhGpuError::GpuBuild(e.to_string()))?;
         let header = gpu.download(&o.tree.header)?[0];
-        let ms = o.times.tree();
+        let mut ms = o.times.tree();
         let root_half = crate::device::bh::root_cell(&header).1;
-        // The wide layout, built on the host from the downloaded tree and uploaded.
-        let t0 = std::time::Instant::now();
-        let (bodies, child, next, cell_pm) = (
-            gpu.download(&o.bodies)?,
-            gpu.download(&o.tree.child)?,
-            gpu.download(&o.tree.next)?,
-            gpu.download(&o.tree.cell_pm)?,
-        );
-        let view = SliceTree {
-            bodies: &bodies,
-            body_dipole: &[],
-            child: &child,
-            next: &next,
-            cell_pm: &cell_pm,
-            cell_dipole: &[],
-            root_half,
-            wide_pm: &[],
-            wide_meta: &[],
-            wide_dipole: &[],
+        let n = src.bodies.len() as u32;
+        let (w, wide_ms) = match wide {
+            WideBuild::Gpu => {
+                let (w, wide_ms) = build_wide_on_gpu(gpu, &o, n)?;
+                ms += wide_ms;
+                (w, wide_ms)
+            }
+            WideBuild::Host => {
+                // Built on the host from the downloaded tree, and uploaded.
+                let t0 = std::time::Instant::now();
+                let (bodies, child, next, cell_pm) = (
+                    gpu.download(&o.bodies)?,
+                    gpu.download(&o.tree.child)?,
+                    gpu.download(&o.tree.next)?,
+                    gpu.download(&o.tree.cell_pm)?,
+                );
+                let view = SliceTree {
+                    bodies: &bodies,
+                    body_dipole: &[],
+                    child: &child,
+                    next: &next,
+                    cell_pm: &cell_pm,
+                    cell_dipole: &[],
+                    root_half,
+                    wide_pm: &[],
+                    wide_meta: &[],
+                    wide_dipole: &[],
+                };
+                let w = DeviceWide::upload(gpu, &WideTree::build(&view, false))?;
+                (w, t0.elapsed().as_secs_f64() * 1e3)
+            }
         };
-        let wide = DeviceWide::upload(gpu, &WideTree::build(&view, false))?;
-        let wide_ms = t0.elapsed().as_secs_f64() * 1e3;
         Ok((
             DeviceTree {
                 bodies: o.bodies,
@@ -178,10 +213,12 @@ impl DeviceTree {
                 next: o.tree.next,
                 cell_pm: o.tree.cell_pm,
                 cell_dipole: None,
-                wide: Some(wide),
-                n: src.bodies.len() as u32,
+                wide: Some(w),
+                n,
                 cells: o.layout.cells,
                 root_half,
+                header,
+                wide_build: wide,
                 wide_ms,
             },
             ms,
@@ -195,10 +232,56 @@ impl DeviceTree {
         self
     }
 
-    /// Host milliseconds spent on the wide layout (for [`Self::build_on_gpu`]: download of the
-    /// tree, build, upload; 0 for [`Self::upload`], whose layout [`SbhTree::build`] made).
+    /// Milliseconds spent on the wide layout: for [`WideBuild::Gpu`], GPU time of its stages
+    /// (CUDA events, part of [`Self::build_on_gpu`]'s time); for [`WideBuild::Host`], host time of
+    /// the tree's download, the build and the upload; 0 for [`Self::upload`], whose layout
+    /// [`SbhTree::build`] made.
     pub fn wide_ms(&self) -> f64 {
         self.wide_ms
+    }
+
+    /// Where the wide layout was built ([`WideBuild::Host`] for [`Self::upload`]).
+    pub fn wide_build(&self) -> WideBuild {
+        self.wide_build
+    }
+
+    /// A host copy of the tree and its wide layout (for tests and inspection): the octree's
+    /// header, child slots, chains and summaries (its `count`, `cell_quad`, `sort` and `groups`
+    /// are left empty) and, when present, the wide layout; the sources stay the caller's.
+    pub fn to_host(&self, gpu: &Gpu) -> Result<SbhTree, GpuError> {
+        let opt = |d: &Option<CudaSlice<[f32; 3]>>| -> Result<Vec<[f32; 3]>, GpuError> {
+            d.as_ref().map_or(Ok(Vec::new()), |d| gpu.download(d))
+        };
+        let wide = match &self.wide {
+            Some(w) => WideTree {
+                pm: gpu.download(&w.pm)?,
+                meta: gpu.download(&w.meta)?,
+                dipole: match &w.dipole {
+                    Some(d) => gpu.download(d)?,
+                    None => Vec::new(),
+                },
+            },
+            None => WideTree::default(),
+        };
+        Ok(SbhTree {
+            tree: crate::bh::Tree {
+                n: self.n as usize,
+                header: self.header,
+                child: gpu.download(&self.child)?,
+                next: gpu.download(&self.next)?,
+                count: Vec::new(),
+                cell_pm: gpu.download(&self.cell_pm)?,
+                cell_quad: Vec::new(),
+                sort: Vec::new(),
+                groups: Vec::new(),
+                group_size: crate::device::WARP_SIZE,
+                layout: crate::device::bh::Layout::dense(self.cells),
+            },
+            cell_dipole: opt(&self.cell_dipole)?,
+            root_half: self.root_half,
+            wide,
+            wide_ms: self.wide_ms,
+        })
     }
 
     pub fn upload(gpu: &Gpu, src: &Sources, t: &SbhTree) -> Result<Self, GpuError> {
@@ -220,9 +303,107 @@ impl DeviceTree {
             n: src.bodies.len() as u32,
             cells: t.tree.cells() as u32,
             root_half: t.root_half,
+            header: t.tree.header,
+            wide_build: WideBuild::Host,
             wide_ms: 0.0,
         })
     }
+}
+
+/// The wide layout of the GPU-built octree `o` (of `n` bodies), built on the GPU (the steps of
+/// `warpkit_device::sbh::wide_kernels`; the same blocks as [`WideTree::build`]'s, in the order of
+/// [`WideTree::build_top_down`]), and its GPU time in ms: CUDA events around every stage,
+/// including the scratch buffers' clearing and the one read-back of the row count that sizes the
+/// layout.
+fn build_wide_on_gpu(
+    gpu: &Gpu,
+    o: &crate::bh::gpu::DeviceOctree,
+    n: u32,
+) -> Result<(DeviceWide, f64), SbhGpuError> {
+    let cells = o.layout.cells;
+    let tiles = cells.div_ceil(dev::WIDE_TILE);
+    let k_mark = gpu.kernel("sbh_wide_mark")?;
+    let k_scan = gpu.kernel("sbh_wide_scan")?;
+    let k_start = gpu.kernel("sbh_wide_start")?;
+    let k_fill = gpu.kernel("sbh_wide_fill")?;
+    let mark_cfg = k_mark.resident_grid(gpu, dev::WIDE_BUILD_BLOCK)?;
+    let start_cfg = k_start.resident_grid(gpu, dev::WIDE_TILE)?;
+    let fill_cfg = k_fill.resident_grid(gpu, dev::WIDE_BUILD_BLOCK)?;
+    let one_block = crate::runtime::LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (dev::WIDE_SCAN_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let (res, ms) = gpu.time(|| {
+        let mut mark = gpu.alloc_zeros::<u32>(cells as usize)?;
+        let mut tile_sum = gpu.alloc_zeros::<u32>(tiles as usize)?;
+        let mut status = gpu.alloc_zeros::<u32>(2)?;
+        let mut cnt = gpu.alloc_poisoned::<u32>(cells as usize)?;
+        let mut start = gpu.alloc_poisoned::<u32>(cells as usize)?;
+        // SAFETY: a summarized dense tree of n bodies and `cells` cells (header.bottom..cells in
+        // use); every scratch buffer sized as the kernels' docs require; the mark launch is a
+        // resident grid (its threads wait on each other).
+        unsafe {
+            gpu.launch(&k_mark)
+                .arg(&o.tree.child)
+                .arg(&o.tree.header)
+                .arg(&n)
+                .arg(&cells)
+                .arg(&mut mark)
+                .arg(&mut cnt)
+                .arg(&mut tile_sum)
+                .arg(&mut status)
+                .run(mark_cfg)?;
+            gpu.launch(&k_scan)
+                .arg(&mut tile_sum)
+                .arg(&tiles)
+                .arg(&mut status)
+                .run(one_block)?;
+            gpu.launch(&k_start)
+                .arg(&o.tree.header)
+                .arg(&cells)
+                .arg(&cnt)
+                .arg(&tile_sum)
+                .arg(&mut start)
+                .run(start_cfg)?;
+        }
+        let st = gpu.download(&status)?;
+        let rows = st[0] as usize;
+        if st[1] != 0 || rows == 0 {
+            return Ok(Err(format!(
+                "wide layout: {} (a cell in use that the root does not reach?)",
+                if rows == 0 {
+                    "no rows"
+                } else {
+                    "a depth wait gave up"
+                }
+            )));
+        }
+        let mut pm = gpu.alloc_poisoned::<Body>(rows)?;
+        let mut meta = gpu.alloc_poisoned::<WideMeta>(rows)?;
+        // SAFETY: as above; `rows` rows is the scan's total, which bounds every block's rows.
+        unsafe {
+            gpu.launch(&k_fill)
+                .arg(&o.bodies)
+                .arg(&o.tree.child)
+                .arg(&o.tree.next)
+                .arg(&o.tree.cell_pm)
+                .arg(&o.tree.header)
+                .arg(&n)
+                .arg(&cells)
+                .arg(&cnt)
+                .arg(&start)
+                .arg(&mut pm)
+                .arg(&mut meta)
+                .run(fill_cfg)?;
+        }
+        Ok(Ok(DeviceWide {
+            pm,
+            meta,
+            dipole: None,
+        }))
+    })?;
+    Ok((res.map_err(SbhGpuError::GpuBuild)?, ms))
 }
 
 /// Stochastic Barnes–Hut sums at `queries` (`sbh_estimate_kernel`) and the kernel's time in ms.

@@ -692,6 +692,7 @@ fn wide_layout_holds_every_body_once() {
         .chain([(Kernel::Shifted.spec(0.1), awkward_sources(5000, 2))])
     {
         let t = SbhTree::build(&src);
+        t.wide.check(&t.view_octree(&src)).unwrap();
         let w = &t.wide;
         let mut chains = false;
         let mut seen = vec![0u32; src.bodies.len()];
@@ -744,4 +745,99 @@ fn wide_layout_holds_every_body_once() {
         // The awkward sources' coincident bodies form bucket chains, which the headers flag.
         assert_eq!(chains, src.bodies.len() == 5000);
     }
+}
+
+/// Every setup of the wide-layout tests: each kernel kind, bucket chains and weightless bodies, a
+/// deeper tree, and dipoles.
+fn wide_setups() -> Vec<(KernelSpec, Sources)> {
+    let mut setups = kernels();
+    setups.push((Kernel::Shifted.spec(0.1), awkward_sources(3000, 8)));
+    setups.push((Kernel::Smooth.spec(20.0), awkward_sources(1 << 14, 9)));
+    setups.push((Kernel::Winding.spec(0.0), sphere_sources(1 << 13, 0.3, 10)));
+    setups.push((Kernel::Plummer.spec(0.0), uniform_sources(1, 11)));
+    setups
+}
+
+#[test]
+fn top_down_layout_is_the_breadth_first_layout_reordered() {
+    // The GPU build's steps (depth parities top down, a scan of the rows in cell order, one
+    // `wide_block` per wide node) run on the host give the host builder's blocks bit for bit in
+    // another order, so the estimates are bit-identical too.
+    let mut q = random_queries(500, 19);
+    q.extend_from_slice(&QUERIES);
+    for (k, src) in wide_setups() {
+        let t = SbhTree::build(&src);
+        let v = t.view_octree(&src);
+        let td = wide::WideTree::build_top_down(&v, t.tree.used_cells(), !src.dipoles.is_empty());
+        let blocks = td.same_blocks(&t.wide).unwrap();
+        assert_eq!(blocks, t.wide.counts().0);
+        assert_eq!(td.check(&v).unwrap(), t.wide.check(&v).unwrap());
+        assert_eq!(td.meta.len(), t.wide.meta.len());
+        if src.bodies.len() > 1 {
+            assert_ne!(td.meta, t.wide.meta, "the orders should differ");
+        }
+        let mut t2 = t.clone();
+        t2.wide = td;
+        for (samples, coherent) in [(1, true), (2, false)] {
+            let p = SbhParams {
+                kernel: k,
+                samples,
+                seed: 21,
+                levels: 2,
+            };
+            let a = cpu::estimate(&src, &t, &q, &p, coherent).unwrap();
+            let b = cpu::estimate(&src, &t2, &q, &p, coherent).unwrap();
+            assert_eq!(
+                a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                b.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "kind {}",
+                k.kind
+            );
+        }
+    }
+}
+
+#[test]
+fn layout_check_catches_damage() {
+    let src = awkward_sources(3000, 12);
+    let t = SbhTree::build(&src);
+    let v = t.view_octree(&src);
+    let (blocks, entries) = t.wide.check(&v).unwrap();
+    assert_eq!((blocks, entries), t.wide.counts());
+    // Entries: every body once (chains counted at their head) plus every non-root block.
+    let heads = (0..src.bodies.len())
+        .filter(|&b| !t.tree.next.contains(&(b as i32)))
+        .count();
+    assert_eq!(entries, heads + blocks - 1);
+    let damaged = |f: &dyn Fn(&mut wide::WideTree)| {
+        let mut w = t.wide.clone();
+        f(&mut w);
+        w.check(&v).is_err()
+    };
+    let first_entry = dev::WIDE_HEAD as usize;
+    assert!(damaged(&|w| w.pm[0].x *= 1.01)); // a pick weight
+    assert!(damaged(&|w| w.meta[first_entry].0[2] ^= 1 << 20)); // an entry's weight
+    assert!(damaged(&|w| w.meta[first_entry].0[3] ^= 8)); // a slot in the wrong group
+    assert!(damaged(&|w| w.meta[1].0[0] = 1)); // the unused header row
+    assert!(damaged(&|w| {
+        // Two blocks' links swapped: the counts no longer match (or the weights).
+        let links: Vec<usize> = (0..w.meta.len())
+            .filter(|&r| w.meta[r].link() > 0 && r >= first_entry && r < 70)
+            .collect();
+        let (a, b) = (links[0], links[1]);
+        let (la, lb) = (w.meta[a].0[0], w.meta[b].0[0]);
+        w.meta[a].0[0] = lb;
+        w.meta[b].0[0] = la;
+    }));
+    assert!(damaged(&|w| {
+        // A body entry made to point at another body.
+        let r = (0..w.meta.len())
+            .find(|&r| w.meta[r].link() < -1 && w.meta[r].aux() == -1 && r >= first_entry)
+            .unwrap();
+        w.meta[r].0[0] += 1;
+    }));
+    // same_blocks sees a changed summary.
+    let mut w = t.wide.clone();
+    w.pm[first_entry].x += 1e-3;
+    assert!(w.same_blocks(&t.wide).is_err());
 }

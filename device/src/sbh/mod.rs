@@ -41,8 +41,13 @@
 #[cfg(target_arch = "nvptx64")]
 mod kernels;
 mod wide;
+#[cfg(target_arch = "nvptx64")]
+mod wide_kernels;
 
-pub use wide::{WIDE_CHAINS, WIDE_HEAD, WIDE_PAD, WideMeta, wide_padded};
+pub use wide::{
+    WIDE_BUILD_BLOCK, WIDE_CHAINS, WIDE_EVEN, WIDE_HEAD, WIDE_ODD, WIDE_PAD, WIDE_SCAN_BLOCK,
+    WIDE_TILE, WideMeta, wide_block, wide_entries, wide_mark, wide_padded, wide_rows,
+};
 
 use crate::bh::{Body, MAX_DEPTH};
 use crate::{math, rng};

@@ -44,6 +44,15 @@ pub const WIDE_PAD: u32 = 4;
 /// Header flag: some entry of the block heads a bucket chain of more than one body.
 pub const WIDE_CHAINS: i32 = 1;
 
+/// GPU build ([`wide_mark`], then a scan of the blocks' rows, then [`wide_block`] per wide node):
+/// positions `j = root - cell` (the root's block first) are scanned in tiles of this many, one
+/// thread each (the block size of `sbh_wide_start`).
+pub const WIDE_TILE: u32 = 256;
+/// Threads of `sbh_wide_scan`, the one block that scans the tiles' sums.
+pub const WIDE_SCAN_BLOCK: u32 = 1024;
+/// Block size of `sbh_wide_mark` and `sbh_wide_fill` (resident grids).
+pub const WIDE_BUILD_BLOCK: u32 = 256;
+
 /// One row of the wide layout's integer side: an entry's `[link, aux, weight bits, slot]` or a
 /// block header's `[ends 0..4, ends 4..8, count, flags | cell mask << 8]` (module docs).
 #[repr(C, align(16))]
@@ -114,6 +123,154 @@ impl WideMeta {
 #[inline(always)]
 pub fn wide_padded(count: u32) -> u32 {
     (count + WIDE_PAD - 1) & !(WIDE_PAD - 1)
+}
+
+/// Rows of the block of a wide node with `count` entries: header, entries, padding (a wide node
+/// has at least one entry; `count = 0` marks a cell that is no wide node and takes no rows).
+#[inline(always)]
+pub fn wide_rows(count: u32) -> u32 {
+    if count == 0 {
+        0
+    } else {
+        WIDE_HEAD + wide_padded(count)
+    }
+}
+
+/// The entries of wide node `cell`, in layout order: `f(slot, value)` for each non-empty
+/// grandchild slot and each body child (`slot = 8 o + o2`; `value` is the slot's content: `n + c`
+/// for cell `c`, else the body heading a bucket chain). Returns the end of each child's group
+/// and the mask of children that are cells (the header's fields).
+#[inline(always)]
+pub fn wide_entries<V: TreeView>(v: &V, cell: i32, mut f: impl FnMut(u32, i32)) -> ([u8; 8], u8) {
+    let n = v.n();
+    // The ends as 8 bytes of a u64: no array indexed by a loop variable (a stack frame on the GPU).
+    let (mut ends, mut cells, mut count) = (0u64, 0u8, 0u8);
+    for o in 0..8u32 {
+        let ch = v.child(cell, o);
+        if ch >= n {
+            cells |= 1 << o;
+            for o2 in 0..8 {
+                let gc = v.child(ch - n, o2);
+                if gc >= 0 {
+                    f(8 * o + o2, gc);
+                    count += 1;
+                }
+            }
+        } else if ch >= 0 {
+            f(8 * o, ch);
+            count += 1;
+        }
+        ends |= (count as u64) << (8 * o);
+    }
+    (ends.to_le_bytes(), cells)
+}
+
+/// Depth-parity marks of the top-down pass ([`wide_mark`]): 0 = not reached yet.
+pub const WIDE_ODD: u32 = 1;
+/// See [`WIDE_ODD`]: the cell is at an even depth, a wide node.
+pub const WIDE_EVEN: u32 = 2;
+
+/// One step of the top-down pass that finds the wide nodes (the root and every cell at an even
+/// depth) without stored depths: `cell` is at an even depth or not (`even`); each child cell is
+/// handed to `mark(child, !even)`. Returns the entry count of `cell`'s block, 0 if `cell` is no
+/// wide node ([`wide_rows`] of it: the block's rows).
+#[inline(always)]
+pub fn wide_mark<V: TreeView>(
+    v: &V,
+    cell: i32,
+    even: bool,
+    mut mark: impl FnMut(i32, bool),
+) -> u32 {
+    let n = v.n();
+    for o in 0..8 {
+        let ch = v.child(cell, o);
+        if ch >= n {
+            mark(ch - n, !even);
+        }
+    }
+    if even {
+        wide_entries(v, cell, |_, _| {}).0[7] as u32
+    } else {
+        0
+    }
+}
+
+/// The rows of wide node `cell`'s block (module docs): `put(offset, summary, meta, dipole)` for
+/// every offset `0..wide_rows(count)` from the block's first row, exactly once each (entries, then
+/// padding, then the two header rows). `link(c)` is the first row and entry count of wide node
+/// `c`'s block (the grandchild cells' links). With `dipoles`, the entries' dipoles come from
+/// `cell_dipole` / `body_dipole` (x, y, z; m = 0); without, and for header and padding rows, they
+/// are zero. Returns the entry count. The one builder of a block: the host's breadth-first layout
+/// and the GPU's both call it.
+#[inline(always)]
+pub fn wide_block<V: TreeView>(
+    v: &V,
+    cell: i32,
+    dipoles: bool,
+    link: impl Fn(i32) -> (u32, u32),
+    mut put: impl FnMut(u32, Body, WideMeta, Body),
+) -> u32 {
+    let n = v.n();
+    let dipole = |d: [f32; 3]| Body {
+        x: d[0],
+        y: d[1],
+        z: d[2],
+        m: 0.0,
+    };
+    let (mut flags, mut e, mut last) = (0i32, 0u32, Body::default());
+    let (ends, cells) = wide_entries(v, cell, |slot, val| {
+        let (s, m, d) = if val >= n {
+            let c = val - n;
+            let (row, count) = link(c);
+            let s = v.cell(c);
+            let d = if dipoles { v.cell_dipole(c) } else { [0.0; 3] };
+            (s, WideMeta::entry(row as i32, count as i32, s.m, slot), d)
+        } else {
+            let next = v.next(val);
+            if next >= 0 {
+                flags |= WIDE_CHAINS;
+            }
+            let d = if dipoles {
+                v.body_dipole(val)
+            } else {
+                [0.0; 3]
+            };
+            let m = WideMeta::entry(-1 - val, next, slot_weight(v, val), slot);
+            (v.body(val), m, d)
+        };
+        put(WIDE_HEAD + e, s, m, dipole(d));
+        last = s;
+        e += 1;
+    });
+    // Padding: weightless copies of the last entry (exact zero terms), never picked.
+    for p in e..wide_padded(e) {
+        let pad = Body { m: 0.0, ..last };
+        put(
+            WIDE_HEAD + p,
+            pad,
+            WideMeta::entry(-1, -1, 0.0, 0),
+            Body::default(),
+        );
+    }
+    // Header: the children's pick weights, exactly `pick_slot`'s floats.
+    let w: [f32; 8] = core::array::from_fn(|o| slot_weight(v, v.child(cell, o as u32)));
+    let (w0, w1) = (
+        Body {
+            x: w[0],
+            y: w[1],
+            z: w[2],
+            m: w[3],
+        },
+        Body {
+            x: w[4],
+            y: w[5],
+            z: w[6],
+            m: w[7],
+        },
+    );
+    put(0, w0, WideMeta::header(ends, cells, flags), Body::default());
+    put(1, w1, WideMeta::default(), Body::default());
+    e
 }
 
 /// The dipole of the entry at `row` (zero unless the kernel is the winding number).
