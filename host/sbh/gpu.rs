@@ -1,6 +1,7 @@
 //! GPU launchers: the tree (built on the CPU, see [`super::SbhTree::build`]) is uploaded once with
-//! [`DeviceTree::upload`]; each evaluation uploads its queries, launches one kernel timed with CUDA
-//! events, and downloads the sums.
+//! [`DeviceTree::upload`], or the octree and its wide layout are built on the GPU
+//! ([`DeviceTree::build_on_gpu`]); each evaluation uploads its queries, launches one kernel timed
+//! with CUDA events, and downloads the sums.
 
 use super::wide::WideTree;
 use super::{

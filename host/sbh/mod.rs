@@ -6,8 +6,8 @@
 //! Trees: the octree of [`crate::bh`], built on the CPU by [`crate::bh::cpu::build_tree`] and
 //! uploaded for the GPU ([`gpu::DeviceTree::upload`]), as the paper's authors build theirs, or
 //! built on the GPU ([`gpu::DeviceTree::build_on_gpu`]). The 64-ary estimator (`levels = 2`)
-//! reads the octree through its wide-node layout ([`wide::WideTree`], built on the host from
-//! either tree).
+//! reads the octree through its wide-node layout ([`wide::WideTree`], built on the host for a
+//! host tree, on the GPU right after a GPU-built octree).
 
 pub mod cpu;
 pub mod gpu;

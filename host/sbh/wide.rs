@@ -1,5 +1,9 @@
 //! The wide-node layout of the 64-ary estimator, built on the host from any octree view (the
-//! layout and its invariants are described in `warpkit_device::sbh::wide`).
+//! layout and its invariants are described in `warpkit_device::sbh::wide`): breadth-first
+//! ([`WideTree::build`]) or in the GPU build's order ([`WideTree::build_top_down`], the CPU twin of
+//! `warpkit_device::sbh::wide_kernels`). Every block is written by `wide_block`, the one copy of
+//! the block's formulas that the kernels call too. [`WideTree::check`] and
+//! [`WideTree::same_blocks`] test a layout, wherever it was built.
 
 use crate::device::bh::Body;
 use crate::device::sbh::{
@@ -200,7 +204,11 @@ impl WideTree {
                         match count_at.get(&(m.link() as u32)) {
                             Some(&k) if k == m.aux() as u32 => {}
                             _ => {
-                                return err(format!("entry {e}: link {} aux {}", m.link(), m.aux()));
+                                return err(format!(
+                                    "entry {e}: link {} aux {}",
+                                    m.link(),
+                                    m.aux()
+                                ));
                             }
                         }
                         if m.weight() != self.pm[r].m || m.link() as u32 == s {

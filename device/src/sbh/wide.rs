@@ -26,6 +26,10 @@
 //!   copies of the last entry (each adds an exact zero to a sum) so the term loop runs in whole
 //!   groups of four loads; padding never takes part in a pick.
 //!
+//! Built by [`wide_block`] per wide node, on the host (breadth-first, the root's block at row 0)
+//! or on the GPU (module `wide_kernels`: the blocks in decreasing cell index, again the root's
+//! first); the estimator only follows links, so the order of the blocks does not matter.
+//!
 //! Every body appears in exactly one block (the block of its parent or of its grandparent,
 //! whichever has even depth), and so does every cell at even depth ≥ 2: the layout holds
 //! `M + C_even` entries plus `2 + pad` rows per wide node, 32 bytes a row (48 with dipoles).
