@@ -750,81 +750,63 @@ unsafe fn flush_list<const K: usize, const SOFT: bool>(
     *len = 0;
 }
 
-/// Accelerations like [`bh_gravity`], but each warp traverses the tree once for the bounding box
-/// of one warp group (`groups[g]` = (first, size) in `sort`, packed by `bh_sort` so that a group
-/// never spans more than one parent cell): a cell is used whole when it is far
-/// from the whole box ([`is_far_from_box`]), which implies far for every body. Each step pops up
-/// to [`GROUP_POP`] cells and lanes `8s..8s+8` test the children of cell `s` in parallel; accepted cells and bodies go to a shared
-/// interaction list that all lanes evaluate together. Groups of up to 32 bodies (one per lane;
-/// `bh_sort` with `group_size` 32). Launch `GROUP_BLOCK`-thread blocks.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_gravity_group(
-    bodies: *const Body,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    header: *mut TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_quad: *const Quad,
-    layout: Layout,
-    theta2: f32,
-    eps2: f32,
-    g: f32,
-    acc: *mut Accel,
-) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        if softened(eps2) {
-            gravity_group::<1, true>(
-                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
-                eps2, g, acc,
-            )
-        } else {
-            gravity_group::<1, false>(
-                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
-                eps2, g, acc,
-            )
+/// Defines a group-gravity entry point: `gravity_group::<K, SOFT>`, `SOFT` chosen from `eps2`.
+macro_rules! group_kernel {
+    ($(#[$doc:meta])* $name:ident, $k:literal) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            bodies: *const Body,
+            n: u32,
+            sort: *const u32,
+            groups: *const [u32; 2],
+            header: *mut TreeHeader,
+            child: *const i32,
+            next: *const i32,
+            cell_pm: *const Body,
+            cell_quad: *const Quad,
+            layout: Layout,
+            theta2: f32,
+            eps2: f32,
+            g: f32,
+            acc: *mut Accel,
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe {
+                if softened(eps2) {
+                    gravity_group::<$k, true>(
+                        bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
+                        theta2, eps2, g, acc,
+                    )
+                } else {
+                    gravity_group::<$k, false>(
+                        bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
+                        theta2, eps2, g, acc,
+                    )
+                }
+            }
         }
-    }
+    };
 }
 
-/// [`bh_gravity_group`] with two bodies per lane: groups of up to 64 bodies (`bh_sort` with
-/// `group_size` 64), so a traversal serves twice the bodies and every list entry loaded from
-/// shared memory is used twice.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_gravity_group2(
-    bodies: *const Body,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    header: *mut TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_quad: *const Quad,
-    layout: Layout,
-    theta2: f32,
-    eps2: f32,
-    g: f32,
-    acc: *mut Accel,
-) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        if softened(eps2) {
-            gravity_group::<2, true>(
-                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
-                eps2, g, acc,
-            )
-        } else {
-            gravity_group::<2, false>(
-                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
-                eps2, g, acc,
-            )
-        }
-    }
-}
+group_kernel!(
+    /// Accelerations like [`bh_gravity`], but each warp traverses the tree once for the bounding
+    /// box of one warp group (`groups[g]` = (first, size) in `sort`, packed by `bh_sort` so that a
+    /// group never spans more than one parent cell; groups are handed out by
+    /// `header.next_group`): a cell is used whole when it is far from the whole box
+    /// ([`is_far_from_box`]), which implies far for every body. Each step pops up to
+    /// [`GROUP_POP`] cells and lanes `8s..8s+8` test the children of cell `s` in parallel;
+    /// accepted cells and bodies go to a shared interaction list that all lanes evaluate
+    /// together (with the cells' quadrupoles unless `cell_quad` is null). Groups of up to 32
+    /// bodies (one per lane; `bh_sort` with `group_size` 32). Launch `GROUP_BLOCK`-thread blocks.
+    bh_gravity_group, 1
+);
+group_kernel!(
+    /// [`bh_gravity_group`] with two bodies per lane: groups of up to 64 bodies (`bh_sort` with
+    /// `group_size` 64), so a traversal serves twice the bodies and every list entry loaded from
+    /// shared memory is used twice.
+    bh_gravity_group2, 2
+);
 
 /// The warp-group traversal with `K` bodies per lane (lane `l` holds group members `l + 32 k`).
 ///
