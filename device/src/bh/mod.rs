@@ -16,7 +16,7 @@
 //! bucket, a chain through `next` of bodies that are treated one by one.
 
 #[cfg(target_arch = "nvptx64")]
-mod kernels;
+pub(crate) mod kernels;
 
 use crate::math;
 

@@ -260,7 +260,8 @@ unsafe fn flush_group<const KIND: u32>(
 /// As the kernel.
 #[inline(always)]
 unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
-    use crate::bh::{GROUP_LIST, GROUP_POP, GROUP_STACK, GROUP_STACK_SOFT, box_of};
+    use crate::bh::kernels::warp_box;
+    use crate::bh::{GROUP_LIST, GROUP_POP, GROUP_STACK, GROUP_STACK_SOFT};
     use crate::gpu::shared::shared_addr;
     use crate::gpu::warp::*;
     let k = KernelSpec {
@@ -295,16 +296,7 @@ unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
             let active = first + lane < g.nq;
             let j = query_at(g.order, if active { first + lane } else { first });
             let q = *g.queries.add(j as usize);
-            let (mut lo, mut hi) = (q, q);
-            for c in 0..3 {
-                let mut off = 16;
-                while off > 0 {
-                    lo[c] = lo[c].min(shfl_xor_f32(FULL_MASK, lo[c], off).0);
-                    hi[c] = hi[c].max(shfl_xor_f32(FULL_MASK, hi[c], off).0);
-                    off /= 2;
-                }
-            }
-            let (bc, bh) = box_of(lo, hi);
+            let (bc, bh) = warp_box(q, q);
             let mut total = 0.0f32;
             let s_root = v.cell(root);
             if is_far_from_box(bc, bh, s_root.pos(), diameter_at(root_half, 0), g.beta) {
