@@ -760,8 +760,11 @@ pub(crate) unsafe fn warp_box(mut lo: [f32; 3], mut hi: [f32; 3]) -> ([f32; 3], 
     for c in 0..3 {
         let mut off = 16;
         while off > 0 {
-            lo[c] = lo[c].min(shfl_xor_f32(FULL_MASK, lo[c], off).0);
-            hi[c] = hi[c].max(shfl_xor_f32(FULL_MASK, hi[c], off).0);
+            // SAFETY: the whole warp is here, per the contract.
+            unsafe {
+                lo[c] = lo[c].min(shfl_xor_f32(FULL_MASK, lo[c], off).0);
+                hi[c] = hi[c].max(shfl_xor_f32(FULL_MASK, hi[c], off).0);
+            }
             off /= 2;
         }
     }
