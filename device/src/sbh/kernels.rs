@@ -280,15 +280,7 @@ unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
         let list = sbh_group_list().add(wib * GROUP_LIST);
         let dip = sbh_group_dipole().add(wib * GROUP_LIST);
         let (list_at, dip_at) = (shared_addr(list), shared_addr(dip));
-        let dipole = |cell: bool, i: i32| {
-            if !winding {
-                [0.0; 3]
-            } else if cell {
-                v.cell_dipole(i)
-            } else {
-                v.body_dipole(i)
-            }
-        };
+        let dipole = |cell: bool, i: i32| dipole_of(v, k, cell, i);
         let warps_total = grid_size_1d() / crate::WARP_SIZE;
         let mut w = index_1d() / crate::WARP_SIZE;
         while w * crate::WARP_SIZE < g.nq {
