@@ -441,9 +441,8 @@ pub fn gravity_with(
             layout,
             sort: gpu.download(&d_sort)?,
             groups: {
-                let ng = gpu.download(&t.header)?[0].groups as usize;
                 let mut g = gpu.download(&d_groups)?;
-                g.truncate(ng);
+                g.truncate(header.groups as usize);
                 g
             },
         })

@@ -298,10 +298,14 @@ impl Runner<'_> {
         Ok((last.unwrap_or_default(), median(&ms).unwrap_or(f64::NAN)))
     }
 
+    /// `method` at queries `q`, evaluated in `order` ([`sb::query_order`] of `q`: Morton order,
+    /// sorted on the host once per query set, not timed, as the trees are built); the values come
+    /// back in `q`'s order.
     fn run(
         &self,
         p: &Prepared,
         q: &[[f32; 3]],
+        order: &[u32],
         method: Method,
     ) -> Result<(Vec<f32>, f64), ReproError> {
         let k = self.k;
@@ -316,10 +320,7 @@ impl Runner<'_> {
             let v = f()?;
             Ok::<_, ReproError>((v, t.elapsed().as_secs_f64() * 1e3))
         };
-        // Both methods evaluate the queries in Morton order (sorted on the host, not timed, as
-        // the trees are built), whatever order the caller holds them in.
-        let order = sb::query_order(q);
-        let o = Some(order.as_slice());
+        let o = Some(order);
         match (self.s.backend.gpu(), &p.dev, method) {
             (Some(g), Some(d), Method::Sbh(n)) => self.timed(self.repeats, || {
                 Ok(sb::gpu::estimate_ordered(
@@ -528,6 +529,7 @@ fn measure(
     let mut perm: Vec<usize> = (0..grid.len()).collect();
     crate::bh::scene::shuffle(&mut perm, s.seed);
     let shuffled: Vec<[f32; 3]> = perm.iter().map(|&i| grid[i]).collect();
+    let (grid_order, shuffled_order) = (sb::query_order(&grid), sb::query_order(&shuffled));
     let mut conv_prep = None;
     for &m in &plan.ms {
         bar.set_message(format!("M = {}", fmt_n(m)));
@@ -546,12 +548,12 @@ fn measure(
         };
         record(pt("grid", Method::Brute, ms, ErrorStats::default()))?;
         let ref_shuffled: Vec<f64> = perm.iter().map(|&i| reference[i]).collect();
-        for (order, q, r) in [
-            ("grid", &grid, &reference),
-            ("shuffled", &shuffled, &ref_shuffled),
+        for (order, q, qo, r) in [
+            ("grid", &grid, &grid_order, &reference),
+            ("shuffled", &shuffled, &shuffled_order, &ref_shuffled),
         ] {
             for method in [Method::Bh(BETA), Method::Sbh(S)] {
-                let (v, ms) = runner.run(&prep, q, method)?;
+                let (v, ms) = runner.run(&prep, q, qo, method)?;
                 record(pt(order, method, ms, sb::error_stats(k, &v, r)))?;
                 bar.inc(1);
             }
@@ -571,13 +573,14 @@ fn measure(
     ] {
         bar.set_message(format!("convergence, {set}"));
         let (reference, _) = runner.reference(&prep, &q)?;
+        let q_order = sb::query_order(&q);
         bar.inc(1);
         let methods = SAMPLES
             .iter()
             .map(|&n| Method::Sbh(n))
             .chain(BETAS.iter().map(|&b| Method::Bh(b)));
         for method in methods {
-            let (v, ms) = runner.run(&prep, &q, method)?;
+            let (v, ms) = runner.run(&prep, &q, &q_order, method)?;
             let err = sb::error_stats(k, &v, &reference);
             record(Point {
                 section: "convergence",
@@ -616,7 +619,7 @@ fn measure(
         let res = plan.grid;
         let z = res / 2;
         let one = |method| -> Result<Vec<f64>, ReproError> {
-            let (v, _) = runner.run(&prep, &grid, method)?;
+            let (v, _) = runner.run(&prep, &grid, &grid_order, method)?;
             Ok((0..res * res)
                 .map(|i| {
                     let j = z * res * res + i;

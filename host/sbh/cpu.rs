@@ -59,11 +59,19 @@ pub fn estimate_layout(
         .into_par_iter()
         .map(|i| dev::sbh_estimate(&v, p, queries[at(i)], dev::stream_of(i as u32, coherent)))
         .collect();
-    let mut out = vec![0.0f32; queries.len()];
-    for (i, e) in by_position.into_iter().enumerate() {
-        out[at(i)] = e;
+    Ok(to_query_order(by_position, order))
+}
+
+/// Values computed at the positions of `order` (identity when `None`), put back in query order.
+fn to_query_order(by_position: Vec<f32>, order: Option<&[u32]>) -> Vec<f32> {
+    let Some(order) = order else {
+        return by_position;
+    };
+    let mut out = vec![0.0f32; by_position.len()];
+    for (&j, e) in order.iter().zip(by_position) {
+        out[j as usize] = e;
     }
-    Ok(out)
+    out
 }
 
 /// Deterministic Barnes–Hut sums at `queries` with far-field ratio `beta`.
@@ -100,28 +108,18 @@ pub fn barnes_hut_grouped(
     validate_beta(beta)?;
     validate_order(order, queries.len())?;
     let v = tree.view(src);
-    let winding = k.kind == dev::KIND_WINDING;
-    let identity: Vec<u32>;
-    let order = match order {
-        Some(o) => o,
-        None => {
-            identity = (0..queries.len() as u32).collect();
-            &identity
-        }
-    };
+    let at = |i: usize| order.map_or(i, |o| o[i] as usize);
+    let positions: Vec<usize> = (0..queries.len()).collect();
     let (n, root_half, root) = (v.n(), v.root_half(), v.root());
-    let sums: Vec<Vec<f32>> = order
+    let by_position: Vec<f32> = positions
         .par_chunks(32)
-        .map(|w| {
-            let qs: Vec<[f32; 3]> = w.iter().map(|&j| queries[j as usize]).collect();
+        .flat_map_iter(|w| {
+            let qs: Vec<[f32; 3]> = w.iter().map(|&i| queries[at(i)]).collect();
             let lo = std::array::from_fn(|c| qs.iter().map(|q| q[c]).fold(f32::INFINITY, f32::min));
             let hi =
                 std::array::from_fn(|c| qs.iter().map(|q| q[c]).fold(f32::NEG_INFINITY, f32::max));
             let (bc, bh) = crate::device::bh::box_of(lo, hi);
-            let cell = |c: i32| {
-                let a = if winding { v.cell_dipole(c) } else { [0.0; 3] };
-                (v.cell(c), a)
-            };
+            let cell = |c: i32| (v.cell(c), dev::dipole_of(&v, k, true, c));
             let mut list = Vec::new();
             let s_root = v.cell(root);
             if dev::is_far_from_box(bc, bh, s_root.pos(), dev::diameter_at(root_half, 0), beta) {
@@ -141,8 +139,7 @@ pub fn barnes_hut_grouped(
                         } else {
                             let mut b = ch;
                             while b >= 0 {
-                                let a = if winding { v.body_dipole(b) } else { [0.0; 3] };
-                                list.push((v.body(b), a));
+                                list.push((v.body(b), dev::dipole_of(&v, k, false, b)));
                                 b = v.next(b);
                             }
                         }
@@ -154,16 +151,10 @@ pub fn barnes_hut_grouped(
                     list.iter()
                         .fold(0.0, |t, (s, a)| dev::term_add(k, q, s, *a, t))
                 })
-                .collect()
+                .collect::<Vec<f32>>()
         })
         .collect();
-    let mut out = vec![0.0f32; queries.len()];
-    for (w, s) in order.chunks(32).zip(sums) {
-        for (&j, x) in w.iter().zip(s) {
-            out[j as usize] = x;
-        }
-    }
-    Ok(out)
+    Ok(to_query_order(by_position, order))
 }
 
 /// Direct summation, the twin of `sbh_brute_force`: each term in float32 through the device

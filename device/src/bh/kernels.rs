@@ -750,6 +750,27 @@ unsafe fn flush_list<const K: usize, const SOFT: bool>(
     *len = 0;
 }
 
+/// The bounding box (centre, half-extents) of the points whose per-lane bounds are `lo..hi`,
+/// reduced over the warp (every lane takes part).
+///
+/// # Safety
+/// Whole warp, convergent.
+#[inline(always)]
+pub(crate) unsafe fn warp_box(mut lo: [f32; 3], mut hi: [f32; 3]) -> ([f32; 3], [f32; 3]) {
+    for c in 0..3 {
+        let mut off = 16;
+        while off > 0 {
+            // SAFETY: the whole warp is here, per the contract.
+            unsafe {
+                lo[c] = lo[c].min(shfl_xor_f32(FULL_MASK, lo[c], off).0);
+                hi[c] = hi[c].max(shfl_xor_f32(FULL_MASK, hi[c], off).0);
+            }
+            off /= 2;
+        }
+    }
+    box_of(lo, hi)
+}
+
 /// Defines a group-gravity kernel: `gravity_group::<K, SOFT, QUAD>` behind one entry point.
 macro_rules! group_kernel {
     ($(#[$doc:meta])* $name:ident, $k:literal, $quad:literal) => {
@@ -816,6 +837,7 @@ group_kernel!(
     /// [`bh_gravity_group2`] with quadrupole moments (see [`bh_gravity_group_quad`]).
     bh_gravity_group2_quad, 2, true
 );
+
 
 /// The warp-group traversal with `K` bodies per lane (lane `l` holds group members `l + 32 k`).
 ///
@@ -890,15 +912,7 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
                     hi[c] = hi[c].max(pk[c]);
                 }
             }
-            for c in 0..3 {
-                let mut off = 16;
-                while off > 0 {
-                    lo[c] = lo[c].min(shfl_xor_f32(FULL_MASK, lo[c], off).0);
-                    hi[c] = hi[c].max(shfl_xor_f32(FULL_MASK, hi[c], off).0);
-                    off /= 2;
-                }
-            }
-            let (bc, bh) = box_of(lo, hi);
+            let (bc, bh) = warp_box(lo, hi);
 
             let mut a = [[0.0f32; 3]; K];
             let mut len = 0usize;

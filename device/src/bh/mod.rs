@@ -16,7 +16,7 @@
 //! bucket, a chain through `next` of bodies that are treated one by one.
 
 #[cfg(target_arch = "nvptx64")]
-mod kernels;
+pub(crate) mod kernels;
 
 use crate::math;
 
@@ -208,18 +208,7 @@ pub fn add_pair_accel_quad<const SOFT: bool>(
     q: &Quad,
     eps2: f32,
 ) {
-    let d = [c[0] - p[0], c[1] - p[1], c[2] - p[2]];
-    let r2 = math::fma(
-        d[0],
-        d[0],
-        math::fma(d[1], d[1], math::fma(d[2], d[2], eps2)),
-    );
-    let inv = math::rsqrt(r2);
-    let inv = if SOFT || r2 >= f32::MIN_POSITIVE {
-        inv
-    } else {
-        0.0
-    };
+    let (d, inv) = offset_inv_r::<SOFT>(p, c, eps2);
     let inv2 = inv * inv;
     let inv3 = inv * inv2;
     let inv5 = inv3 * inv2;
@@ -516,6 +505,18 @@ pub fn add_pair_accel<const SOFT: bool>(
     m: f32,
     eps2: f32,
 ) {
+    let (d, inv) = offset_inv_r::<SOFT>(p, q, eps2);
+    let f = m * inv * (inv * inv);
+    for c in 0..3 {
+        a[c] = math::fma(d[c], f, a[c]);
+    }
+}
+
+/// The offset `d = q − p` and the softened inverse distance `1/√(|d|² + ε²)` of the interaction
+/// formulas, or 0 for a zero softened distance (a body on itself with ε = 0); `SOFT` as in
+/// [`add_pair_accel`].
+#[inline(always)]
+fn offset_inv_r<const SOFT: bool>(p: [f32; 3], q: [f32; 3], eps2: f32) -> ([f32; 3], f32) {
     let d = [q[0] - p[0], q[1] - p[1], q[2] - p[2]];
     let r2 = math::fma(
         d[0],
@@ -529,10 +530,7 @@ pub fn add_pair_accel<const SOFT: bool>(
     } else {
         0.0
     };
-    let f = m * inv * (inv * inv);
-    for c in 0..3 {
-        a[c] = math::fma(d[c], f, a[c]);
-    }
+    (d, inv)
 }
 
 /// Whether `eps2` allows [`add_pair_accel`]`::<true>`.

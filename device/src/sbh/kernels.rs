@@ -323,7 +323,8 @@ unsafe fn flush_group<const KIND: u32>(
 /// As the kernel.
 #[inline(always)]
 unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
-    use crate::bh::{GROUP_LIST, GROUP_POP, GROUP_STACK, GROUP_STACK_SOFT, box_of};
+    use crate::bh::kernels::warp_box;
+    use crate::bh::{GROUP_LIST, GROUP_POP, GROUP_STACK, GROUP_STACK_SOFT};
     use crate::gpu::shared::shared_addr;
     use crate::gpu::warp::*;
     let k = KernelSpec {
@@ -342,15 +343,7 @@ unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
         let list = sbh_group_list().add(wib * GROUP_LIST);
         let dip = sbh_group_dipole().add(wib * GROUP_LIST);
         let (list_at, dip_at) = (shared_addr(list), shared_addr(dip));
-        let dipole = |cell: bool, i: i32| {
-            if !winding {
-                [0.0; 3]
-            } else if cell {
-                v.cell_dipole(i)
-            } else {
-                v.body_dipole(i)
-            }
-        };
+        let dipole = |cell: bool, i: i32| dipole_of(v, k, cell, i);
         let warps_total = grid_size_1d() / crate::WARP_SIZE;
         let mut w = index_1d() / crate::WARP_SIZE;
         while w * crate::WARP_SIZE < g.nq {
@@ -358,16 +351,7 @@ unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
             let active = first + lane < g.nq;
             let j = query_at(g.order, if active { first + lane } else { first });
             let q = *g.queries.add(j as usize);
-            let (mut lo, mut hi) = (q, q);
-            for c in 0..3 {
-                let mut off = 16;
-                while off > 0 {
-                    lo[c] = lo[c].min(shfl_xor_f32(FULL_MASK, lo[c], off).0);
-                    hi[c] = hi[c].max(shfl_xor_f32(FULL_MASK, hi[c], off).0);
-                    off /= 2;
-                }
-            }
-            let (bc, bh) = box_of(lo, hi);
+            let (bc, bh) = warp_box(q, q);
             let mut total = 0.0f32;
             let s_root = v.cell(root);
             if is_far_from_box(bc, bh, s_root.pos(), diameter_at(root_half, 0), g.beta) {

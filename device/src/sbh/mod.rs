@@ -390,28 +390,31 @@ impl TreeView for RawTree {
     }
 }
 
+/// What source `i` (cell `i` when `cell`, else body `i`) brings to [`term`] besides its summary:
+/// its area-weighted normal for the winding number, zero for every other kernel.
+#[inline(always)]
+pub fn dipole_of<V: TreeView>(v: &V, k: KernelSpec, cell: bool, i: i32) -> [f32; 3] {
+    if k.kind != KIND_WINDING {
+        [0.0; 3]
+    } else if cell {
+        v.cell_dipole(i)
+    } else {
+        v.body_dipole(i)
+    }
+}
+
 /// The term of body `i` and its weight.
 #[inline(always)]
 fn body_term<V: TreeView>(v: &V, k: KernelSpec, q: [f32; 3], i: i32) -> (f32, f32) {
     let b = v.body(i);
-    let a = if k.kind == KIND_WINDING {
-        v.body_dipole(i)
-    } else {
-        [0.0; 3]
-    };
-    (term(k, q, &b, a), b.m)
+    (term(k, q, &b, dipole_of(v, k, false, i)), b.m)
 }
 
 /// The Barnes–Hut term of cell `c` (its summary as one source) and its summary.
 #[inline(always)]
 fn cell_term<V: TreeView>(v: &V, k: KernelSpec, q: [f32; 3], c: i32) -> (f32, Body) {
     let s = v.cell(c);
-    let a = if k.kind == KIND_WINDING {
-        v.cell_dipole(c)
-    } else {
-        [0.0; 3]
-    };
-    (term(k, q, &s, a), s)
+    (term(k, q, &s, dipole_of(v, k, true, c)), s)
 }
 
 /// The summed terms and weights of the bodies in the bucket chain that starts at `b`.
