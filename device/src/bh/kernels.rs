@@ -771,6 +771,29 @@ pub(crate) unsafe fn warp_box(mut lo: [f32; 3], mut hi: [f32; 3]) -> ([f32; 3], 
     box_of(lo, hi)
 }
 
+/// Pops one traversal step's cells from a warp's group stack of `*sp` entries: up to
+/// [`GROUP_POP`] while the stack stays under [`GROUP_STACK_SOFT`], else one (the bound behind
+/// [`GROUP_STACK`]). Returns how many were popped and the entry of cell `slot` (0 past them).
+///
+/// # Safety
+/// Whole warp, convergent; `stack` is the warp's shared stack holding `*sp > 0` entries.
+#[inline(always)]
+pub(crate) unsafe fn pop_cells(stack: *const i32, sp: &mut usize, slot: usize) -> (usize, i32) {
+    let np = if *sp + 8 * GROUP_POP <= GROUP_STACK_SOFT + GROUP_POP {
+        (*sp).min(GROUP_POP)
+    } else {
+        1
+    };
+    *sp -= np;
+    // SAFETY: per the contract: the whole warp is here, entries sp..sp + np are on the stack.
+    unsafe {
+        sync_warp(FULL_MASK); // pushes by other lanes are visible
+        let e = if slot < np { *stack.add(*sp + slot) } else { 0 };
+        sync_warp(FULL_MASK); // all have read slots sp.. before they are reused
+        (np, e)
+    }
+}
+
 /// Defines a group-gravity kernel: `gravity_group::<K, SOFT, QUAD>` behind one entry point.
 macro_rules! group_kernel {
     ($(#[$doc:meta])* $name:ident, $k:literal, $quad:literal) => {
@@ -837,7 +860,6 @@ group_kernel!(
     /// [`bh_gravity_group2`] with quadrupole moments (see [`bh_gravity_group_quad`]).
     bh_gravity_group2_quad, 2, true
 );
-
 
 /// The warp-group traversal with `K` bodies per lane (lane `l` holds group members `l + 32 k`).
 ///
@@ -925,17 +947,9 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
             // Lanes 8s..8s+8 test the children of popped cell s.
             let (slot, octant) = ((lane / 8) as usize, lane % 8);
             while sp > 0 {
-                sync_warp(FULL_MASK); // pushes by other lanes are visible
-                let np = if sp + 8 * GROUP_POP <= GROUP_STACK_SOFT + GROUP_POP {
-                    sp.min(GROUP_POP)
-                } else {
-                    1
-                };
-                sp -= np;
+                let (np, e) = pop_cells(stack, &mut sp, slot);
                 popped += np as u64;
-                let e = if slot < np { *stack.add(sp + slot) } else { 0 };
                 let (cell, depth) = (e >> 5, (e & 31) as usize);
-                sync_warp(FULL_MASK); // all have read slots sp.. before they are reused below
                 // kind: 0 nothing, 1 interact, 2 open (push), 3 bucket chain
                 let (mut kind, mut ch, mut q) = (0u32, EMPTY, Body::default());
                 if slot < np {

@@ -323,8 +323,8 @@ unsafe fn flush_group<const KIND: u32>(
 /// As the kernel.
 #[inline(always)]
 unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
-    use crate::bh::kernels::warp_box;
-    use crate::bh::{GROUP_LIST, GROUP_POP, GROUP_STACK, GROUP_STACK_SOFT};
+    use crate::bh::kernels::{pop_cells, warp_box};
+    use crate::bh::{GROUP_LIST, GROUP_STACK};
     use crate::gpu::shared::shared_addr;
     use crate::gpu::warp::*;
     let k = KernelSpec {
@@ -365,16 +365,8 @@ unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
                 let mut sp = 1usize;
                 let (slot, octant) = ((lane / 8) as usize, lane % 8);
                 while sp > 0 {
-                    sync_warp(FULL_MASK); // pushes by other lanes are visible
-                    let np = if sp + 8 * GROUP_POP <= GROUP_STACK_SOFT + GROUP_POP {
-                        sp.min(GROUP_POP)
-                    } else {
-                        1
-                    };
-                    sp -= np;
-                    let e = if slot < np { *stack.add(sp + slot) } else { 0 };
+                    let (np, e) = pop_cells(stack, &mut sp, slot);
                     let (cell, depth) = (e >> 5, (e & 31) as u32);
-                    sync_warp(FULL_MASK); // all have read slots sp.. before they are reused
                     // kind: 0 nothing, 1 listed, 2 open (push), 3 bucket chain
                     let (mut what, mut ch, mut s, mut a) = (0u32, -1i32, Body::default(), [0.0; 3]);
                     if slot < np {
