@@ -3,7 +3,8 @@
 //! only by float32 rounding (`rsqrt`, `exp`, `log2` are approximate on the device).
 
 use super::{
-    SbhError, SbhTree, Sources, validate, validate_beta, validate_order, validate_samples,
+    NO_QUERY, SbhError, SbhTree, Sources, validate, validate_beta, validate_order,
+    validate_samples, warp_groups,
 };
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams};
 use rayon::prelude::*;
@@ -91,8 +92,8 @@ pub fn barnes_hut(
         .collect())
 }
 
-/// The twin of `sbh_bh_group_kernel` ([`super::gpu::barnes_hut_grouped`]): warps of 32
-/// consecutive positions of `order` (identity when `None`) each traverse the tree once against
+/// The twin of `sbh_bh_group_kernel` ([`super::gpu::barnes_hut_grouped`]): the warps of
+/// [`warp_groups`]`(queries, order)` (32 consecutive queries when `order` is `None`) each traverse the tree once against
 /// their queries' bounding box, listing the cells far from the whole box ([`dev::is_far_from_box`])
 /// and the bodies of the others; each query then sums the list with [`dev::term_add`].
 pub fn barnes_hut_grouped(
@@ -108,13 +109,17 @@ pub fn barnes_hut_grouped(
     validate_beta(beta)?;
     validate_order(order, queries.len())?;
     let v = tree.view(src);
-    let at = |i: usize| order.map_or(i, |o| o[i] as usize);
-    let positions: Vec<usize> = (0..queries.len()).collect();
+    // The kernel's warps: `order` cut at Morton-block edges, idle lanes marked.
+    let positions: Vec<u32> = match order {
+        Some(o) => warp_groups(queries, o),
+        None => (0..queries.len() as u32).collect(),
+    };
     let (n, root_half, root) = (v.n(), v.root_half(), v.root());
-    let by_position: Vec<f32> = positions
-        .par_chunks(32)
+    let sums: Vec<(u32, f32)> = positions
+        .par_chunks(crate::device::WARP_SIZE as usize)
         .flat_map_iter(|w| {
-            let qs: Vec<[f32; 3]> = w.iter().map(|&i| queries[at(i)]).collect();
+            let w: Vec<u32> = w.iter().copied().filter(|&j| j != NO_QUERY).collect();
+            let qs: Vec<[f32; 3]> = w.iter().map(|&j| queries[j as usize]).collect();
             let lo = std::array::from_fn(|c| qs.iter().map(|q| q[c]).fold(f32::INFINITY, f32::min));
             let hi =
                 std::array::from_fn(|c| qs.iter().map(|q| q[c]).fold(f32::NEG_INFINITY, f32::max));
@@ -146,15 +151,22 @@ pub fn barnes_hut_grouped(
                     }
                 }
             }
-            qs.iter()
-                .map(|&q| {
-                    list.iter()
-                        .fold(0.0, |t, (s, a)| dev::term_add(k, q, s, *a, t))
+            w.iter()
+                .zip(&qs)
+                .map(|(&j, &q)| {
+                    let sum = list
+                        .iter()
+                        .fold(0.0, |t, (s, a)| dev::term_add(k, q, s, *a, t));
+                    (j, sum)
                 })
-                .collect::<Vec<f32>>()
+                .collect::<Vec<_>>()
         })
         .collect();
-    Ok(to_query_order(by_position, order))
+    let mut out = vec![0.0f32; queries.len()];
+    for (j, sum) in sums {
+        out[j as usize] = sum;
+    }
+    Ok(out)
 }
 
 /// Direct summation, the twin of `sbh_brute_force`: each term in float32 through the device

@@ -6,6 +6,7 @@
 use super::wide::WideTree;
 use super::{
     SbhError, SbhTree, Sources, validate, validate_beta, validate_order, validate_samples,
+    warp_groups,
 };
 use crate::device::bh::{Body, TreeHeader};
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams, SliceTree, WideMeta};
@@ -493,8 +494,9 @@ pub fn barnes_hut_ordered(
     bh_launch(gpu, src, dt, queries, kspec, beta, order, false)
 }
 
-/// Deterministic Barnes–Hut with one traversal per warp of 32 consecutive positions of `order`
-/// (`sbh_bh_group_kernel`; pass [`super::query_order`] so that each warp holds nearby queries): a
+/// Deterministic Barnes–Hut with one traversal per warp of up to 32 consecutive positions of
+/// `order` (`sbh_bh_group_kernel`; pass [`super::query_order`]: the warps are its
+/// [`super::warp_groups`], nearby queries in one Morton block each): a
 /// cell is used whole only when it is far from the warp's whole bounding box, like the authors'
 /// warp vote, so the sums are at least as accurate as [`barnes_hut`]'s and do depend on the order.
 /// The twin is [`super::cpu::barnes_hut_grouped`].
@@ -531,12 +533,15 @@ fn bh_launch(
         ("sbh_bh_kernel", dev::QUERY_BLOCK)
     };
     let k = gpu.kernel(name)?;
-    let nq = queries.len() as u32;
+    // The grouped kernel's warps: `order` cut at Morton-block edges, idle lanes padded.
+    let groups = order.filter(|_| grouped).map(|o| warp_groups(queries, o));
+    let order = groups.as_deref().or(order);
+    let nq = order.map_or(queries.len(), <[u32]>::len) as u32;
     let d_q = gpu.upload(queries)?;
     let d_order = order.map(|o| gpu.upload(o)).transpose()?;
     let mut d_out = gpu.alloc_poisoned::<f32>(queries.len())?;
     let null = 0u64;
-    // SAFETY: as in `estimate`.
+    // SAFETY: as in `estimate`; `order` holds each query once (and idle lanes when grouped).
     let ((), ms) = gpu.time(|| unsafe {
         let mut l = gpu.launch(&k);
         dt.tree_args(&mut l, &null);

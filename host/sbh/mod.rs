@@ -272,11 +272,9 @@ pub fn validate_order(order: Option<&[u32]>, nq: usize) -> Result<(), SbhError> 
     Ok(())
 }
 
-/// The queries' indices sorted by the Morton code of their position in the queries' bounding box
-/// ([`dev::morton_key`], 10 bits per axis; ties by index): an evaluation order in which each warp's
-/// 32 queries are close together, whatever order the caller holds them in. Computed on the host
-/// (rayon), O(Q log Q).
-pub fn query_order(queries: &[[f32; 3]]) -> Vec<u32> {
+/// The queries' Morton frame: the corner `lo` of their bounding box and `scale = 1024 / extent`
+/// ([`dev::morton_key`]'s arguments).
+fn morton_frame(queries: &[[f32; 3]]) -> ([f32; 3], f32) {
     let (lo, hi) = queries.iter().fold(
         ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
         |(lo, hi), q| {
@@ -292,6 +290,15 @@ pub fn query_order(queries: &[[f32; 3]]) -> Vec<u32> {
     } else {
         0.0
     };
+    (lo, scale)
+}
+
+/// The queries' indices sorted by the Morton code of their position in the queries' bounding box
+/// ([`dev::morton_key`], 10 bits per axis; ties by index): an evaluation order in which each warp's
+/// 32 queries are close together, whatever order the caller holds them in. Computed on the host
+/// (rayon), O(Q log Q).
+pub fn query_order(queries: &[[f32; 3]]) -> Vec<u32> {
+    let (lo, scale) = morton_frame(queries);
     let mut keyed: Vec<(u32, u32)> = queries
         .par_iter()
         .enumerate()
@@ -299,6 +306,43 @@ pub fn query_order(queries: &[[f32; 3]]) -> Vec<u32> {
         .collect();
     keyed.par_sort_unstable();
     keyed.into_iter().map(|(_, i)| i).collect()
+}
+
+/// An idle lane in [`warp_groups`]' layout.
+pub const NO_QUERY: u32 = dev::NO_QUERY;
+
+/// Queries an aligned Morton block of [`warp_groups`] holds on average, at least.
+const GROUP_BLOCK_QUERIES: f64 = 128.0;
+
+/// The warps of the grouped Barnes–Hut traversal: `order` (normally [`query_order`]'s) cut into
+/// runs of at most 32 consecutive positions whose queries share one aligned Morton block (a cube of
+/// `8^l` cells of the 1024³ key grid, `l` the smallest level whose blocks hold at least 128 queries
+/// on average), each run padded with [`NO_QUERY`] to a whole warp. Without the cut, 32
+/// Morton-consecutive queries can straddle a jump of the curve — at the edges of blocks that the
+/// queries fill only partly, as a 100³ grid does in the 1024³ key grid — and span up to the whole
+/// domain; such a warp opens nearly every cell and outlasts all the others (at M = 2^20 on the
+/// 100³ grid the H200's SMs idled 57% of the kernel's time). Every query appears once; each run's
+/// first entry is a query.
+pub fn warp_groups(queries: &[[f32; 3]], order: &[u32]) -> Vec<u32> {
+    let w = crate::device::WARP_SIZE as usize;
+    let (lo, scale) = morton_frame(queries);
+    let cells_per_block = GROUP_BLOCK_QUERIES * f64::from(1u32 << 30) / queries.len().max(1) as f64;
+    let level = (0..10u32)
+        .find(|&l| 8f64.powi(l as i32) >= cells_per_block)
+        .unwrap_or(10);
+    let block = |j: u32| dev::morton_key(queries[j as usize], lo, scale) >> (3 * level);
+    let mut out = Vec::with_capacity(order.len() + order.len() / 4);
+    let mut current = 0;
+    for &j in order {
+        let b = block(j);
+        if out.len() % w != 0 && b != current {
+            out.resize(out.len().next_multiple_of(w), NO_QUERY);
+        }
+        out.push(j);
+        current = b;
+    }
+    out.resize(out.len().next_multiple_of(w), NO_QUERY);
+    out
 }
 
 /// Checks a far-field ratio.

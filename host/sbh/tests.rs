@@ -533,6 +533,58 @@ fn authors_table_on_the_cpu() {
 }
 
 #[test]
+fn warp_groups_hold_every_query_once_in_small_boxes() {
+    // A 40³ grid fills its 1024³ Morton key grid only partly, so 32 Morton-consecutive queries
+    // can straddle a jump of the curve; the cut warps never do.
+    let q = grid_queries(40);
+    let order = query_order(&q);
+    let groups = warp_groups(&q, &order);
+    let w = crate::device::WARP_SIZE as usize;
+    assert_eq!(groups.len() % w, 0);
+    let mut seen = vec![0u32; q.len()];
+    let extent = |chunk: &[u32]| {
+        let qs: Vec<[f32; 3]> = chunk
+            .iter()
+            .filter(|&&j| j != NO_QUERY)
+            .map(|&j| q[j as usize])
+            .collect();
+        (0..3)
+            .map(|c| {
+                let (lo, hi) = qs
+                    .iter()
+                    .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), p| {
+                        (l.min(p[c]), h.max(p[c]))
+                    });
+                hi - lo
+            })
+            .fold(0.0f32, f32::max)
+    };
+    let mut widest = 0.0f32;
+    for chunk in groups.chunks(w) {
+        assert_ne!(chunk[0], NO_QUERY, "a warp's first lane holds a query");
+        for &j in chunk.iter().filter(|&&j| j != NO_QUERY) {
+            seen[j as usize] += 1;
+        }
+        widest = widest.max(extent(chunk));
+    }
+    assert!(seen.iter().all(|&c| c == 1), "every query exactly once");
+    let plain_widest = order.chunks(w).map(extent).fold(0.0f32, f32::max);
+    // Blocks of ≥ 128 queries on average: 8³ grid cells here, a quarter of the domain.
+    assert!(widest <= 0.25, "widest warp {widest}");
+    assert!(
+        plain_widest > 0.4,
+        "the uncut order straddles jumps: {plain_widest}"
+    );
+    // Few idle lanes: the warps are at least 80% full.
+    assert!(
+        groups.len() * 4 <= q.len() * 5,
+        "{} positions for {}",
+        groups.len(),
+        q.len()
+    );
+}
+
+#[test]
 fn query_order_is_a_spatial_permutation_and_ordered_estimates_scatter_back() {
     let q = random_queries(3000, 5);
     let order = query_order(&q);

@@ -203,12 +203,14 @@ crate::static_shared!(sbh_group_list: [[f32; 4]; BH_GROUP_WARPS * crate::bh::GRO
 crate::static_shared!(sbh_group_dipole: [[f32; 4]; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
 
 /// Deterministic Barnes–Hut for warps of nearby queries: the 32 positions `32w..32w + 32` of the
-/// launch (queries `order[i]`, or `i` when `order` is null; Morton order makes them nearby) share
-/// one traversal against their bounding box. A cell is used whole when it is far from the whole
+/// launch (queries `order[i]`, or `i` when `order` is null; positions `i ≥ nq` and entries
+/// [`NO_QUERY`] are idle lanes, and each warp's first position holds a query: the host's
+/// `warp_groups` layout of Morton order keeps each warp's queries in one small block) share one
+/// traversal against their bounding box. A cell is used whole when it is far from the whole
 /// box ([`is_far_from_box`]), else opened; bodies are exact. As in `bh_gravity_group`, each step
 /// pops up to [`crate::bh::GROUP_POP`] cells whose children lanes `8s..8s+8` test, and the accepted
 /// sources go to a shared list that every lane sums for its own query with [`term_add`]. Same
-/// arguments as [`sbh_bh_kernel`]; launch `crate::bh::GROUP_BLOCK`-thread blocks, any grid.
+/// arguments as [`sbh_bh_kernel`], `nq` counting positions; launch `crate::bh::GROUP_BLOCK`-thread blocks, any grid.
 #[allow(clippy::too_many_arguments)]
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sbh_bh_group_kernel(
@@ -348,8 +350,18 @@ unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
         let mut w = index_1d() / crate::WARP_SIZE;
         while w * crate::WARP_SIZE < g.nq {
             let first = w * crate::WARP_SIZE;
-            let active = first + lane < g.nq;
-            let j = query_at(g.order, if active { first + lane } else { first });
+            let mut j = query_at(
+                g.order,
+                if first + lane < g.nq {
+                    first + lane
+                } else {
+                    first
+                },
+            );
+            let active = first + lane < g.nq && j != NO_QUERY;
+            if !active {
+                j = query_at(g.order, first);
+            }
             let q = *g.queries.add(j as usize);
             let (bc, bh) = warp_box(q, q);
             let mut total = 0.0f32;

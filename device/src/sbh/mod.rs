@@ -506,6 +506,10 @@ pub fn morton_key(q: [f32; 3], lo: [f32; 3], scale: f32) -> u32 {
     spread(q[0], lo[0]) | spread(q[1], lo[1]) << 1 | spread(q[2], lo[2]) << 2
 }
 
+/// An idle lane in a grouped kernel's position list (`order`): the lane stands on its warp's first
+/// query and writes nothing.
+pub const NO_QUERY: u32 = u32::MAX;
+
 /// Threads per block of the query kernels.
 pub const QUERY_BLOCK: u32 = 128;
 
