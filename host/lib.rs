@@ -27,10 +27,75 @@ pub const PTX: &str = include_str!(env!("WARPKIT_PTX_PATH"));
 /// The architecture the embedded PTX targets (`WARPKIT_CUDA_ARCH` at build time), e.g. `sm_90`.
 pub const PTX_ARCH: &str = env!("WARPKIT_PTX_ARCH");
 
+/// [`PTX`] with the register limits of [`device::MAX_REGISTERS`], as overridden by the
+/// environment variable `WARPKIT_MAXNREG` (`name=N,…`; `N = 0` drops a limit): the module the GPU
+/// loads and `warpkit ptx` writes.
+pub fn module_ptx() -> Result<String, String> {
+    let mut limits: Vec<(String, u32)> = device::MAX_REGISTERS
+        .iter()
+        .map(|&(k, r)| (k.to_string(), r))
+        .collect();
+    if let Ok(spec) = std::env::var("WARPKIT_MAXNREG") {
+        for item in spec.split(',').filter(|s| !s.trim().is_empty()) {
+            let (name, regs) = item
+                .split_once('=')
+                .and_then(|(k, r)| Some((k.trim(), r.trim().parse::<u32>().ok()?)))
+                .ok_or_else(|| format!("WARPKIT_MAXNREG: `{item}` is not `kernel=registers`"))?;
+            limits.retain(|(k, _)| k != name);
+            if regs > 0 {
+                limits.push((name.to_string(), regs));
+            }
+        }
+    }
+    with_register_limits(PTX, &limits)
+}
+
+/// `ptx` with a `.maxnreg` directive (between the parameter list and the body) in each named
+/// entry; an unknown name or a limit outside 16..=255 is an error.
+pub fn with_register_limits(ptx: &str, limits: &[(String, u32)]) -> Result<String, String> {
+    let mut out = ptx.to_string();
+    for (name, regs) in limits {
+        if !(16..=255).contains(regs) {
+            return Err(format!(
+                "register limit {regs} for `{name}` is outside 16..=255"
+            ));
+        }
+        let head = format!(".entry {name}(");
+        let at = out
+            .find(&head)
+            .ok_or_else(|| format!("no kernel `{name}` to limit to {regs} registers"))?;
+        let body = at
+            + out[at..]
+                .find("\n{")
+                .ok_or_else(|| format!("kernel `{name}` has no body"))?;
+        out.insert_str(body, &format!("\n.maxnreg {regs}"));
+    }
+    Ok(out)
+}
+
 /// The kernel entry points of [`PTX`], in order of appearance.
 pub fn kernel_names() -> Vec<&'static str> {
     PTX.lines()
         .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
         .map(|rest| rest.split('(').next().unwrap_or(rest).trim())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_limits_go_between_an_entrys_parameters_and_its_body() {
+        let ptx = ".visible .entry k_quad(\n.param .u32 a\n)\n{\nret;\n}\n\
+                   .visible .entry k(\n.param .u32 a\n)\n{\nret;\n}\n";
+        let got = with_register_limits(ptx, &[("k".into(), 32)]).unwrap();
+        assert_eq!(got.matches(".maxnreg 32").count(), 1);
+        let k = got.find(".entry k(").unwrap();
+        assert!(got[k..].starts_with(".entry k(\n.param .u32 a\n)\n.maxnreg 32\n{"));
+        assert!(with_register_limits(ptx, &[("absent".into(), 32)]).is_err());
+        assert!(with_register_limits(ptx, &[("k".into(), 8)]).is_err());
+        // The shipped limits name kernels of the module.
+        assert!(module_ptx().is_ok() || std::env::var("WARPKIT_MAXNREG").is_ok());
+    }
 }

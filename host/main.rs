@@ -195,14 +195,17 @@ fn run(cli: Cli) -> Result<()> {
             warpkit::repro::check_n(&backend, n)?;
             Ok(warpkit::repro::ncu::target(&backend, mode, n, theta, seed)?)
         }
-        Command::Ptx { out } => match out {
-            Some(path) => std::fs::write(&path, warpkit::PTX)
-                .with_context(|| format!("writing {}", path.display())),
-            None => {
-                print!("{}", warpkit::PTX);
-                Ok(())
+        Command::Ptx { out } => {
+            let ptx = warpkit::module_ptx().map_err(anyhow::Error::msg)?;
+            match out {
+                Some(path) => std::fs::write(&path, ptx)
+                    .with_context(|| format!("writing {}", path.display())),
+                None => {
+                    print!("{ptx}");
+                    Ok(())
+                }
             }
-        },
+        }
     }
 }
 

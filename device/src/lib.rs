@@ -46,6 +46,12 @@ macro_rules! shared_type {
     };
 }
 
+/// Register limits per kernel entry, written into the PTX module as `.maxnreg` by the host before
+/// it is loaded (rustc has no launch-bounds attribute): each trades registers for resident warps in
+/// a latency-bound kernel. `WARPKIT_MAXNREG` overrides them at run time (`name=N,…`; N = 0 drops
+/// one) for measurements.
+pub const MAX_REGISTERS: &[(&str, u32)] = &[];
+
 /// Threads per warp on every NVIDIA GPU warpkit targets; kernels and host agree through this.
 pub const WARP_SIZE: u32 = 32;
 

@@ -32,6 +32,9 @@ pub enum GpuError {
         device: String,
         cc: u32,
     },
+    /// The module's register limits (`WARPKIT_MAXNREG`) are malformed.
+    #[error("{0}")]
+    Config(String),
     /// The driver rejected the PTX module.
     #[error("loading the PTX module ({arch}) failed: {source}")]
     LoadModule {

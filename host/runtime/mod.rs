@@ -167,8 +167,9 @@ impl Gpu {
                 cc,
             });
         }
+        let ptx = crate::module_ptx().map_err(GpuError::Config)?;
         let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX))
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
             .map_err(|source| GpuError::LoadModule {
                 arch: crate::PTX_ARCH,
                 source,

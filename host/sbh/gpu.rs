@@ -438,7 +438,13 @@ pub fn estimate_ordered(
     dt.check(src)?;
     validate_samples(p.samples)?;
     validate_order(order, queries.len())?;
-    let k = gpu.kernel("sbh_estimate_kernel")?;
+    // The wide-only entry reads the layout with fewer registers (more warps resident).
+    let name = if p.levels != 1 && dt.wide.is_some() {
+        "sbh_estimate_wide_kernel"
+    } else {
+        "sbh_estimate_kernel"
+    };
+    let k = gpu.kernel(name)?;
     let nq = queries.len() as u32;
     let d_q = gpu.upload(queries)?;
     let d_order = order.map(|o| gpu.upload(o)).transpose()?;

@@ -24,75 +24,95 @@ unsafe fn query_at(order: *const u32, i: u32) -> u32 {
     }
 }
 
-/// For each position `i < nq` of the launch, query `j = order[i]` (`i` when `order` is null: a
-/// permutation of `0..nq`, e.g. [Morton order](morton_key), puts nearby queries in one warp):
-/// `out[j]` = [`sbh_estimate`] at `queries[j]`, with stream [`stream_of`]`(i, coherent != 0)`.
-/// The CPU twin with the same seed and order draws the same numbers.
-#[allow(clippy::too_many_arguments)]
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn sbh_estimate_kernel(
-    bodies: *const Body,
-    body_dipole: *const [f32; 3],
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_dipole: *const [f32; 3],
-    wide_pm: *const Body,
-    wide_meta: *const WideMeta,
-    wide_dipole: *const Body,
-    n: u32,
-    cells: u32,
-    root_half: f32,
-    queries: *const [f32; 3],
-    nq: u32,
-    kind: u32,
-    param: f32,
-    samples: u32,
-    seed: u64,
-    levels: u32,
-    coherent: u32,
-    order: *const u32,
-    out: *mut f32,
-) {
-    // SAFETY: per the module's contract.
-    let v = unsafe {
-        RawTree::new(
-            bodies,
-            body_dipole,
-            child,
-            next,
-            cell_pm,
-            cell_dipole,
-            wide_pm,
-            wide_meta,
-            wide_dipole,
-            n,
-            cells,
-            root_half,
-        )
-    };
-    let a = EstimateArgs {
-        queries,
-        nq,
-        param,
-        samples,
-        seed,
-        levels,
-        coherent: coherent != 0,
-        order,
-        out,
-    };
-    // One instance per kernel kind: the term loops' `term_add` folds to one formula.
-    // SAFETY (each arm): the kernel's contract.
-    unsafe {
-        match kind {
-            KIND_SHIFTED => estimate_queries::<KIND_SHIFTED>(&v, &a),
-            KIND_PLUMMER => estimate_queries::<KIND_PLUMMER>(&v, &a),
-            KIND_WINDING => estimate_queries::<KIND_WINDING>(&v, &a),
-            _ => estimate_queries::<KIND_SMOOTH>(&v, &a),
+/// The estimator's entry points: the general one and the one that reads only the wide layout
+/// (fewer registers, so more warps resident). Same arguments.
+macro_rules! estimate_kernel {
+    ($(#[$doc:meta])* $name:ident, $wide:expr) => {
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            bodies: *const Body,
+            body_dipole: *const [f32; 3],
+            child: *const i32,
+            next: *const i32,
+            cell_pm: *const Body,
+            cell_dipole: *const [f32; 3],
+            wide_pm: *const Body,
+            wide_meta: *const WideMeta,
+            wide_dipole: *const Body,
+            n: u32,
+            cells: u32,
+            root_half: f32,
+            queries: *const [f32; 3],
+            nq: u32,
+            kind: u32,
+            param: f32,
+            samples: u32,
+            seed: u64,
+            levels: u32,
+            coherent: u32,
+            order: *const u32,
+            out: *mut f32,
+        ) {
+            // SAFETY: per the module's contract.
+            let v = unsafe {
+                RawTree::new(
+                    bodies,
+                    body_dipole,
+                    child,
+                    next,
+                    cell_pm,
+                    cell_dipole,
+                    wide_pm,
+                    wide_meta,
+                    wide_dipole,
+                    n,
+                    cells,
+                    root_half,
+                )
+            };
+            let a = EstimateArgs {
+                queries,
+                nq,
+                param,
+                samples,
+                seed,
+                levels,
+                coherent: coherent != 0,
+                order,
+                out,
+            };
+            // One instance per kernel kind: the term loops' `term_add` folds to one formula.
+            // SAFETY (each arm): the kernel's contract.
+            unsafe {
+                match kind {
+                    KIND_SHIFTED => estimate_queries::<KIND_SHIFTED, $wide>(&v, &a),
+                    KIND_PLUMMER => estimate_queries::<KIND_PLUMMER, $wide>(&v, &a),
+                    KIND_WINDING => estimate_queries::<KIND_WINDING, $wide>(&v, &a),
+                    _ => estimate_queries::<KIND_SMOOTH, $wide>(&v, &a),
+                }
+            }
         }
-    }
+    };
 }
+
+estimate_kernel!(
+    /// For each position `i < nq` of the launch, query `j = order[i]` (`i` when `order` is null:
+    /// a permutation of `0..nq`, e.g. [Morton order](morton_key), puts nearby queries in one
+    /// warp): `out[j]` = [`sbh_estimate`] at `queries[j]`, with stream
+    /// [`stream_of`]`(i, coherent != 0)`. The CPU twin with the same seed and order draws the same
+    /// numbers.
+    sbh_estimate_kernel,
+    false
+);
+
+estimate_kernel!(
+    /// [`sbh_estimate_kernel`] for a tree with its wide layout and `levels = 2`
+    /// ([`sbh_estimate_on_wide`]): the same numbers, with fewer registers.
+    sbh_estimate_wide_kernel,
+    true
+);
 
 /// The query-side arguments of [`sbh_estimate_kernel`].
 struct EstimateArgs {
@@ -112,7 +132,7 @@ struct EstimateArgs {
 /// # Safety
 /// As the kernel.
 #[inline(always)]
-unsafe fn estimate_queries<const KIND: u32>(v: &RawTree, a: &EstimateArgs) {
+unsafe fn estimate_queries<const KIND: u32, const WIDE: bool>(v: &RawTree, a: &EstimateArgs) {
     let p = SbhParams {
         kernel: KernelSpec {
             kind: KIND,
@@ -128,7 +148,12 @@ unsafe fn estimate_queries<const KIND: u32>(v: &RawTree, a: &EstimateArgs) {
         unsafe {
             let j = query_at(a.order, i);
             let q = *a.queries.add(j as usize);
-            *a.out.add(j as usize) = sbh_estimate(v, &p, q, stream_of(i, a.coherent));
+            let stream = stream_of(i, a.coherent);
+            *a.out.add(j as usize) = if WIDE {
+                sbh_estimate_on_wide(v, &p, q, stream)
+            } else {
+                sbh_estimate(v, &p, q, stream)
+            };
         }
         i += grid_size_1d();
     }

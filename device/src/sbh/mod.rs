@@ -777,10 +777,10 @@ fn stratum<V: TreeView>(
 /// docs). `stream` selects the random stream ([`stream_of`]). Unbiased for `S ≥ 1`.
 #[inline(always)]
 pub fn sbh_estimate<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64) -> f32 {
-    let key = rng::draw_u64(p.seed, stream);
     if p.levels != 1 && v.has_wide() {
-        return wide::sbh_estimate_wide(v, p, q, key);
+        return sbh_estimate_on_wide(v, p, q, stream);
     }
+    let key = rng::draw_u64(p.seed, stream);
     let n = v.n();
     let root = v.root();
     let mut total = 0.0f32;
@@ -802,6 +802,13 @@ pub fn sbh_estimate<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64)
         }
     }
     total
+}
+
+/// [`sbh_estimate`] on the wide-node layout, which `v` must hold (`levels = 2`): what the
+/// `sbh_estimate_wide_kernel` entry runs, without the octree walks' registers.
+#[inline(always)]
+pub fn sbh_estimate_on_wide<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64) -> f32 {
+    wide::sbh_estimate_wide(v, p, q, rng::draw_u64(p.seed, stream))
 }
 
 /// Capacity of the deterministic traversal's stack: a popped cell pushes at most 8 children, so
