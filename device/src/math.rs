@@ -74,6 +74,28 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     }
 }
 
+/// `c - a * b` with one rounding: [`fma`]`(-a, b, c)`, but negated by `neg.f32`, which ptxas folds
+/// into the `FFMA`'s operand; a Rust `-a` before the `asm!` reaches PTX as an integer `xor` on the
+/// sign bit (the asm operands are `.b32`), one `LOP3` per call.
+#[inline(always)]
+pub fn fnma(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        // SAFETY: pure arithmetic instructions.
+        unsafe {
+            asm!("{{ .reg .f32 t; neg.f32 t, {a}; fma.rn.f32 {r}, t, {b}, {c}; }}",
+                a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, r = out(reg32) r,
+                options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        (-a).mul_add(b, c)
+    }
+}
+
 /// `a * b + c` with one rounding: `fma.rn.f64`.
 #[inline(always)]
 pub fn fma_f64(a: f64, b: f64, c: f64) -> f64 {

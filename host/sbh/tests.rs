@@ -668,6 +668,36 @@ fn awkward_sources(m: usize, seed: u64) -> Sources {
 }
 
 #[test]
+fn early_stop_leaves_every_estimate_bit_identical() {
+    // The wide path skips its picks when the next roulette draw already exceeds every possible
+    // continuation probability; with and without the skip the estimates must be the same floats.
+    let mut setups = kernels();
+    setups.push((Kernel::Shifted.spec(0.1), uniform_sources(1 << 15, 21)));
+    setups.push((Kernel::Shifted.spec(0.1), awkward_sources(3000, 22)));
+    let mut q = random_queries(2000, 23);
+    q.extend_from_slice(&QUERIES);
+    q.extend(grid_queries(8));
+    for (k, src) in &setups {
+        let t = SbhTree::build(src);
+        let v = t.view(src);
+        for (samples, seed) in [(1, 31), (4, 32)] {
+            let p = SbhParams {
+                kernel: *k,
+                samples,
+                seed,
+                levels: 2,
+            };
+            for (i, &qq) in q.iter().enumerate() {
+                let s = dev::stream_of(i as u32, i % 2 == 0);
+                let fast = dev::sbh_estimate_on_wide(&v, &p, qq, s);
+                let full = dev::sbh_estimate_on_wide_exhaustive(&v, &p, qq, s);
+                assert_eq!(fast.to_bits(), full.to_bits(), "kind {} query {i}", k.kind);
+            }
+        }
+    }
+}
+
+#[test]
 fn wide_layout_reproduces_the_octree_walk() {
     // The same draws from the same weights: the wide layout's estimates equal the octree walk's
     // to float32 rounding of the children's sums (a different pick or roulette draw would change

@@ -225,7 +225,7 @@ pub fn add_pair_accel_quad<const SOFT: bool>(
     );
     let radial = math::fma(2.5 * dqd, inv5 * inv2, m * inv3);
     for k in 0..3 {
-        a[k] = math::fma(-inv5, qd[k], math::fma(radial, d[k], a[k]));
+        a[k] = math::fnma(inv5, qd[k], math::fma(radial, d[k], a[k]));
     }
 }
 

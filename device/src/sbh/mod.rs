@@ -93,8 +93,8 @@ pub fn term_add(k: KernelSpec, q: [f32; 3], s: &Body, a: [f32; 3], acc: f32) -> 
     let d = [s.x - q[0], s.y - q[1], s.z - q[2]];
     let r2 = math::fma(d[0], d[0], math::fma(d[1], d[1], d[2] * d[2]));
     match k.kind {
-        KIND_SHIFTED => math::fma(-s.m, math::rcp(math::sqrt_approx(r2) + k.param), acc),
-        KIND_PLUMMER => math::fma(-s.m, math::rsqrt(math::fma(k.param, k.param, r2)), acc),
+        KIND_SHIFTED => math::fnma(s.m, math::rcp(math::sqrt_approx(r2) + k.param), acc),
+        KIND_PLUMMER => math::fnma(s.m, math::rsqrt(math::fma(k.param, k.param, r2)), acc),
         KIND_WINDING => {
             let inv = math::rsqrt(r2);
             let ad = math::fma(a[0], d[0], math::fma(a[1], d[1], a[2] * d[2]));
@@ -808,7 +808,21 @@ pub fn sbh_estimate<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64)
 /// `sbh_estimate_wide_kernel` entry runs, without the octree walks' registers.
 #[inline(always)]
 pub fn sbh_estimate_on_wide<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], stream: u64) -> f32 {
-    wide::sbh_estimate_wide(v, p, q, rng::draw_u64(p.seed, stream))
+    wide::sbh_estimate_wide::<V, true>(v, p, q, rng::draw_u64(p.seed, stream))
+}
+
+/// [`sbh_estimate_on_wide`] without its early stop (`next_step_stops`): every path step picks its
+/// child and grandchild even when the next roulette is certain to end the path. For tests: the
+/// two must agree bit for bit.
+#[doc(hidden)]
+#[inline(always)]
+pub fn sbh_estimate_on_wide_exhaustive<V: TreeView>(
+    v: &V,
+    p: &SbhParams,
+    q: [f32; 3],
+    stream: u64,
+) -> f32 {
+    wide::sbh_estimate_wide::<V, false>(v, p, q, rng::draw_u64(p.seed, stream))
 }
 
 /// Capacity of the deterministic traversal's stack: a popped cell pushes at most 8 children, so

@@ -339,12 +339,45 @@ fn entry_chain_terms<V: TreeView>(v: &V, k: KernelSpec, q: [f32; 3], first: f32,
     f
 }
 
+/// Deepest node depth at which [`next_step_stops`] may decide: there a cell's width is at least
+/// 2^-14 of the root's, so float32 rounding of a centre of mass (relative to the coordinates,
+/// not to the cell) stays far inside the bound's 10% margin.
+const EARLY_STOP_DEPTH: u32 = 14;
+
+/// Whether the next step's roulette ends the path whatever grandchild the picks choose: every
+/// grandchild's centre of mass lies in this node's box, within one box diagonal of the node's
+/// own (10% margin), so its far-field ratio is at least `4 (β − 1.1)` (a diagonal two levels down
+/// is a quarter) and its continuation probability at most `max(1, β̂) / (4 (β − 1.1))`. When the
+/// next roulette draw — the very number the next step would draw — exceeds that bound the path
+/// ends there in any case, so the two picks (two draws, eight weights, a child group's loads)
+/// can be skipped: the estimate is exactly the one with the picks. `beta_max` already includes
+/// this node's ratio `beta`.
+#[inline(always)]
+fn next_step_stops(
+    p: &SbhParams,
+    key: u64,
+    stratum: u32,
+    sample: u32,
+    depth: u32,
+    beta: f32,
+    beta_max: f32,
+) -> bool {
+    if depth > EARLY_STOP_DEPTH || beta <= 1.5 {
+        return false;
+    }
+    let bound = beta_max.max(1.0) * math::rcp(4.0 * (beta - 1.1));
+    bound < 1.0 && {
+        let r = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth + 2, 1));
+        r >= bound
+    }
+}
+
 /// [`super::path`] on the wide layout: the stratum cell's summary `node` (dipole `node_dipole`)
 /// and block (`row`, `count` entries) at octree depth `depth`. The same roulette and path draws as
 /// the octree form, from the same weights.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn path_wide<V: TreeView>(
+fn path_wide<V: TreeView, const EARLY: bool>(
     v: &V,
     p: &SbhParams,
     q: [f32; 3],
@@ -379,6 +412,9 @@ fn path_wide<V: TreeView>(
         // Contribution exchange: the grandchildren's (and body children's) terms minus the node's.
         let children = wide_terms(v, k, q, row, count, head.flags() & WIDE_CHAINS != 0);
         est = math::fma(children - f_node, inv_prob, est);
+        if EARLY && next_step_stops(p, key, stratum, sample, depth, beta, beta_max) {
+            break; // the picks would not change the estimate
+        }
         // Path: a child by the header's weights, then a grandchild in the child's group.
         let (w0, w1) = (v.wide_pm(row), v.wide_pm(row + 1));
         let u = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth, 0));
@@ -419,7 +455,12 @@ fn path_wide<V: TreeView>(
 /// [`super::sbh_estimate`] for `levels = 2` on the wide layout: the root block's entries are the
 /// strata (cells, by slot `8 o + o2`) and the exact terms of bodies near the root.
 #[inline(always)]
-pub(super) fn sbh_estimate_wide<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], key: u64) -> f32 {
+pub(super) fn sbh_estimate_wide<V: TreeView, const EARLY: bool>(
+    v: &V,
+    p: &SbhParams,
+    q: [f32; 3],
+    key: u64,
+) -> f32 {
     let k = p.kernel;
     let count = v.wide_meta(0).count();
     let mut total = 0.0f32;
@@ -432,7 +473,7 @@ pub(super) fn sbh_estimate_wide<V: TreeView>(v: &V, p: &SbhParams, q: [f32; 3], 
             let mut paths = 0.0f32;
             for smp in 0..p.samples {
                 let block = (m.link() as u32, m.aux() as u32);
-                paths += path_wide(v, p, q, key, m.slot(), smp, (s, a), block, 2);
+                paths += path_wide::<V, EARLY>(v, p, q, key, m.slot(), smp, (s, a), block, 2);
             }
             math::fma(paths, math::rcp(p.samples as f32), own)
         } else {
