@@ -1,6 +1,6 @@
 //! `repro storage`: octree storage schemes against N — bytes per body (allocated and used), tree
-//! build time and traversal time, up to the largest N that fits. Only dense storage exists yet;
-//! sparse is one more entry in [`STORAGES`] (and a match arm in `measure::evaluate`).
+//! build time and traversal time, up to the largest N that fits — on the seed's lattice, and the
+//! bytes each storage needs for the trees of other scenes at one N.
 
 use super::measure::{Storage, evaluate_median, tree_bytes};
 use super::output::{Csv, OutDir, Report, Table, progress};
@@ -64,6 +64,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     let mut limits = Vec::new();
     let res = measure(s, &ns, &p, repeats, &dir, &mut rows, &mut limits);
     table(&mut report, &rows, &limits);
+    let res = res.and_then(|()| scenes(s, &dir, &mut report));
     let figs = figures(&dir, &rows, &mut report);
     let err = res.and(figs).err();
     finish(s, &dir, &mut report, meta, err.as_ref())?;
@@ -206,6 +207,89 @@ fn table(report: &mut Report, rows: &[Row], limits: &[(Storage, usize, String)])
         ));
     }
     report.para("The seed has no storage table: this one extends it.");
+}
+
+/// Bytes per body each storage needs for the tree of each scene at one N: dense, the cells the
+/// tree holds; sparse, the implicit octree's index space down to the deepest cell
+/// (`Σ_{l ≤ depth} 8^l` slots, whether or not the tree fills them). The tree's shape depends only
+/// on the positions, so the CPU builder gives the GPU's depth and cell count.
+fn scenes(s: &Settings, dir: &OutDir, report: &mut Report) -> Result<(), ReproError> {
+    let n = s.pick(1 << 20, 1 << 18);
+    let mut csv = Csv::create(
+        dir.file("scenes.csv"),
+        &[
+            "scene",
+            "n",
+            "depth",
+            "dense_cells",
+            "dense_bytes_per_body",
+            "sparse_slots",
+            "sparse_bytes_per_body",
+            "dense_over_sparse",
+        ],
+    )?;
+    let mut t = Table::new(&[
+        "scene",
+        "deepest cell",
+        "dense cells",
+        "dense B/body",
+        "sparse slots needed",
+        "sparse B/body needed",
+        "dense / sparse",
+    ]);
+    // Bytes as f64: the sparse index space of a deep tree exceeds any integer type's range.
+    let bytes = |st: Storage, cells: f64| {
+        let one = tree_bytes(n, st, 1) as f64;
+        one + (cells - 1.0) * (tree_bytes(n, st, 2) as f64 - one)
+    };
+    for name in ["lattice", "uniform", "plummer"] {
+        let mut bodies = match name {
+            "lattice" => scene::lattice(n),
+            "uniform" => scene::uniform(n, s.seed),
+            _ => scene::plummer(n, s.seed),
+        };
+        scene::shuffle(&mut bodies, s.seed);
+        let tree = crate::bh::cpu::build_tree(&bodies);
+        let h = &tree.header;
+        let depth = h.depth;
+        let dense_cells = (tree.cells() as i64 - h.bottom as i64).max(1) as f64;
+        let slots = (8f64.powi(depth as i32 + 1) - 1.0) / 7.0;
+        let (d, sp) = (
+            bytes(Storage::Dense, dense_cells),
+            bytes(Storage::Sparse, slots),
+        );
+        let per = |b: f64| b / n as f64;
+        csv.row(&[
+            name.to_string(),
+            n.to_string(),
+            depth.to_string(),
+            dense_cells.to_string(),
+            per(d).to_string(),
+            slots.to_string(),
+            per(sp).to_string(),
+            (d / sp).to_string(),
+        ])?;
+        t.push(vec![
+            name.to_string(),
+            depth.to_string(),
+            format!("{dense_cells:.0}"),
+            format!("{:.1}", per(d)),
+            format!("{slots:.3e}"),
+            format!("{:.3e}", per(sp)),
+            format!("{:.2e}", d / sp),
+        ]);
+    }
+    report.heading(&format!("What each storage needs, N = {}", fmt_n(n)));
+    report.para(
+        "Bytes per body of the tree each scene builds (CPU builder; the tree's shape depends only \
+         on the positions): dense holds the cells in use; sparse addresses the complete octree \
+         down to the deepest cell, 8^l slots at level l, filled or not. The lattice fills its \
+         octree almost completely, so there the two are close; a uniform random or clustered set \
+         has a few deep cells, and the sparse index space explodes (beyond the 2^26 indices the \
+         sparse build accepts, so the sweep above runs on the lattice only).",
+    );
+    report.table(&t);
+    Ok(())
 }
 
 fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproError> {
