@@ -24,11 +24,12 @@ unsafe fn query_at(order: *const u32, i: u32) -> u32 {
     }
 }
 
-/// The estimator's entry points: the general one and the one that reads only the wide layout
-/// (fewer registers, so more warps resident). Same arguments.
-macro_rules! estimate_kernel {
-    ($(#[$doc:meta])* $name:ident, $wide:expr) => {
-        $(#[$doc])*
+/// Defines a query kernel whose leading parameters are the tree's, in [`RawTree::new`]'s order
+/// (bodies, body dipoles, child, next, cell summaries, cell dipoles, the wide layout's three
+/// arrays, n, cells, root half-width), bound to `$v` before `$body` runs.
+macro_rules! tree_kernel {
+    ($(#[$m:meta])* fn $name:ident($v:ident; $($p:ident: $t:ty),* $(,)?) $body:block) => {
+        $(#[$m])*
         #[allow(clippy::too_many_arguments)]
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(
@@ -44,19 +45,10 @@ macro_rules! estimate_kernel {
             n: u32,
             cells: u32,
             root_half: f32,
-            queries: *const [f32; 3],
-            nq: u32,
-            kind: u32,
-            param: f32,
-            samples: u32,
-            seed: u64,
-            levels: u32,
-            coherent: u32,
-            order: *const u32,
-            out: *mut f32,
+            $($p: $t),*
         ) {
             // SAFETY: per the module's contract.
-            let v = unsafe {
+            let $v = unsafe {
                 RawTree::new(
                     bodies,
                     body_dipole,
@@ -72,28 +64,53 @@ macro_rules! estimate_kernel {
                     root_half,
                 )
             };
-            let a = EstimateArgs {
-                queries,
-                nq,
-                param,
-                samples,
-                seed,
-                levels,
-                coherent: coherent != 0,
-                order,
-                out,
-            };
-            // One instance per kernel kind: the term loops' `term_add` folds to one formula.
-            // SAFETY (each arm): the kernel's contract.
-            unsafe {
-                match kind {
-                    KIND_SHIFTED => estimate_queries::<KIND_SHIFTED, $wide>(&v, &a),
-                    KIND_PLUMMER => estimate_queries::<KIND_PLUMMER, $wide>(&v, &a),
-                    KIND_WINDING => estimate_queries::<KIND_WINDING, $wide>(&v, &a),
-                    _ => estimate_queries::<KIND_SMOOTH, $wide>(&v, &a),
+            $body
+        }
+    };
+}
+
+/// The estimator's entry points: the general one and the one that reads only the wide layout
+/// (fewer registers, so more warps resident). Same arguments.
+macro_rules! estimate_kernel {
+    ($(#[$doc:meta])* $name:ident, $wide:expr) => {
+        tree_kernel!(
+            $(#[$doc])*
+            fn $name(
+                v;
+                queries: *const [f32; 3],
+                nq: u32,
+                kind: u32,
+                param: f32,
+                samples: u32,
+                seed: u64,
+                levels: u32,
+                coherent: u32,
+                order: *const u32,
+                out: *mut f32,
+            ) {
+                let a = EstimateArgs {
+                    queries,
+                    nq,
+                    param,
+                    samples,
+                    seed,
+                    levels,
+                    coherent: coherent != 0,
+                    order,
+                    out,
+                };
+                // One instance per kernel kind: the term loops' `term_add` folds to one formula.
+                // SAFETY (each arm): the kernel's contract.
+                unsafe {
+                    match kind {
+                        KIND_SHIFTED => estimate_queries::<KIND_SHIFTED, $wide>(&v, &a),
+                        KIND_PLUMMER => estimate_queries::<KIND_PLUMMER, $wide>(&v, &a),
+                        KIND_WINDING => estimate_queries::<KIND_WINDING, $wide>(&v, &a),
+                        _ => estimate_queries::<KIND_SMOOTH, $wide>(&v, &a),
+                    }
                 }
             }
-        }
+        );
     };
 }
 
@@ -163,60 +180,32 @@ unsafe fn estimate_queries<const KIND: u32, const WIDE: bool>(v: &RawTree, a: &E
 // deterministic Barnes–Hut at query points
 // ---------------------------------------------------------------------------------------------
 
-/// `out[j]` = [`bh_estimate`] at `queries[j]` with far-field ratio `beta`, for `j = order[i]`
-/// (`i` when `order` is null) at position `i` of the launch.
-#[allow(clippy::too_many_arguments)]
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn sbh_bh_kernel(
-    bodies: *const Body,
-    body_dipole: *const [f32; 3],
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_dipole: *const [f32; 3],
-    wide_pm: *const Body,
-    wide_meta: *const WideMeta,
-    wide_dipole: *const Body,
-    n: u32,
-    cells: u32,
-    root_half: f32,
-    queries: *const [f32; 3],
-    nq: u32,
-    kind: u32,
-    param: f32,
-    beta: f32,
-    order: *const u32,
-    out: *mut f32,
-) {
-    // SAFETY: per the module's contract.
-    let v = unsafe {
-        RawTree::new(
-            bodies,
-            body_dipole,
-            child,
-            next,
-            cell_pm,
-            cell_dipole,
-            wide_pm,
-            wide_meta,
-            wide_dipole,
-            n,
-            cells,
-            root_half,
-        )
-    };
-    let k = KernelSpec { kind, param };
-    let mut i = index_1d();
-    while i < nq {
-        // SAFETY: i < nq, and order (when given) is a permutation of 0..nq.
-        unsafe {
-            let j = query_at(order, i);
-            let q = *queries.add(j as usize);
-            *out.add(j as usize) = bh_estimate(&v, k, beta, q);
+tree_kernel!(
+    /// `out[j]` = [`bh_estimate`] at `queries[j]` with far-field ratio `beta`, for `j = order[i]`
+    /// (`i` when `order` is null) at position `i` of the launch.
+    fn sbh_bh_kernel(
+        v;
+        queries: *const [f32; 3],
+        nq: u32,
+        kind: u32,
+        param: f32,
+        beta: f32,
+        order: *const u32,
+        out: *mut f32,
+    ) {
+        let k = KernelSpec { kind, param };
+        let mut i = index_1d();
+        while i < nq {
+            // SAFETY: i < nq, and order (when given) is a permutation of 0..nq.
+            unsafe {
+                let j = query_at(order, i);
+                let q = *queries.add(j as usize);
+                *out.add(j as usize) = bh_estimate(&v, k, beta, q);
+            }
+            i += grid_size_1d();
         }
-        i += grid_size_1d();
     }
-}
+);
 
 // ---------------------------------------------------------------------------------------------
 // deterministic Barnes–Hut, one traversal per warp of nearby queries
@@ -227,74 +216,47 @@ crate::static_shared!(sbh_group_stack: [i32; BH_GROUP_WARPS * crate::bh::GROUP_S
 crate::static_shared!(sbh_group_list: [[f32; 4]; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
 crate::static_shared!(sbh_group_dipole: [[f32; 4]; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
 
-/// Deterministic Barnes–Hut for warps of nearby queries: the 32 positions `32w..32w + 32` of the
-/// launch (queries `order[i]`, or `i` when `order` is null; positions `i ≥ nq` and entries
-/// [`NO_QUERY`] are idle lanes, and each warp's first position holds a query: the host's
-/// `warp_groups` layout of Morton order keeps each warp's queries in one small block) share one
-/// traversal against their bounding box. A cell is used whole when it is far from the whole
-/// box ([`is_far_from_box`]), else opened; bodies are exact. As in `bh_gravity_group`, each step
-/// pops up to [`crate::bh::GROUP_POP`] cells whose children lanes `8s..8s+8` test, and the accepted
-/// sources go to a shared list that every lane sums for its own query with [`term_add`]. Same
-/// arguments as [`sbh_bh_kernel`], `nq` counting positions; launch `crate::bh::GROUP_BLOCK`-thread blocks, any grid.
-#[allow(clippy::too_many_arguments)]
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn sbh_bh_group_kernel(
-    bodies: *const Body,
-    body_dipole: *const [f32; 3],
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_dipole: *const [f32; 3],
-    wide_pm: *const Body,
-    wide_meta: *const WideMeta,
-    wide_dipole: *const Body,
-    n: u32,
-    cells: u32,
-    root_half: f32,
-    queries: *const [f32; 3],
-    nq: u32,
-    kind: u32,
-    param: f32,
-    beta: f32,
-    order: *const u32,
-    out: *mut f32,
-) {
-    // SAFETY: per the module's contract.
-    let v = unsafe {
-        RawTree::new(
-            bodies,
-            body_dipole,
-            child,
-            next,
-            cell_pm,
-            cell_dipole,
-            wide_pm,
-            wide_meta,
-            wide_dipole,
-            n,
-            cells,
-            root_half,
-        )
-    };
-    let a = GroupArgs {
-        queries,
-        nq,
-        param,
-        beta,
-        order,
-        out,
-    };
-    // One instance per kernel kind: the hot loop's `term_add` folds to one formula.
-    // SAFETY: forwarded contract.
-    unsafe {
-        match kind {
-            KIND_SHIFTED => bh_group::<KIND_SHIFTED>(&v, &a),
-            KIND_PLUMMER => bh_group::<KIND_PLUMMER>(&v, &a),
-            KIND_WINDING => bh_group::<KIND_WINDING>(&v, &a),
-            _ => bh_group::<KIND_SMOOTH>(&v, &a),
+tree_kernel!(
+    /// Deterministic Barnes–Hut for warps of nearby queries: the 32 positions `32w..32w + 32` of
+    /// the launch (queries `order[i]`, or `i` when `order` is null; positions `i ≥ nq` and entries
+    /// [`NO_QUERY`] are idle lanes, and each warp's first position holds a query: the host's
+    /// `warp_groups` layout of Morton order keeps each warp's queries in one small block) share one
+    /// traversal against their bounding box. A cell is used whole when it is far from the whole box
+    /// ([`is_far_from_box`]), else opened; bodies are exact. As in `bh_gravity_group`, each step
+    /// pops up to [`crate::bh::GROUP_POP`] cells whose children lanes `8s..8s+8` test, and the
+    /// accepted sources go to a shared list that every lane sums for its own query with
+    /// [`term_add`]. Same arguments as [`sbh_bh_kernel`], `nq` counting positions; launch
+    /// `crate::bh::GROUP_BLOCK`-thread blocks, any grid.
+    fn sbh_bh_group_kernel(
+        v;
+        queries: *const [f32; 3],
+        nq: u32,
+        kind: u32,
+        param: f32,
+        beta: f32,
+        order: *const u32,
+        out: *mut f32,
+    ) {
+        let a = GroupArgs {
+            queries,
+            nq,
+            param,
+            beta,
+            order,
+            out,
+        };
+        // One instance per kernel kind: the hot loop's `term_add` folds to one formula.
+        // SAFETY: forwarded contract.
+        unsafe {
+            match kind {
+                KIND_SHIFTED => bh_group::<KIND_SHIFTED>(&v, &a),
+                KIND_PLUMMER => bh_group::<KIND_PLUMMER>(&v, &a),
+                KIND_WINDING => bh_group::<KIND_WINDING>(&v, &a),
+                _ => bh_group::<KIND_SMOOTH>(&v, &a),
+            }
         }
     }
-}
+);
 
 /// The query-side arguments of [`sbh_bh_group_kernel`].
 struct GroupArgs {
