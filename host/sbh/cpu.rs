@@ -6,6 +6,7 @@ use super::{
     NO_QUERY, SbhError, SbhTree, Sources, validate, validate_beta, validate_order,
     validate_samples, warp_groups,
 };
+use crate::device::bh::Body;
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams};
 use rayon::prelude::*;
 
@@ -176,21 +177,7 @@ pub fn brute_force(
     queries: &[[f32; 3]],
     k: KernelSpec,
 ) -> Result<Vec<f64>, SbhError> {
-    validate(src, queries, k)?;
-    let winding = k.kind == dev::KIND_WINDING;
-    Ok(queries
-        .par_iter()
-        .map(|q| {
-            src.bodies
-                .iter()
-                .enumerate()
-                .map(|(j, b)| {
-                    let a = if winding { src.dipoles[j] } else { [0.0; 3] };
-                    dev::term(k, *q, b, a) as f64
-                })
-                .sum()
-        })
-        .collect())
+    direct_sum(src, queries, k, |q, b, a| dev::term(k, q, b, a) as f64)
 }
 
 /// Direct summation with every term in float64 ([`dev::term_f64`]): checks [`brute_force`]'s
@@ -200,23 +187,29 @@ pub fn brute_force_f64(
     queries: &[[f32; 3]],
     k: KernelSpec,
 ) -> Result<Vec<f64>, SbhError> {
+    let wide = |v: [f32; 3]| v.map(|c| c as f64);
+    direct_sum(src, queries, k, |q, b, a| {
+        dev::term_f64(k, wide(q), wide(b.pos()), b.m as f64, wide(a))
+    })
+}
+
+/// `Σ_j term(q, body j, dipole j)` in float64 at every query (dipoles zero unless the kernel is
+/// the winding number).
+fn direct_sum(
+    src: &Sources,
+    queries: &[[f32; 3]],
+    k: KernelSpec,
+    term: impl Fn([f32; 3], &Body, [f32; 3]) -> f64 + Sync,
+) -> Result<Vec<f64>, SbhError> {
     validate(src, queries, k)?;
     let winding = k.kind == dev::KIND_WINDING;
     Ok(queries
         .par_iter()
-        .map(|q| {
-            let q = q.map(|c| c as f64);
+        .map(|&q| {
             src.bodies
                 .iter()
                 .enumerate()
-                .map(|(j, b)| {
-                    let a = if winding {
-                        src.dipoles[j].map(|c| c as f64)
-                    } else {
-                        [0.0; 3]
-                    };
-                    dev::term_f64(k, q, b.pos().map(|c| c as f64), b.m as f64, a)
-                })
+                .map(|(j, b)| term(q, b, if winding { src.dipoles[j] } else { [0.0; 3] }))
                 .sum()
         })
         .collect())

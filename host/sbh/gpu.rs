@@ -444,34 +444,20 @@ pub fn estimate_ordered(
     } else {
         "sbh_estimate_kernel"
     };
-    let k = gpu.kernel(name)?;
-    let nq = queries.len() as u32;
-    let d_q = gpu.upload(queries)?;
-    let d_order = order.map(|o| gpu.upload(o)).transpose()?;
-    let mut d_out = gpu.alloc_poisoned::<f32>(queries.len())?;
-    let null = 0u64;
-    let coherent = coherent as u32;
-    // SAFETY: the tree buffers form a complete tree of n bodies and `cells` cells (uploaded from
-    // one `SbhTree`); nq queries in, nq sums out; dipoles present whenever the sources have them,
-    // and validate() requires them for the winding number.
-    let ((), ms) = gpu.time(|| unsafe {
-        let mut l = gpu.launch(&k);
-        dt.tree_args(&mut l, &null);
-        l.arg(&d_q)
-            .arg(&nq)
-            .arg(&p.kernel.kind)
-            .arg(&p.kernel.param)
-            .arg(&p.samples)
-            .arg(&p.seed)
-            .arg(&p.levels)
-            .arg(&coherent);
-        match &d_order {
-            Some(o) => l.arg(o),
-            None => l.arg(&null),
-        };
-        l.arg(&mut d_out).run(grid_for(nq, dev::QUERY_BLOCK))
-    })?;
-    Ok((gpu.download(&d_out)?, ms))
+    use Scalar::*;
+    let k = p.kernel;
+    let scalars = [
+        U32(k.kind),
+        F32(k.param),
+        U32(p.samples),
+        U64(p.seed),
+        U32(p.levels),
+        U32(coherent as u32),
+    ];
+    // SAFETY: `name` takes the tree, the queries, these scalars, the order and the sums; `order`
+    // was validated as a permutation; dipoles are present whenever the sources have them, and
+    // validate() requires them for the winding number.
+    unsafe { launch_queries(gpu, dt, name, dev::QUERY_BLOCK, queries, order, &scalars) }
 }
 
 /// Deterministic Barnes–Hut sums at `queries` (`sbh_bh_kernel`) and the kernel's time in ms.
@@ -538,24 +524,62 @@ fn bh_launch(
     } else {
         ("sbh_bh_kernel", dev::QUERY_BLOCK)
     };
-    let k = gpu.kernel(name)?;
     // The grouped kernel's warps: `order` cut at Morton-block edges, idle lanes padded.
     let groups = order.filter(|_| grouped).map(|o| warp_groups(queries, o));
     let order = groups.as_deref().or(order);
+    let scalars = [
+        Scalar::U32(kspec.kind),
+        Scalar::F32(kspec.param),
+        Scalar::F32(beta),
+    ];
+    // SAFETY: as in `estimate_ordered`; `order` holds each query once (and idle lanes when
+    // grouped).
+    unsafe { launch_queries(gpu, dt, name, block, queries, order, &scalars) }
+}
+
+/// A kernel argument passed by value.
+#[derive(Clone, Copy)]
+enum Scalar {
+    U32(u32),
+    F32(f32),
+    U64(u64),
+}
+
+/// Runs query kernel `name` in `block`-thread blocks over the positions of `order` (every query
+/// in turn when `None`): its parameters are the tree's ([`DeviceTree::tree_args`]), the queries,
+/// the number of positions, `scalars`, the position list (or null) and the sums, which come back
+/// in query order with the kernel's time in ms (CUDA events).
+///
+/// # Safety
+/// `name` takes exactly these parameters, and `order` names every query once (entries
+/// `NO_QUERY` aside) so that every sum is written.
+unsafe fn launch_queries(
+    gpu: &Gpu,
+    dt: &DeviceTree,
+    name: &'static str,
+    block: u32,
+    queries: &[[f32; 3]],
+    order: Option<&[u32]>,
+    scalars: &[Scalar],
+) -> Result<(Vec<f32>, f64), SbhGpuError> {
+    let k = gpu.kernel(name)?;
     let nq = order.map_or(queries.len(), <[u32]>::len) as u32;
     let d_q = gpu.upload(queries)?;
     let d_order = order.map(|o| gpu.upload(o)).transpose()?;
     let mut d_out = gpu.alloc_poisoned::<f32>(queries.len())?;
     let null = 0u64;
-    // SAFETY: as in `estimate`; `order` holds each query once (and idle lanes when grouped).
+    // SAFETY: per the contract; the tree's buffers were checked against the sources by callers.
     let ((), ms) = gpu.time(|| unsafe {
         let mut l = gpu.launch(&k);
         dt.tree_args(&mut l, &null);
-        l.arg(&d_q)
-            .arg(&nq)
-            .arg(&kspec.kind)
-            .arg(&kspec.param)
-            .arg(&beta);
+        l.arg(&d_q).arg(&nq);
+        for a in scalars {
+            match a {
+                Scalar::U32(v) => l.arg(v),
+                Scalar::F32(v) => l.arg(v),
+                Scalar::U64(v) => l.arg(v),
+            };
+        }
         match &d_order {
             Some(o) => l.arg(o),
             None => l.arg(&null),

@@ -577,6 +577,37 @@ pub fn stream_of(query: u32, coherent: bool) -> u64 {
     }
 }
 
+/// The path's uniform draw at octree depth `depth` for `purpose` (0: the child, 1: the roulette).
+#[inline(always)]
+fn path_draw(p: &SbhParams, key: u64, stratum: u32, sample: u32, depth: u32, purpose: u32) -> f32 {
+    rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth, purpose))
+}
+
+/// The roulette at a path node of far-field ratio `beta` after the running maximum `beta_max`:
+/// evaluate the node's correction with probability `pc = min(1, max(1, β̂) / β̃)`. `None` when the
+/// path ends here, else the factor `1 / pc` (1 without a draw) for the inverse probability.
+#[inline(always)]
+fn roulette(
+    p: &SbhParams,
+    key: u64,
+    stratum: u32,
+    sample: u32,
+    depth: u32,
+    beta_max: f32,
+    beta: f32,
+) -> Option<f32> {
+    let pc = continue_probability(beta_max, beta);
+    if pc < 1.0 {
+        if path_draw(p, key, stratum, sample, depth, 1) >= pc {
+            None
+        } else {
+            Some(math::rcp(pc))
+        }
+    } else {
+        Some(1.0)
+    }
+}
+
 /// Counter of a draw within a query's stream: stratum, sample, octree depth and purpose (0: the
 /// child of the path, 1: the roulette) never collide.
 #[inline(always)]
@@ -711,15 +742,10 @@ fn path<V: TreeView>(
     let mut beta_max = beta;
     // A path is at most MAX_DEPTH cells deep; the bound keeps the loop finite on any input.
     while (depth as usize) < MAX_DEPTH {
-        // Roulette: evaluate this cell's correction with probability min(1, max(1, β̂) / β̃).
-        let pc = continue_probability(beta_max, beta);
-        if pc < 1.0 {
-            let r = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth, 1));
-            if r >= pc {
-                break;
-            }
-            inv_prob *= math::rcp(pc);
-        }
+        let Some(keep) = roulette(p, key, stratum, sample, depth, beta_max, beta) else {
+            break;
+        };
+        inv_prob *= keep;
         beta_max = beta_max.max(beta);
         // Contribution exchange: the children's terms minus the node's own.
         let children = children_terms(v, k, q, node, wide);
@@ -728,7 +754,7 @@ fn path<V: TreeView>(
         let mut next = node;
         let mut leaf = false;
         for l in 0..step {
-            let u = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth + l, 0));
+            let u = path_draw(p, key, stratum, sample, depth + l, 0);
             let (pick, inv) = pick_slot(v, next, u);
             inv_prob *= inv;
             if pick < n {

@@ -367,7 +367,7 @@ fn next_step_stops(
     }
     let bound = beta_max.max(1.0) * math::rcp(4.0 * (beta - 1.1));
     bound < 1.0 && {
-        let r = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth + 2, 1));
+        let r = path_draw(p, key, stratum, sample, depth + 2, 1);
         r >= bound
     }
 }
@@ -398,15 +398,10 @@ fn path_wide<V: TreeView, const EARLY: bool>(
     let mut beta = far_ratio(q, node.0.pos(), diameter_at(root_half, depth));
     let mut beta_max = beta;
     while (depth as usize) < MAX_DEPTH {
-        // Roulette: evaluate this cell's correction with probability min(1, max(1, β̂) / β̃).
-        let pc = continue_probability(beta_max, beta);
-        if pc < 1.0 {
-            let r = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth, 1));
-            if r >= pc {
-                break;
-            }
-            inv_prob *= math::rcp(pc);
-        }
+        let Some(keep) = roulette(p, key, stratum, sample, depth, beta_max, beta) else {
+            break;
+        };
+        inv_prob *= keep;
         beta_max = beta_max.max(beta);
         let head = v.wide_meta(row);
         // Contribution exchange: the grandchildren's (and body children's) terms minus the node's.
@@ -417,7 +412,7 @@ fn path_wide<V: TreeView, const EARLY: bool>(
         }
         // Path: a child by the header's weights, then a grandchild in the child's group.
         let (w0, w1) = (v.wide_pm(row), v.wide_pm(row + 1));
-        let u = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth, 0));
+        let u = path_draw(p, key, stratum, sample, depth, 0);
         let (o, inv) = pick_weighted(&[w0.x, w0.y, w0.z, w0.m, w1.x, w1.y, w1.z, w1.m], u);
         if o < 0 || !head.is_cell(o as u32) {
             break; // a body or bucket: its terms are exact, the path ends
@@ -432,7 +427,7 @@ fn path_wide<V: TreeView, const EARLY: bool>(
                 0.0
             }
         });
-        let u = rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth + 1, 0));
+        let u = path_draw(p, key, stratum, sample, depth + 1, 0);
         let (e, inv) = pick_weighted(&weights, u);
         if e < 0 {
             break;
