@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::gpu::atomic::*;
-use crate::gpu::fence::fence_device;
+use crate::gpu::fence::{fence_acq_rel_device, fence_device};
 use crate::gpu::shared::{ld_shared_v4, shared_addr};
 use crate::gpu::thread::*;
 use crate::gpu::warp::*;
@@ -182,8 +182,8 @@ pub unsafe extern "ptx-kernel" fn bh_build(
                 continue;
             }
             // The relaxed CAS took the lock; the fence orders what the previous holder of this
-            // slot wrote (bucket chains) before our reads of it.
-            fence_device();
+            // slot wrote (bucket chains) before our reads of it (acquire; no SC needed).
+            fence_acq_rel_device();
             // The slot holds body b: subdivide until b and i fall in different octants. New cells
             // stay private (behind the lock) until the lock is released with the top one.
             let b = ch;
@@ -244,8 +244,7 @@ pub unsafe extern "ptx-kernel" fn bh_build(
                 cur = layout.slot(cell, o);
             }
             // Publish the new subtree: its contents must be visible before the slot says so.
-            fence_device();
-            write_volatile(child.add(s), top);
+            store_release_u32(child.add(s).cast(), top as u32);
             i += stride;
         }
         if deepest > 0 {
