@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::gpu::atomic::*;
-use crate::gpu::fence::fence_device;
+use crate::gpu::fence::{fence_acq_rel_device, fence_device};
 use crate::gpu::shared::{ld_shared_v4, shared_addr};
 use crate::gpu::thread::*;
 use crate::gpu::warp::*;
@@ -158,16 +158,20 @@ pub unsafe extern "ptx-kernel" fn bh_build(
             let (mut c, mut half, mut depth) = (root_c, root_half, 0u32);
             let mut o = octant(p, c);
             let mut s = layout.slot(root, o);
-            // Acquire: a slot that names a new cell was published after the cell's own slots
-            // (fence + store in the writer); the reader must not see the slots before it.
-            let mut ch = load_acquire_u32(child.add(s).cast()) as i32;
+            // Relaxed strong loads (L2, no L1 invalidation per level as an acquire costs): a
+            // slot only ever moves forward — EMPTY, then LOCKED and a body in turn, then a cell
+            // for good — and every slot starts EMPTY (the buffer is filled before the launch), so
+            // whatever a read returns, however stale, is a value the slot held during this build.
+            // A cell is final, so descending through one is right; an EMPTY, body or LOCKED that
+            // is out of date makes the CAS below fail, and the body is retried.
+            let mut ch = load_relaxed_u32(child.add(s).cast()) as i32;
             while ch >= ni {
                 half *= 0.5;
                 c = child_center(c, half, o);
                 depth += 1;
                 o = octant(p, c);
                 s = layout.slot(ch - ni, o);
-                ch = load_acquire_u32(child.add(s).cast()) as i32;
+                ch = load_relaxed_u32(child.add(s).cast()) as i32;
             }
             if ch == LOCKED || atomic_cas_i32(child.add(s), ch, LOCKED) != ch {
                 continue; // another thread is rewriting this slot: retry from the root
@@ -178,8 +182,8 @@ pub unsafe extern "ptx-kernel" fn bh_build(
                 continue;
             }
             // The relaxed CAS took the lock; the fence orders what the previous holder of this
-            // slot wrote (bucket chains) before our reads of it.
-            fence_device();
+            // slot wrote (bucket chains) before our reads of it (acquire; no SC needed).
+            fence_acq_rel_device();
             // The slot holds body b: subdivide until b and i fall in different octants. New cells
             // stay private (behind the lock) until the lock is released with the top one.
             let b = ch;
@@ -240,8 +244,7 @@ pub unsafe extern "ptx-kernel" fn bh_build(
                 cur = layout.slot(cell, o);
             }
             // Publish the new subtree: its contents must be visible before the slot says so.
-            fence_device();
-            write_volatile(child.add(s), top);
+            store_release_u32(child.add(s).cast(), top as u32);
             i += stride;
         }
         if deepest > 0 {
@@ -337,12 +340,10 @@ impl CellChildren for DeviceChildren {
     #[inline(always)]
     fn cell(&self, cc: usize) -> (Body, Quad, u32) {
         unsafe {
-            // Acquire on every read, the first included: a non-zero count (published last, with
-            // release) makes the child's summary visible. Other threads summarize it meanwhile.
-            let mut k = load_acquire_u32(self.count.add(cc));
-            while k == 0 {
-                k = load_acquire_u32(self.count.add(cc));
-            }
+            // A non-zero count (published last, with release) makes the child's summary
+            // visible: poll relaxed (other threads summarize it meanwhile), then one acquire.
+            while load_relaxed_u32(self.count.add(cc)) == 0 {}
+            let k = load_acquire_u32(self.count.add(cc));
             let q = if self.cell_quad.is_null() {
                 Quad::default()
             } else {
@@ -408,11 +409,10 @@ pub unsafe extern "ptx-kernel" fn bh_sort(
             let mut s = if k == root {
                 0
             } else {
+                // Published with release by the parent's thread: poll relaxed, then one acquire.
+                while (load_relaxed_u32(start.add(k as usize).cast()) as i32) < 0 {}
                 load_acquire_u32(start.add(k as usize).cast()) as i32
             };
-            while s < 0 {
-                s = load_acquire_u32(start.add(k as usize).cast()) as i32;
-            }
             let big = *count.add(k as usize) > group_size;
             if k == root && !big {
                 emit(0, *count.add(k as usize));

@@ -139,6 +139,24 @@ pub unsafe fn load_acquire_u32(ptr: *const u32) -> u32 {
     v
 }
 
+/// A strong load without ordering at GPU scope: `ld.relaxed.gpu.b32` (served by L2, never a
+/// stale L1 line; unlike [`load_acquire_u32`] it does not invalidate the SM's L1 afterwards). For
+/// polling a flag, with one acquire load once it is seen set, or where a later atomic
+/// re-validates the value read.
+///
+/// # Safety
+/// See the module docs.
+#[inline(always)]
+pub unsafe fn load_relaxed_u32(ptr: *const u32) -> u32 {
+    let v: u32;
+    // SAFETY: caller guarantees `ptr`.
+    unsafe {
+        asm!("ld.relaxed.gpu.b32 {v}, [{ptr}];", ptr = in(reg64) ptr, v = out(reg32) v,
+            options(nostack))
+    };
+    v
+}
+
 /// A store that orders earlier accesses before it at GPU scope: `st.release.gpu.b32`.
 ///
 /// # Safety

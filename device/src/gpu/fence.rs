@@ -18,6 +18,14 @@ pub fn fence_device() {
     unsafe { asm!("membar.gl;", options(nostack)) }
 }
 
+/// `fence.acq_rel.gpu`: orders like [`fence_device`] for release/acquire patterns (a lock taken
+/// by an atomic, data published by a store) without the sequentially consistent fence's cost.
+#[inline(always)]
+pub fn fence_acq_rel_device() {
+    // SAFETY: a fence has no preconditions.
+    unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) }
+}
+
 /// `__threadfence_system()`: `membar.sys`, also ordering against the host and peer devices.
 #[inline(always)]
 pub fn fence_system() {
