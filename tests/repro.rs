@@ -443,7 +443,9 @@ fn repro_sbh_end_to_end() {
     let md = read(&dir.join("table.md"));
     for needle in [
         "| M | brute force ms | BH β=2 ms, grid / shuffled | BH mean / median / max error (grid) \
-         | SBH S=1 ms, grid / shuffled | SBH mean / median / max error (grid) | SBH errors (shuffled) |",
+         | SBH S=1 ms, grid / shuffled | SBH mean / median / max error (grid) | SBH errors (shuffled) \
+         | BH errors (grid nodes) | SBH errors (grid nodes) |",
+        "Grid nodes: the same sources and methods",
         "| 2^10 |",
         "## The authors' CUDA code on the H200 (issue 6)",
         "| 2^22 | 3248.0 | 170.0 / 1171.0 |",
@@ -458,8 +460,13 @@ fn repro_sbh_end_to_end() {
         assert!(md.contains(needle), "table.md lacks {needle:?}:\n{md}");
     }
     let rows = parse_csv(&read(&dir.join("data.csv")));
-    // Header, brute + 2 orders × 2 methods, then 2 sets × (7 S + 8 β).
-    assert_eq!(rows.len(), 1 + 5 + 2 * 15, "{rows:?}");
+    // Header, brute + 2 orders × 2 methods + 2 methods on the grid's nodes, then 2 sets × (7 S +
+    // 8 β).
+    assert_eq!(rows.len(), 1 + 7 + 2 * 15, "{rows:?}");
+    assert!(
+        rows.iter().filter(|r| r[3] == "nodes").count() == 2,
+        "{rows:?}"
+    );
     assert_eq!(rows[0][6], "method");
     assert_eq!(rows[0][12], "median_abs_err");
     for r in &rows[2..] {

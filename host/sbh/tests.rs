@@ -923,3 +923,13 @@ fn layout_check_catches_damage() {
     w.pm[first_entry].x += 1e-3;
     assert!(w.same_blocks(&t.wide).is_err());
 }
+
+#[test]
+fn node_queries_span_the_cube_faces_included() {
+    let q = node_queries(3);
+    assert_eq!(q.len(), 27);
+    assert_eq!(q[0], [-0.5, -0.5, -0.5]);
+    assert_eq!(q[13], [0.0, 0.0, 0.0]);
+    assert_eq!(q[26], [0.5, 0.5, 0.5]);
+    assert_eq!(q[1], [0.0, -0.5, -0.5], "x fastest");
+}
