@@ -670,6 +670,10 @@ struct SbhArgs {
     /// form before the layout; same draws, for timing comparisons).
     #[arg(long)]
     no_wide: bool,
+    /// Warps of the grouped Barnes–Hut: Morton blocks (compact, fastest) or 32 consecutive
+    /// queries in row-major order (the authors' warps: a stricter vote, lower errors).
+    #[arg(long, value_enum, default_value_t = warpkit::sbh::Warps::Morton)]
+    warps: warpkit::sbh::Warps,
     /// Timed repeats after one warm-up (GPU); medians are printed.
     #[arg(long, default_value_t = 5)]
     repeats: usize,
@@ -784,7 +788,8 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         };
         let o = Some(order.as_slice());
         let (sb, sb_ms) = timed(&|| sgpu::estimate_ordered(gpu, &src, &dt, &q, &p, coherent, o))?;
-        let (bh, bh_ms) = timed(&|| sgpu::barnes_hut_grouped(gpu, &src, &dt, &q, k, a.beta, o))?;
+        let (bh, bh_ms) =
+            timed(&|| sgpu::barnes_hut_grouped(gpu, &src, &dt, &q, k, a.beta, o, a.warps))?;
         let (bq, bq_ms) = timed(&|| sgpu::barnes_hut_ordered(gpu, &src, &dt, &q, k, a.beta, o))?;
         let (ex, ms) = sgpu::brute_force(gpu, &src, &dt, &q, k)?;
         exact = ex;
@@ -796,7 +801,7 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         let sb = cpu::estimate_layout(&src, &tree, &q, &p, coherent, o, !a.no_wide)?;
         let sb_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
-        let bh = cpu::barnes_hut_grouped(&src, &tree, &q, k, a.beta, o)?;
+        let bh = cpu::barnes_hut_grouped(&src, &tree, &q, k, a.beta, o, a.warps)?;
         let bh_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
         let bq = cpu::barnes_hut(&src, &tree, &q, k, a.beta)?;
@@ -813,7 +818,10 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         let e = error_stats(k, vals, &exact);
         let label = match *name {
             "SBH" => format!("SBH S = {}", a.samples),
-            "BH" => format!("BH β = {}, warp groups", a.beta),
+            "BH" => match a.warps {
+                warpkit::sbh::Warps::Morton => format!("BH β = {}, warp groups", a.beta),
+                warpkit::sbh::Warps::Rows => format!("BH β = {}, row warps", a.beta),
+            },
             _ => format!("BH β = {}, per query", a.beta),
         };
         println!(

@@ -9,7 +9,7 @@ use common::{EDGE_SIZES, gpu};
 use warpkit::device::bh::Body;
 use warpkit::device::sbh::{KernelSpec, SbhParams};
 use warpkit::sbh::wide::WideTree;
-use warpkit::sbh::{self, Kernel, SbhError, SbhTree, Sources, cpu, gpu as sgpu};
+use warpkit::sbh::{self, Kernel, SbhError, SbhTree, Sources, Warps, cpu, gpu as sgpu};
 
 fn setups() -> Vec<(KernelSpec, Sources)> {
     vec![
@@ -217,14 +217,20 @@ fn grouped_barnes_hut_matches_its_cpu_twin() {
         for &nq in EDGE_SIZES.iter().chain(&[20_000]) {
             let q = sbh::random_queries(nq, 70 + nq as u64);
             let order = sbh::query_order(&q);
-            for o in [None, Some(order.as_slice())] {
+            let cases = [
+                (None, Warps::Morton),
+                (Some(order.as_slice()), Warps::Morton),
+                (Some(order.as_slice()), Warps::Rows),
+            ];
+            for (o, w) in cases {
                 for beta in [1.0, 2.0, f32::INFINITY] {
-                    let (got, _) = sgpu::barnes_hut_grouped(&g, &src, &dt, &q, k, beta, o).unwrap();
-                    let want = cpu::barnes_hut_grouped(&src, &t, &q, k, beta, o).unwrap();
+                    let (got, _) =
+                        sgpu::barnes_hut_grouped(&g, &src, &dt, &q, k, beta, o, w).unwrap();
+                    let want = cpu::barnes_hut_grouped(&src, &t, &q, k, beta, o, w).unwrap();
                     let (bad, worst) = mismatches(&got, &want, tolerance(k, 1e-5));
                     assert!(
                         bad * 100 <= nq.max(100) && worst < 1e-3,
-                        "kind {} nq {nq} β {beta} ordered {}: {bad} mismatches, worst {worst:.2e}",
+                        "kind {} nq {nq} β {beta} ordered {} {w:?}: {bad} mismatches, worst {worst:.2e}",
                         k.kind,
                         o.is_some()
                     );

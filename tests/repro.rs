@@ -444,7 +444,9 @@ fn repro_sbh_end_to_end() {
     for needle in [
         "| M | brute force ms | BH β=2 ms, grid / shuffled | BH mean / median / max error (grid) \
          | SBH S=1 ms, grid / shuffled | SBH mean / median / max error (grid) | SBH errors (shuffled) \
-         | BH errors (grid nodes) | SBH errors (grid nodes) |",
+         | BH errors (grid nodes) | SBH errors (grid nodes) | BH β=2 row warps ms, grid / shuffled \
+         | BH row warps errors (grid) |",
+        "Row warps: the same Barnes–Hut kernel",
         "Grid nodes: the same sources and methods",
         "| 2^10 |",
         "## The authors' CUDA code on the H200 (issue 6)",
@@ -460,9 +462,13 @@ fn repro_sbh_end_to_end() {
         assert!(md.contains(needle), "table.md lacks {needle:?}:\n{md}");
     }
     let rows = parse_csv(&read(&dir.join("data.csv")));
-    // Header, brute + 2 orders × 2 methods + 2 methods on the grid's nodes, then 2 sets × (7 S +
-    // 8 β).
-    assert_eq!(rows.len(), 1 + 7 + 2 * 15, "{rows:?}");
+    // Header, brute + 2 orders × 3 methods (BH, BH in row warps, SBH) + 2 methods on the grid's
+    // nodes, then 2 sets × (7 S + 8 β).
+    assert_eq!(rows.len(), 1 + 9 + 2 * 15, "{rows:?}");
+    assert!(
+        rows.iter().filter(|r| r[6] == "bh-rows").count() == 2,
+        "{rows:?}"
+    );
     assert!(
         rows.iter().filter(|r| r[3] == "nodes").count() == 2,
         "{rows:?}"

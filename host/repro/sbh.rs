@@ -23,7 +23,7 @@ use super::{ReproError, Settings, Summary, available_memory, finish, fmt_ms, fmt
 use crate::backend::Backend;
 use crate::device::sbh::{KernelSpec, SbhParams, WIDE_LEVELS};
 use crate::sbh::gpu::DeviceTree;
-use crate::sbh::{self as sb, ErrorStats, Kernel, SbhTree, Sources};
+use crate::sbh::{self as sb, ErrorStats, Kernel, SbhTree, Sources, Warps};
 use crate::stats::median;
 use serde_json::json;
 use std::time::Instant;
@@ -141,6 +141,8 @@ normalisation than the authors' code run (their two sets disagree by 5–20×)."
 pub enum Method {
     Brute,
     Bh(f32),
+    /// Barnes–Hut with the authors' warps: 32 consecutive queries in row-major order.
+    BhRows(f32),
     Sbh(u32),
 }
 
@@ -149,6 +151,7 @@ impl Method {
         match self {
             Method::Brute => "brute",
             Method::Bh(_) => "bh",
+            Method::BhRows(_) => "bh-rows",
             Method::Sbh(_) => "sbh",
         }
     }
@@ -156,6 +159,7 @@ impl Method {
         match self {
             Method::Brute => "brute force".into(),
             Method::Bh(b) => format!("BH β = {b}"),
+            Method::BhRows(b) => format!("BH β = {b}, row warps"),
             Method::Sbh(s) => format!("SBH S = {s}"),
         }
     }
@@ -334,13 +338,37 @@ impl Runner<'_> {
                 )?)
             }),
             (Some(g), Some(d), Method::Bh(b)) => self.timed(self.repeats, || {
-                Ok(sb::gpu::barnes_hut_grouped(g, &p.src, d, q, k, b, o)?)
+                Ok(sb::gpu::barnes_hut_grouped(
+                    g,
+                    &p.src,
+                    d,
+                    q,
+                    k,
+                    b,
+                    o,
+                    Warps::Morton,
+                )?)
+            }),
+            (Some(g), Some(d), Method::BhRows(b)) => self.timed(self.repeats, || {
+                Ok(sb::gpu::barnes_hut_grouped(
+                    g,
+                    &p.src,
+                    d,
+                    q,
+                    k,
+                    b,
+                    o,
+                    Warps::Rows,
+                )?)
             }),
             (_, _, Method::Sbh(n)) => self.timed(self.repeats, || {
                 wall(&|| sb::cpu::estimate_ordered(&p.src, &p.tree, q, &params(n), true, o))
             }),
             (_, _, Method::Bh(b)) => self.timed(self.repeats, || {
-                wall(&|| sb::cpu::barnes_hut_grouped(&p.src, &p.tree, q, k, b, o))
+                wall(&|| sb::cpu::barnes_hut_grouped(&p.src, &p.tree, q, k, b, o, Warps::Morton))
+            }),
+            (_, _, Method::BhRows(b)) => self.timed(self.repeats, || {
+                wall(&|| sb::cpu::barnes_hut_grouped(&p.src, &p.tree, q, k, b, o, Warps::Rows))
             }),
             (_, _, Method::Brute) => unreachable!("brute force goes through reference()"),
         }
@@ -377,6 +405,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         "kernel": "shifted: -m / (r + 0.1)", "sources": "uniform in [-0.5, 0.5]^3, mass 1/M",
         "levels": WIDE_LEVELS, "streams": "warp-coherent",
         "bh": "warp groups: one traversal per 32 consecutive Morton-ordered queries, a cell used whole when far from the group's bounding box (sbh_bh_group_kernel / cpu::barnes_hut_grouped)",
+        "bh_rows": "the same kernel with the authors' warps: 32 consecutive queries in row-major (z, y, x) order, shuffled queries sorted back into it (Warps::Rows)",
         "query_order": "BH and SBH evaluate the queries in Morton order (30-bit codes in the queries' bounding box, sorted on the host with rayon, not timed); sums returned in the caller's order",
         "repeats": plan.repeats, "statistic": "median", "seed": s.seed,
         "timing": if s.is_gpu() { "CUDA events around the kernel, after a warm-up; trees built on the CPU, not timed" }
@@ -460,6 +489,13 @@ struct Slices {
     sbh: Vec<f64>,
 }
 
+/// What the row-warp columns are.
+const ROWS: &str = "Row warps: the same Barnes–Hut kernel and β with the authors' warps — 32 \
+consecutive queries of the grid's row-major order (z, y, x) share one traversal — instead of \
+Morton blocks. A warp then spans a third of a grid row, so a cell must be far from a long thin \
+box: a stricter vote, lower errors and more time at the same β. The shuffled queries are sorted \
+back into row-major order (not timed, as the Morton sort), so both orders run the same warps.";
+
 /// Why the table has a column on the grid's nodes.
 const NODES: &str = "Grid nodes: the same sources and methods with the queries on the nodes of \
 the grid (spacing 1/(g − 1), the cube's faces, edges and corners included) instead of the centres \
@@ -503,7 +539,7 @@ fn measure(
     };
     let mut record = |p: Point| -> Result<(), ReproError> {
         let (beta, samples) = match p.method {
-            Method::Bh(b) => (b.to_string(), String::new()),
+            Method::Bh(b) | Method::BhRows(b) => (b.to_string(), String::new()),
             Method::Sbh(n) => (String::new(), n.to_string()),
             Method::Brute => (String::new(), String::new()),
         };
@@ -532,7 +568,7 @@ fn measure(
         points.push(p);
         Ok(())
     };
-    let steps = plan.ms.len() * 8 + 2 * (SAMPLES.len() + BETAS.len() + 1);
+    let steps = plan.ms.len() * 10 + 2 * (SAMPLES.len() + BETAS.len() + 1);
     let bar = progress(steps as u64, "sbh");
     let grid = sb::grid_queries(plan.grid);
     let mut perm: Vec<usize> = (0..grid.len()).collect();
@@ -563,7 +599,7 @@ fn measure(
             ("grid", &grid, &grid_order, &reference),
             ("shuffled", &shuffled, &shuffled_order, &ref_shuffled),
         ] {
-            for method in [Method::Bh(BETA), Method::Sbh(S)] {
+            for method in [Method::Bh(BETA), Method::BhRows(BETA), Method::Sbh(S)] {
                 let (v, ms) = runner.run(&prep, q, qo, method)?;
                 record(pt(order, method, ms, sb::error_stats(k, &v, r)))?;
                 bar.inc(1);
@@ -709,6 +745,8 @@ fn table(report: &mut Report, points: &[Point]) {
         "SBH errors (shuffled)",
         "BH errors (grid nodes)",
         "SBH errors (grid nodes)",
+        "BH β=2 row warps ms, grid / shuffled",
+        "BH row warps errors (grid)",
     ]);
     for &m in &ms {
         let e = |p: Option<&Point>| p.map_or("–".into(), |p| errs(&p.err));
@@ -730,10 +768,17 @@ fn table(report: &mut Report, points: &[Point]) {
             e(find(m, "shuffled", Method::Sbh(S))),
             e(find(m, "nodes", Method::Bh(BETA))),
             e(find(m, "nodes", Method::Sbh(S))),
+            format!(
+                "{} / {}",
+                ms_of(find(m, "grid", Method::BhRows(BETA))),
+                ms_of(find(m, "shuffled", Method::BhRows(BETA)))
+            ),
+            e(find(m, "grid", Method::BhRows(BETA))),
         ]);
     }
     report.table(&t);
     report.para(NODES);
+    report.para(ROWS);
     report.heading("The authors' CUDA code on the H200 (issue 6)");
     let mut t = Table::new(&[
         "M",

@@ -3,8 +3,8 @@
 //! only by float32 rounding (`rsqrt`, `exp`, `log2` are approximate on the device).
 
 use super::{
-    NO_QUERY, SbhError, SbhTree, Sources, validate, validate_beta, validate_order,
-    validate_samples, warp_groups,
+    NO_QUERY, SbhError, SbhTree, Sources, Warps, bh_positions, validate, validate_beta,
+    validate_order, validate_samples,
 };
 use crate::device::bh::Body;
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams};
@@ -94,7 +94,7 @@ pub fn barnes_hut(
 }
 
 /// The twin of `sbh_bh_group_kernel` ([`super::gpu::barnes_hut_grouped`]): the warps of
-/// [`warp_groups`]`(queries, order)` (32 consecutive queries when `order` is `None`) each traverse the tree once against
+/// [`bh_positions`]`(queries, order, warps)` (32 consecutive queries when that is `None`) each traverse the tree once against
 /// their queries' bounding box, listing the cells far from the whole box ([`dev::is_far_from_box`])
 /// and the bodies of the others; each query then sums the list with [`dev::term_add`].
 pub fn barnes_hut_grouped(
@@ -104,17 +104,16 @@ pub fn barnes_hut_grouped(
     k: KernelSpec,
     beta: f32,
     order: Option<&[u32]>,
+    warps: Warps,
 ) -> Result<Vec<f32>, SbhError> {
     use crate::device::sbh::TreeView;
     validate(src, queries, k)?;
     validate_beta(beta)?;
     validate_order(order, queries.len())?;
     let v = tree.view(src);
-    // The kernel's warps: `order` cut at Morton-block edges, idle lanes marked.
-    let positions: Vec<u32> = match order {
-        Some(o) => warp_groups(queries, o),
-        None => (0..queries.len() as u32).collect(),
-    };
+    // The kernel's warps: Morton order cut at block edges (idle lanes marked), or rows.
+    let positions: Vec<u32> =
+        bh_positions(queries, order, warps).unwrap_or_else(|| (0..queries.len() as u32).collect());
     let (n, root_half, root) = (v.n(), v.root_half(), v.root());
     let sums: Vec<(u32, f32)> = positions
         .par_chunks(crate::device::WARP_SIZE as usize)

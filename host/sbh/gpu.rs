@@ -5,8 +5,8 @@
 
 use super::wide::WideTree;
 use super::{
-    SbhError, SbhTree, Sources, validate, validate_beta, validate_order, validate_samples,
-    warp_groups,
+    SbhError, SbhTree, Sources, Warps, bh_positions, validate, validate_beta, validate_order,
+    validate_samples,
 };
 use crate::device::bh::{Body, TreeHeader};
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams, SliceTree, WideMeta};
@@ -483,15 +483,17 @@ pub fn barnes_hut_ordered(
     beta: f32,
     order: Option<&[u32]>,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
-    bh_launch(gpu, src, dt, queries, kspec, beta, order, false)
+    bh_launch(gpu, src, dt, queries, kspec, beta, order, None)
 }
 
 /// Deterministic Barnes–Hut with one traversal per warp of up to 32 consecutive positions of
-/// `order` (`sbh_bh_group_kernel`; pass [`super::query_order`]: the warps are its
-/// [`super::warp_groups`], nearby queries in one Morton block each): a
+/// [`super::bh_positions`]`(queries, order, warps)` (`sbh_bh_group_kernel`; for
+/// [`Warps::Morton`] pass [`super::query_order`]: the warps are its [`super::warp_groups`],
+/// nearby queries in one Morton block each; [`Warps::Rows`]: the authors' row-major warps): a
 /// cell is used whole only when it is far from the warp's whole bounding box, like the authors'
 /// warp vote, so the sums are at least as accurate as [`barnes_hut`]'s and do depend on the order.
 /// The twin is [`super::cpu::barnes_hut_grouped`].
+#[allow(clippy::too_many_arguments)]
 pub fn barnes_hut_grouped(
     gpu: &Gpu,
     src: &Sources,
@@ -500,8 +502,9 @@ pub fn barnes_hut_grouped(
     kspec: KernelSpec,
     beta: f32,
     order: Option<&[u32]>,
+    warps: Warps,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
-    bh_launch(gpu, src, dt, queries, kspec, beta, order, true)
+    bh_launch(gpu, src, dt, queries, kspec, beta, order, Some(warps))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -513,19 +516,19 @@ fn bh_launch(
     kspec: KernelSpec,
     beta: f32,
     order: Option<&[u32]>,
-    grouped: bool,
+    grouped: Option<Warps>,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
     validate(src, queries, kspec)?;
     dt.check(src)?;
     validate_beta(beta)?;
     validate_order(order, queries.len())?;
-    let (name, block) = if grouped {
+    let (name, block) = if grouped.is_some() {
         ("sbh_bh_group_kernel", crate::device::bh::GROUP_BLOCK)
     } else {
         ("sbh_bh_kernel", dev::QUERY_BLOCK)
     };
-    // The grouped kernel's warps: `order` cut at Morton-block edges, idle lanes padded.
-    let groups = order.filter(|_| grouped).map(|o| warp_groups(queries, o));
+    // The grouped kernel's warps: Morton order cut at block edges (idle lanes padded), or rows.
+    let groups = grouped.and_then(|w| bh_positions(queries, order, w));
     let order = groups.as_deref().or(order);
     let scalars = [
         Scalar::U32(kspec.kind),

@@ -196,7 +196,8 @@ fn grouped_barnes_hut_refines_the_per_query_partition() {
         let order = query_order(&q);
         let exact = cpu::brute_force(&src, &q, k).unwrap();
         let err = |beta: f32| {
-            let got = cpu::barnes_hut_grouped(&src, &t, &q, k, beta, Some(&order)).unwrap();
+            let got = cpu::barnes_hut_grouped(&src, &t, &q, k, beta, Some(&order), Warps::Morton)
+                .unwrap();
             error_stats(k, &got, &exact).mean
         };
         let per_query = error_stats(k, &cpu::barnes_hut(&src, &t, &q, k, 2.0).unwrap(), &exact);
@@ -209,8 +210,41 @@ fn grouped_barnes_hut_refines_the_per_query_partition() {
             per_query.mean
         );
         // Without an order, warps of 32 consecutive queries: other boxes, the same sums at β = ∞.
-        let plain = cpu::barnes_hut_grouped(&src, &t, &q, k, f32::INFINITY, None).unwrap();
+        let plain =
+            cpu::barnes_hut_grouped(&src, &t, &q, k, f32::INFINITY, None, Warps::Morton).unwrap();
         assert!(error_stats(k, &plain, &exact).mean < 1e-5 * scale);
+    }
+}
+
+#[test]
+fn row_warps_are_the_grids_own_order_whatever_the_query_order() {
+    let (k, src) = (Kernel::Shifted.spec(0.1), uniform_sources(3000, 21));
+    let t = SbhTree::build(&src);
+    let g = grid_queries(10);
+    assert_eq!(row_order(&g), (0..1000).collect::<Vec<u32>>());
+    let mut perm: Vec<usize> = (0..g.len()).collect();
+    crate::bh::scene::shuffle(&mut perm, 4);
+    let shuffled: Vec<[f32; 3]> = perm.iter().map(|&i| g[i]).collect();
+    let rows = cpu::barnes_hut_grouped(&src, &t, &g, k, 2.0, None, Warps::Rows).unwrap();
+    let plain = cpu::barnes_hut_grouped(&src, &t, &g, k, 2.0, None, Warps::Morton).unwrap();
+    // Sorted back into rows, the shuffled queries run the same warps: the same sums, bit for bit.
+    let order = query_order(&shuffled);
+    let back =
+        cpu::barnes_hut_grouped(&src, &t, &shuffled, k, 2.0, Some(&order), Warps::Rows).unwrap();
+    for (i, &j) in perm.iter().enumerate() {
+        assert_eq!(back[i].to_bits(), rows[j].to_bits(), "query {j}");
+    }
+    // No order means the queries' own order, here the grid's: rows.
+    assert_eq!(rows, plain);
+    // Rows differ from Morton blocks (other boxes), and both are accurate.
+    let morton = query_order(&g);
+    let blocks =
+        cpu::barnes_hut_grouped(&src, &t, &g, k, 2.0, Some(&morton), Warps::Morton).unwrap();
+    assert_ne!(rows, blocks);
+    let exact = cpu::brute_force(&src, &g, k).unwrap();
+    let scale = exact.iter().map(|v| v.abs()).fold(0.0, f64::max);
+    for v in [&rows, &blocks] {
+        assert!(error_stats(k, v, &exact).max < 1e-2 * scale);
     }
 }
 
