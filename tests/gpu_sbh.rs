@@ -65,6 +65,7 @@ fn sbh_estimate_matches_cpu_twin() {
                     samples: 2,
                     seed: 11,
                     levels,
+                    allocate: true,
                 };
                 let (got, _) = sgpu::estimate(&g, &src, &dt, &q, &p, coherent).unwrap();
                 let want = cpu::estimate(&src, &t, &q, &p, coherent).unwrap();
@@ -99,6 +100,7 @@ fn wide_layout_on_the_gpu_matches_the_cpu_twin_and_the_octree_walk() {
                     samples,
                     seed: 13,
                     levels: 2,
+                    allocate: true,
                 };
                 let (got, _) = sgpu::estimate_ordered(&g, &src, &dt, &q, &p, coherent, o).unwrap();
                 let want = cpu::estimate_ordered(&src, &t, &q, &p, coherent, o).unwrap();
@@ -129,6 +131,7 @@ fn wide_layout_on_the_gpu_matches_the_cpu_twin_and_the_octree_walk() {
         samples: 1,
         seed: 4,
         levels: 2,
+        allocate: true,
     };
     let (on_gpu, _) = sgpu::DeviceTree::build_on_gpu(&g, &src).unwrap();
     assert!(on_gpu.wide_ms() > 0.0);
@@ -161,6 +164,7 @@ fn sbh_gpu_error_statistics_match_cpu() {
         samples: 1,
         seed: 3,
         levels: 2,
+        allocate: true,
     };
     let (got, _) = sgpu::estimate(&g, &src, &dt, &q, &p, true).unwrap();
     let want = cpu::estimate(&src, &t, &q, &p, true).unwrap();
@@ -253,6 +257,7 @@ fn bad_input_fails_before_launch() {
         samples: 0,
         seed: 1,
         levels: 2,
+        allocate: true,
     };
     assert!(matches!(
         sgpu::estimate(&g, &src, &dt, &q, &p, false),
@@ -279,6 +284,7 @@ fn tree_built_on_the_gpu_gives_the_uploaded_trees_estimates() {
         samples: 1,
         seed: 9,
         levels: 2,
+        allocate: true,
     };
     // The same octree (cells numbered differently), the same draws: the same estimates.
     let (a, _) = sgpu::estimate(&g, &src, &on_gpu, &q, &p, false).unwrap();
@@ -352,6 +358,7 @@ fn morton_ordered_launches_match_the_ordered_cpu_twin() {
                 samples: 1,
                 seed: 12,
                 levels: 2,
+                allocate: true,
             };
             for coherent in [false, true] {
                 let (got, _) =
@@ -470,6 +477,7 @@ fn wide_layout_built_on_the_gpu_is_the_host_builders() {
                     samples,
                     seed: 17,
                     levels: 2,
+                    allocate: true,
                 };
                 let (got, _) = sgpu::estimate_ordered(&g, src, &dt, &q, &p, coherent, o).unwrap();
                 let want = cpu::estimate_ordered(src, &host, &q, &p, coherent, o).unwrap();

@@ -445,7 +445,8 @@ fn repro_sbh_end_to_end() {
         "| M | brute force ms | BH β=2 ms, grid / shuffled | BH mean / median / max error (grid) \
          | SBH S=1 ms, grid / shuffled | SBH mean / median / max error (grid) | SBH errors (shuffled) \
          | BH errors (grid nodes) | SBH errors (grid nodes) | BH β=2 row warps ms, grid / shuffled \
-         | BH row warps errors (grid) |",
+         | BH row warps errors (grid) | SBH S=1 paper's allocation ms, grid / shuffled \
+         | its errors (grid) |",
         "Row warps: the same Barnes–Hut kernel",
         "Grid nodes: the same sources and methods",
         "| 2^10 |",
@@ -462,9 +463,13 @@ fn repro_sbh_end_to_end() {
         assert!(md.contains(needle), "table.md lacks {needle:?}:\n{md}");
     }
     let rows = parse_csv(&read(&dir.join("data.csv")));
-    // Header, brute + 2 orders × 3 methods (BH, BH in row warps, SBH) + 2 methods on the grid's
-    // nodes, then 2 sets × (7 S + 8 β).
-    assert_eq!(rows.len(), 1 + 9 + 2 * 15, "{rows:?}");
+    // Header, brute + 2 orders × 4 methods (BH, BH in row warps, SBH, SBH with the paper's
+    // allocation) + 2 methods on the grid's nodes, then 2 sets × (7 S + 8 β).
+    assert_eq!(rows.len(), 1 + 11 + 2 * 15, "{rows:?}");
+    assert!(
+        rows.iter().filter(|r| r[6] == "sbh-paper").count() == 2,
+        "{rows:?}"
+    );
     assert!(
         rows.iter().filter(|r| r[6] == "bh-rows").count() == 2,
         "{rows:?}"

@@ -61,7 +61,11 @@ Both methods evaluate the queries in Morton order (sorted on the host, not timed
 so grid and shuffled orders run the same warps. SBH continues a path into a cell with \
 probability min(1, max(1, β̂) / β̃), β̂ the running maximum \
 of the ratios along the path, started at the stratum's own ratio (so the stratum's correction is \
-always evaluated). Their GPU Barnes–Hut votes across the warp (a cell is used whole only when it is \
+always evaluated). Our SBH allocates each stratum's paths by its ratio at the query (beyond the \
+paper; `stratum_paths`): 2S paths where β̃ < 0.7 (the strata at the query, where the variance is), \
+S elsewhere, and where β̃ ≥ 1.5 each path is kept with probability 1/2 and weighted 2 — unbiased, \
+less error for less work; the column \"paper's allocation\" runs S paths in every stratum, as the \
+authors do. Their GPU Barnes–Hut votes across the warp (a cell is used whole only when it is \
 far for all 32 queries of the warp), which lowers its error below a per-query Barnes–Hut at the \
 same β, by an amount that depends on the query order: on the CPU at M = 2^15 and their 100³ grid, \
 per-query BH β = 2 gives mean / median / max errors 6.9e-4 / 6.8e-4 / 1.1e-3, voted warps of 32 \
@@ -144,6 +148,8 @@ pub enum Method {
     /// Barnes–Hut with the authors' warps: 32 consecutive queries in row-major order.
     BhRows(f32),
     Sbh(u32),
+    /// SBH with the paper's allocation: S paths in every stratum.
+    SbhPaper(u32),
 }
 
 impl Method {
@@ -153,6 +159,7 @@ impl Method {
             Method::Bh(_) => "bh",
             Method::BhRows(_) => "bh-rows",
             Method::Sbh(_) => "sbh",
+            Method::SbhPaper(_) => "sbh-paper",
         }
     }
     fn label(self) -> String {
@@ -161,6 +168,7 @@ impl Method {
             Method::Bh(b) => format!("BH β = {b}"),
             Method::BhRows(b) => format!("BH β = {b}, row warps"),
             Method::Sbh(s) => format!("SBH S = {s}"),
+            Method::SbhPaper(s) => format!("SBH S = {s}, paper's allocation"),
         }
     }
 }
@@ -313,11 +321,12 @@ impl Runner<'_> {
         method: Method,
     ) -> Result<(Vec<f32>, f64), ReproError> {
         let k = self.k;
-        let params = |samples| SbhParams {
+        let params = |samples, allocate| SbhParams {
             kernel: k,
             samples,
             seed: self.s.seed,
             levels: WIDE_LEVELS,
+            allocate,
         };
         let wall = |f: &dyn Fn() -> Result<Vec<f32>, sb::SbhError>| {
             let t = Instant::now();
@@ -325,6 +334,11 @@ impl Runner<'_> {
             Ok::<_, ReproError>((v, t.elapsed().as_secs_f64() * 1e3))
         };
         let o = Some(order);
+        // The paper's allocation is one more form of the estimator.
+        let (method, allocate) = match method {
+            Method::SbhPaper(n) => (Method::Sbh(n), false),
+            m => (m, true),
+        };
         match (self.s.backend.gpu(), &p.dev, method) {
             (Some(g), Some(d), Method::Sbh(n)) => self.timed(self.repeats, || {
                 Ok(sb::gpu::estimate_ordered(
@@ -332,7 +346,7 @@ impl Runner<'_> {
                     &p.src,
                     d,
                     q,
-                    &params(n),
+                    &params(n, allocate),
                     true,
                     o,
                 )?)
@@ -362,7 +376,9 @@ impl Runner<'_> {
                 )?)
             }),
             (_, _, Method::Sbh(n)) => self.timed(self.repeats, || {
-                wall(&|| sb::cpu::estimate_ordered(&p.src, &p.tree, q, &params(n), true, o))
+                wall(&|| {
+                    sb::cpu::estimate_ordered(&p.src, &p.tree, q, &params(n, allocate), true, o)
+                })
             }),
             (_, _, Method::Bh(b)) => self.timed(self.repeats, || {
                 wall(&|| sb::cpu::barnes_hut_grouped(&p.src, &p.tree, q, k, b, o, Warps::Morton))
@@ -371,6 +387,7 @@ impl Runner<'_> {
                 wall(&|| sb::cpu::barnes_hut_grouped(&p.src, &p.tree, q, k, b, o, Warps::Rows))
             }),
             (_, _, Method::Brute) => unreachable!("brute force goes through reference()"),
+            (_, _, Method::SbhPaper(_)) => unreachable!("mapped to Sbh above"),
         }
     }
 
@@ -540,7 +557,7 @@ fn measure(
     let mut record = |p: Point| -> Result<(), ReproError> {
         let (beta, samples) = match p.method {
             Method::Bh(b) | Method::BhRows(b) => (b.to_string(), String::new()),
-            Method::Sbh(n) => (String::new(), n.to_string()),
+            Method::Sbh(n) | Method::SbhPaper(n) => (String::new(), n.to_string()),
             Method::Brute => (String::new(), String::new()),
         };
         csv.row(&[
@@ -568,7 +585,7 @@ fn measure(
         points.push(p);
         Ok(())
     };
-    let steps = plan.ms.len() * 10 + 2 * (SAMPLES.len() + BETAS.len() + 1);
+    let steps = plan.ms.len() * 12 + 2 * (SAMPLES.len() + BETAS.len() + 1);
     let bar = progress(steps as u64, "sbh");
     let grid = sb::grid_queries(plan.grid);
     let mut perm: Vec<usize> = (0..grid.len()).collect();
@@ -599,7 +616,13 @@ fn measure(
             ("grid", &grid, &grid_order, &reference),
             ("shuffled", &shuffled, &shuffled_order, &ref_shuffled),
         ] {
-            for method in [Method::Bh(BETA), Method::BhRows(BETA), Method::Sbh(S)] {
+            let methods = [
+                Method::Bh(BETA),
+                Method::BhRows(BETA),
+                Method::Sbh(S),
+                Method::SbhPaper(S),
+            ];
+            for method in methods {
                 let (v, ms) = runner.run(&prep, q, qo, method)?;
                 record(pt(order, method, ms, sb::error_stats(k, &v, r)))?;
                 bar.inc(1);
@@ -747,6 +770,8 @@ fn table(report: &mut Report, points: &[Point]) {
         "SBH errors (grid nodes)",
         "BH β=2 row warps ms, grid / shuffled",
         "BH row warps errors (grid)",
+        "SBH S=1 paper's allocation ms, grid / shuffled",
+        "its errors (grid)",
     ]);
     for &m in &ms {
         let e = |p: Option<&Point>| p.map_or("–".into(), |p| errs(&p.err));
@@ -774,6 +799,12 @@ fn table(report: &mut Report, points: &[Point]) {
                 ms_of(find(m, "shuffled", Method::BhRows(BETA)))
             ),
             e(find(m, "grid", Method::BhRows(BETA))),
+            format!(
+                "{} / {}",
+                ms_of(find(m, "grid", Method::SbhPaper(S))),
+                ms_of(find(m, "shuffled", Method::SbhPaper(S)))
+            ),
+            e(find(m, "grid", Method::SbhPaper(S))),
         ]);
     }
     report.table(&t);

@@ -452,6 +452,7 @@ pub fn estimate_ordered(
         U32(p.samples),
         U64(p.seed),
         U32(p.levels),
+        U32(p.allocate as u32),
         U32(coherent as u32),
     ];
     // SAFETY: `name` takes the tree, the queries, these scalars, the order and the sums; `order`

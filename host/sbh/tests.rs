@@ -23,6 +23,7 @@ const QUERIES: [[f32; 3]; 4] = [
 ];
 
 /// Mean and standard error of the estimates over `seeds` independent seeds.
+#[allow(clippy::too_many_arguments)]
 fn mean_and_se(
     src: &Sources,
     t: &SbhTree,
@@ -31,6 +32,7 @@ fn mean_and_se(
     levels: u32,
     seeds: u64,
     coherent: bool,
+    allocate: bool,
 ) -> Vec<(f64, f64)> {
     let runs: Vec<Vec<f32>> = (0..seeds)
         .map(|seed| {
@@ -39,6 +41,7 @@ fn mean_and_se(
                 samples,
                 seed: 1000 + seed,
                 levels,
+                allocate,
             };
             cpu::estimate(src, t, &QUERIES, &p, coherent).unwrap()
         })
@@ -58,16 +61,18 @@ fn unbiased_for_every_kernel() {
     for (i, (k, src)) in kernels().into_iter().enumerate() {
         let t = SbhTree::build(&src);
         let exact = cpu::brute_force(&src, &QUERIES, k).unwrap();
-        for levels in [1, 2] {
+        // Both stratum allocations (near strata 2S, far ones kept with probability 1/2; and S in
+        // every stratum), each octree level count.
+        for (levels, allocate) in [(1, true), (2, true), (2, false)] {
             // Independent streams per query, and warp-coherent ones (shared across queries) alike.
-            let stats = mean_and_se(&src, &t, k, 1, levels, 2000, i % 2 == 1);
+            let stats = mean_and_se(&src, &t, k, 1, levels, 2000, i % 2 == 1, allocate);
             let mut random = false;
             for (q, ((mean, se), want)) in stats.iter().zip(&exact).enumerate() {
                 // float32 rounding of the terms adds a bias of about 1e-7 relative: allow it.
                 let tol = 4.0 * se + 2e-6 * want.abs();
                 assert!(
                     (mean - want).abs() <= tol,
-                    "kind {} levels {levels} query {q}: mean {mean:.7e} exact {want:.7e} se {se:.2e}",
+                    "kind {} levels {levels} allocate {allocate} query {q}: mean {mean:.7e} exact {want:.7e} se {se:.2e}",
                     k.kind
                 );
                 random |= *se > 1e-6 * want.abs();
@@ -97,6 +102,7 @@ fn error_falls_like_inverse_sqrt_samples() {
                     samples: s,
                     seed: 77 + seed,
                     levels: 2,
+                    allocate: true,
                 };
                 let got = cpu::estimate(&src, &t, &queries, &p, false).unwrap();
                 e2 += got
@@ -138,6 +144,7 @@ fn same_seed_same_estimate_and_coherent_warps_share_paths() {
         samples: 2,
         seed: 5,
         levels: 2,
+        allocate: true,
     };
     let a = cpu::estimate(&src, &t, &q, &p, false).unwrap();
     let b = cpu::estimate(&src, &t, &q, &p, false).unwrap();
@@ -280,6 +287,8 @@ fn definitions_are_the_authors() {
             samples: 1,
             seed,
             levels: 1,
+            // The paper's allocation: ours thins far strata, which makes them random.
+            allocate: false,
         };
         let got = cpu::estimate(&src, &t, &q, &p, false).unwrap();
         for (g, w) in got.iter().zip(&exact) {
@@ -315,6 +324,7 @@ fn sbh_beats_its_own_worst_case_at_many_samples() {
         samples: 64,
         seed: 3,
         levels: 2,
+        allocate: true,
     };
     let got = cpu::estimate(&src, &t, &q, &p, true).unwrap();
     let e = error_stats(k, &got, &exact);
@@ -332,6 +342,7 @@ fn bad_input_is_refused() {
         samples: 0,
         seed: 1,
         levels: 2,
+        allocate: true,
     };
     assert_eq!(
         cpu::estimate(&src, &t, &q, &p, false),
@@ -416,6 +427,7 @@ fn winding_number_separates_inside_from_outside() {
         samples: 4,
         seed: 1,
         levels: 2,
+        allocate: true,
     };
     let got = cpu::estimate(&src, &t, &q, &p, false).unwrap();
     let want = [1.0, 1.0, 0.0, 0.0];
@@ -433,7 +445,7 @@ fn unbiased_on_a_deep_tree() {
     let t = SbhTree::build(&src);
     let exact = cpu::brute_force(&src, &QUERIES, k).unwrap();
     for levels in [1, 2] {
-        let stats = mean_and_se(&src, &t, k, 1, levels, 3000, true);
+        let stats = mean_and_se(&src, &t, k, 1, levels, 3000, true, true);
         for (q, ((mean, se), want)) in stats.iter().zip(&exact).enumerate() {
             assert!(
                 (mean - want).abs() <= 4.0 * se + 2e-6 * want.abs(),
@@ -557,6 +569,7 @@ fn authors_table_on_the_cpu() {
             samples: 1,
             seed,
             levels: 2,
+            allocate: true,
         };
         let got = cpu::estimate(&src, &t, &q, &p, true).unwrap();
         println!(
@@ -656,6 +669,7 @@ fn query_order_is_a_spatial_permutation_and_ordered_estimates_scatter_back() {
         samples: 1,
         seed: 4,
         levels: 2,
+        allocate: true,
     };
     for coherent in [false, true] {
         let got = cpu::estimate_ordered(&src, &t, &q, &p, coherent, Some(&order)).unwrap();
@@ -720,6 +734,7 @@ fn early_stop_leaves_every_estimate_bit_identical() {
                 samples,
                 seed,
                 levels: 2,
+                allocate: true,
             };
             for (i, &qq) in q.iter().enumerate() {
                 let s = dev::stream_of(i as u32, i % 2 == 0);
@@ -774,6 +789,7 @@ fn wide_layout_reproduces_the_octree_walk() {
                 samples,
                 seed,
                 levels: 2,
+                allocate: true,
             };
             let wide = cpu::estimate_layout(src, &t, &q, &p, coherent, None, true).unwrap();
             let octree = cpu::estimate_layout(src, &t, &q, &p, coherent, None, false).unwrap();
@@ -900,6 +916,7 @@ fn top_down_layout_is_the_breadth_first_layout_reordered() {
                 samples,
                 seed: 21,
                 levels: 2,
+                allocate: true,
             };
             let a = cpu::estimate(&src, &t, &q, &p, coherent).unwrap();
             let b = cpu::estimate(&src, &t2, &q, &p, coherent).unwrap();
@@ -966,4 +983,54 @@ fn node_queries_span_the_cube_faces_included() {
     assert_eq!(q[13], [0.0, 0.0, 0.0]);
     assert_eq!(q[26], [0.5, 0.5, 0.5]);
     assert_eq!(q[1], [0.0, -0.5, -0.5], "x fastest");
+}
+
+#[test]
+fn stratum_allocation_doubles_near_strata_and_thins_far_ones() {
+    use crate::device::sbh::{FAR_KEEP, FAR_STRATUM, NEAR_STRATUM, stratum_paths};
+    let p = SbhParams {
+        kernel: Kernel::Shifted.spec(0.1),
+        samples: 3,
+        seed: 5,
+        levels: 2,
+        allocate: true,
+    };
+    // Each path returns 1: the average is 1 whenever every path is kept.
+    let run = |p: &SbhParams, key: u64, beta: f32| {
+        let mut calls = Vec::new();
+        let avg = stratum_paths(p, key, 7, beta, |s| {
+            calls.push(s);
+            1.0
+        });
+        (avg, calls)
+    };
+    let (avg, calls) = run(&p, 1, 0.5 * NEAR_STRATUM);
+    assert_eq!(
+        (avg, calls),
+        (1.0, (0..6).collect::<Vec<u32>>()),
+        "near: 2S paths"
+    );
+    let (avg, calls) = run(&p, 1, 0.5 * (NEAR_STRATUM + FAR_STRATUM));
+    assert_eq!((avg, calls), (1.0, vec![0, 1, 2]), "between: S paths");
+    let (avg, calls) = run(
+        &SbhParams {
+            allocate: false,
+            ..p
+        },
+        1,
+        0.0,
+    );
+    assert_eq!((avg, calls), (1.0, vec![0, 1, 2]), "the paper's: S paths");
+    // Far: each path kept with probability FAR_KEEP, weighted by 1/FAR_KEEP: over many keys the
+    // kept share and the mean converge to FAR_KEEP and 1.
+    let (mut kept, mut sum) = (0usize, 0.0f64);
+    for key in 0..4000u64 {
+        let (avg, calls) = run(&p, key, 2.0 * FAR_STRATUM);
+        assert!(calls.iter().all(|&s| s < 3));
+        kept += calls.len();
+        sum += avg as f64;
+    }
+    let share = kept as f64 / (3.0 * 4000.0);
+    assert!((share - FAR_KEEP as f64).abs() < 0.02, "kept share {share}");
+    assert!((sum / 4000.0 - 1.0).abs() < 0.03, "mean {}", sum / 4000.0);
 }

