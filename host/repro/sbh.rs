@@ -517,9 +517,9 @@ back into row-major order (not timed, as the Morton sort), so both orders run th
 const NODES: &str = "Grid nodes: the same sources and methods with the queries on the nodes of \
 the grid (spacing 1/(g − 1), the cube's faces, edges and corners included) instead of the centres \
 of its cells. The issue describes the authors' queries as cell centres; their errors fit the \
-nodes better: on the CPU at M = 2^15 (20000 of the 10^6 queries, 4 seeds) our SBH gives mean / \
-median 7.33e-4 / 5.07e-4 on the centres and 7.25e-4 / 5.00e-4 on the nodes, against their \
-7.3e-4 / 5.0e-4. Errors are per query, so the shuffled order (the same queries) has the same \
+nodes better: on the CPU at M = 2^15 (20000 of the 10^6 queries, 4 seeds) SBH with the paper's \
+allocation gives mean / median 7.33e-4 / 5.07e-4 on the centres and 7.25e-4 / 5.00e-4 on the \
+nodes, against their 7.3e-4 / 5.0e-4. Errors are per query, so the shuffled order (the same queries) has the same \
 errors up to the draws.";
 
 const HEADER: [&str; 15] = [
