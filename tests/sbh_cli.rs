@@ -33,6 +33,39 @@ fn small_run_prints_every_method() {
 }
 
 #[test]
+fn the_authors_forms_are_selectable() {
+    // The paper's allocation (S paths in every stratum) and the authors' row warps for BH.
+    let out = sbh(&[
+        "--m",
+        "2048",
+        "--grid",
+        "8",
+        "--paper-allocation",
+        "--warps",
+        "rows",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for row in [
+        "S = 1 in every stratum",
+        "| SBH S = 1 |",
+        "| BH β = 2, row warps |",
+    ] {
+        assert!(text.contains(row), "missing {row}: {text}");
+    }
+    let ours = sbh(&["--m", "2048", "--grid", "8"]);
+    let ours = String::from_utf8_lossy(&ours.stdout);
+    assert!(
+        ours.contains("(2S in near strata, far ones thinned)"),
+        "{ours}"
+    );
+}
+
+#[test]
 fn bad_input_is_a_clear_error() {
     for (args, message) in [
         (vec!["--samples", "0"], "S = 0 samples"),
