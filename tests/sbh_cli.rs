@@ -13,15 +13,21 @@ fn sbh(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-#[test]
-fn small_run_prints_every_method() {
-    let out = sbh(&["--m", "2048", "--grid", "8", "--samples", "2"]);
-    let text = String::from_utf8_lossy(&out.stdout);
+/// A run that must succeed, and its standard output.
+fn sbh_ok(args: &[&str]) -> String {
+    let out = sbh(args);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    text
+}
+
+#[test]
+fn small_run_prints_every_method() {
+    let text = sbh_ok(&["--m", "2048", "--grid", "8", "--samples", "2"]);
     for row in [
         "| brute force",
         "| SBH S = 2 |",
@@ -35,7 +41,7 @@ fn small_run_prints_every_method() {
 #[test]
 fn the_authors_forms_are_selectable() {
     // The paper's allocation (S paths in every stratum) and the authors' row warps for BH.
-    let out = sbh(&[
+    let text = sbh_ok(&[
         "--m",
         "2048",
         "--grid",
@@ -44,12 +50,6 @@ fn the_authors_forms_are_selectable() {
         "--warps",
         "rows",
     ]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     for row in [
         "S = 1 in every stratum",
         "| SBH S = 1 |",
@@ -57,8 +57,7 @@ fn the_authors_forms_are_selectable() {
     ] {
         assert!(text.contains(row), "missing {row}: {text}");
     }
-    let ours = sbh(&["--m", "2048", "--grid", "8"]);
-    let ours = String::from_utf8_lossy(&ours.stdout);
+    let ours = sbh_ok(&["--m", "2048", "--grid", "8"]);
     assert!(
         ours.contains("(2S in near strata, far ones thinned)"),
         "{ours}"
