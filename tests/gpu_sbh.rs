@@ -95,13 +95,7 @@ fn wide_layout_on_the_gpu_matches_the_cpu_twin_and_the_octree_walk() {
             let q = sbh::random_queries(nq, 90 + nq as u64);
             let order = sbh::query_order(&q);
             for (samples, coherent, o) in [(1, true, Some(order.as_slice())), (2, false, None)] {
-                let p = SbhParams {
-                    kernel: k,
-                    samples,
-                    seed: 13,
-                    levels: 2,
-                    allocate: true,
-                };
+                let p = SbhParams::new(k, samples, 13);
                 let (got, _) = sgpu::estimate_ordered(&g, &src, &dt, &q, &p, coherent, o).unwrap();
                 let want = cpu::estimate_ordered(&src, &t, &q, &p, coherent, o).unwrap();
                 let (bad, worst) = mismatches(&got, &want, tolerance(k, 1e-4));
@@ -126,13 +120,7 @@ fn wide_layout_on_the_gpu_matches_the_cpu_twin_and_the_octree_walk() {
     let src = sbh::uniform_sources(1 << 16, 23);
     let q = sbh::grid_queries(40);
     let order = sbh::query_order(&q);
-    let p = SbhParams {
-        kernel: k,
-        samples: 1,
-        seed: 4,
-        levels: 2,
-        allocate: true,
-    };
+    let p = SbhParams::new(k, 1, 4);
     let (on_gpu, _) = sgpu::DeviceTree::build_on_gpu(&g, &src).unwrap();
     assert!(on_gpu.wide_ms() > 0.0);
     let (a, wide_ms) =
@@ -159,13 +147,7 @@ fn sbh_gpu_error_statistics_match_cpu() {
     let dt = sgpu::DeviceTree::upload(&g, &src, &t).unwrap();
     let q = sbh::grid_queries(24);
     let exact = cpu::brute_force(&src, &q, k).unwrap();
-    let p = SbhParams {
-        kernel: k,
-        samples: 1,
-        seed: 3,
-        levels: 2,
-        allocate: true,
-    };
+    let p = SbhParams::new(k, 1, 3);
     let (got, _) = sgpu::estimate(&g, &src, &dt, &q, &p, true).unwrap();
     let want = cpu::estimate(&src, &t, &q, &p, true).unwrap();
     let (eg, ec) = (
@@ -252,13 +234,7 @@ fn bad_input_fails_before_launch() {
     let t = SbhTree::build(&src);
     let dt = sgpu::DeviceTree::upload(&g, &src, &t).unwrap();
     let q = sbh::grid_queries(2);
-    let p = SbhParams {
-        kernel: Kernel::Shifted.spec(0.1),
-        samples: 0,
-        seed: 1,
-        levels: 2,
-        allocate: true,
-    };
+    let p = SbhParams::new(Kernel::Shifted.spec(0.1), 0, 1);
     assert!(matches!(
         sgpu::estimate(&g, &src, &dt, &q, &p, false),
         Err(sgpu::SbhGpuError::Input(SbhError::Samples(0)))
@@ -279,13 +255,7 @@ fn tree_built_on_the_gpu_gives_the_uploaded_trees_estimates() {
     let (on_gpu, ms) = sgpu::DeviceTree::build_on_gpu(&g, &src).unwrap();
     assert!(ms > 0.0);
     let uploaded = sgpu::DeviceTree::upload(&g, &src, &SbhTree::build(&src)).unwrap();
-    let p = SbhParams {
-        kernel: k,
-        samples: 1,
-        seed: 9,
-        levels: 2,
-        allocate: true,
-    };
+    let p = SbhParams::new(k, 1, 9);
     // The same octree (cells numbered differently), the same draws: the same estimates.
     let (a, _) = sgpu::estimate(&g, &src, &on_gpu, &q, &p, false).unwrap();
     let (b, _) = sgpu::estimate(&g, &src, &uploaded, &q, &p, false).unwrap();
@@ -353,13 +323,7 @@ fn morton_ordered_launches_match_the_ordered_cpu_twin() {
         for &nq in EDGE_SIZES.iter().chain(&[20_000]) {
             let q = sbh::random_queries(nq, 50 + nq as u64);
             let order = sbh::query_order(&q);
-            let p = SbhParams {
-                kernel: k,
-                samples: 1,
-                seed: 12,
-                levels: 2,
-                allocate: true,
-            };
+            let p = SbhParams::new(k, 1, 12);
             for coherent in [false, true] {
                 let (got, _) =
                     sgpu::estimate_ordered(&g, &src, &dt, &q, &p, coherent, Some(&order)).unwrap();
@@ -472,13 +436,7 @@ fn wide_layout_built_on_the_gpu_is_the_host_builders() {
         host_bfs.wide = bfs;
         for k in kinds {
             for (samples, coherent, o) in [(1, true, Some(order.as_slice())), (2, false, None)] {
-                let p = SbhParams {
-                    kernel: k,
-                    samples,
-                    seed: 17,
-                    levels: 2,
-                    allocate: true,
-                };
+                let p = SbhParams::new(k, samples, 17);
                 let (got, _) = sgpu::estimate_ordered(&g, src, &dt, &q, &p, coherent, o).unwrap();
                 let want = cpu::estimate_ordered(src, &host, &q, &p, coherent, o).unwrap();
                 let (bad, worst) = mismatches(&got, &want, tolerance(k, 1e-4));

@@ -322,11 +322,8 @@ impl Runner<'_> {
     ) -> Result<(Vec<f32>, f64), ReproError> {
         let k = self.k;
         let params = |samples, allocate| SbhParams {
-            kernel: k,
-            samples,
-            seed: self.s.seed,
-            levels: WIDE_LEVELS,
             allocate,
+            ..SbhParams::new(k, samples, self.s.seed)
         };
         let wall = |f: &dyn Fn() -> Result<Vec<f32>, sb::SbhError>| {
             let t = Instant::now();
@@ -751,6 +748,14 @@ fn table(report: &mut Report, points: &[Point]) {
             .find(|p| p.section == "table" && p.m == m && p.order == order && p.method == method)
     };
     let ms_of = |p: Option<&Point>| p.map_or("–".into(), |p| fmt_ms(p.ms));
+    // "grid / shuffled" times of one method.
+    let both = |m: usize, method: Method| {
+        format!(
+            "{} / {}",
+            ms_of(find(m, "grid", method)),
+            ms_of(find(m, "shuffled", method))
+        )
+    };
     let mut ms: Vec<usize> = points
         .iter()
         .filter(|p| p.section == "table")
@@ -778,32 +783,16 @@ fn table(report: &mut Report, points: &[Point]) {
         t.push(vec![
             fmt_n(m),
             ms_of(find(m, "grid", Method::Brute)),
-            format!(
-                "{} / {}",
-                ms_of(find(m, "grid", Method::Bh(BETA))),
-                ms_of(find(m, "shuffled", Method::Bh(BETA)))
-            ),
+            both(m, Method::Bh(BETA)),
             e(find(m, "grid", Method::Bh(BETA))),
-            format!(
-                "{} / {}",
-                ms_of(find(m, "grid", Method::Sbh(S))),
-                ms_of(find(m, "shuffled", Method::Sbh(S)))
-            ),
+            both(m, Method::Sbh(S)),
             e(find(m, "grid", Method::Sbh(S))),
             e(find(m, "shuffled", Method::Sbh(S))),
             e(find(m, "nodes", Method::Bh(BETA))),
             e(find(m, "nodes", Method::Sbh(S))),
-            format!(
-                "{} / {}",
-                ms_of(find(m, "grid", Method::BhRows(BETA))),
-                ms_of(find(m, "shuffled", Method::BhRows(BETA)))
-            ),
+            both(m, Method::BhRows(BETA)),
             e(find(m, "grid", Method::BhRows(BETA))),
-            format!(
-                "{} / {}",
-                ms_of(find(m, "grid", Method::SbhPaper(S))),
-                ms_of(find(m, "shuffled", Method::SbhPaper(S)))
-            ),
+            both(m, Method::SbhPaper(S)),
             e(find(m, "grid", Method::SbhPaper(S))),
         ]);
     }

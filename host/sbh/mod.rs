@@ -105,7 +105,11 @@ pub fn sphere_sources(m: usize, r: f32, seed: u64) -> Sources {
 
 /// Centres of a `res`³ grid of cells over [-0.5, 0.5]³, x fastest.
 pub fn grid_queries(res: usize) -> Vec<[f32; 3]> {
-    let c = |i: usize| (i as f32 + 0.5) / res as f32 - 0.5;
+    lattice_queries(res, |i| (i as f32 + 0.5) / res as f32 - 0.5)
+}
+
+/// The `res`³ points `(c(i), c(j), c(k))`, x fastest.
+fn lattice_queries(res: usize, c: impl Fn(usize) -> f32) -> Vec<[f32; 3]> {
     (0..res * res * res)
         .map(|i| [c(i % res), c(i / res % res), c(i / (res * res))])
         .collect()
@@ -115,10 +119,7 @@ pub fn grid_queries(res: usize) -> Vec<[f32; 3]> {
 /// fastest: the other reading of "a 100³ query grid", under which our SBH errors at M = 2^15 match
 /// the authors' (see `repro sbh`). `res` ≥ 2.
 pub fn node_queries(res: usize) -> Vec<[f32; 3]> {
-    let c = |i: usize| i as f32 / (res - 1) as f32 - 0.5;
-    (0..res * res * res)
-        .map(|i| [c(i % res), c(i / res % res), c(i / (res * res))])
-        .collect()
+    lattice_queries(res, |i| i as f32 / (res - 1) as f32 - 0.5)
 }
 
 /// `n` points uniform in [-0.5, 0.5]³.

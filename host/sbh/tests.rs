@@ -97,13 +97,7 @@ fn error_falls_like_inverse_sqrt_samples() {
             let mut e2 = 0.0;
             let seeds = 24;
             for seed in 0..seeds {
-                let p = SbhParams {
-                    kernel: k,
-                    samples: s,
-                    seed: 77 + seed,
-                    levels: 2,
-                    allocate: true,
-                };
+                let p = SbhParams::new(k, s, 77 + seed);
                 let got = cpu::estimate(&src, &t, &queries, &p, false).unwrap();
                 e2 += got
                     .iter()
@@ -139,13 +133,7 @@ fn same_seed_same_estimate_and_coherent_warps_share_paths() {
     let src = uniform_sources(2000, 9);
     let t = SbhTree::build(&src);
     let q = grid_queries(4);
-    let p = SbhParams {
-        kernel: k,
-        samples: 2,
-        seed: 5,
-        levels: 2,
-        allocate: true,
-    };
+    let p = SbhParams::new(k, 2, 5);
     let a = cpu::estimate(&src, &t, &q, &p, false).unwrap();
     let b = cpu::estimate(&src, &t, &q, &p, false).unwrap();
     assert_eq!(
@@ -319,13 +307,7 @@ fn sbh_beats_its_own_worst_case_at_many_samples() {
     let t = SbhTree::build(&src);
     let q = grid_queries(5);
     let exact = cpu::brute_force(&src, &q, k).unwrap();
-    let p = SbhParams {
-        kernel: k,
-        samples: 64,
-        seed: 3,
-        levels: 2,
-        allocate: true,
-    };
+    let p = SbhParams::new(k, 64, 3);
     let got = cpu::estimate(&src, &t, &q, &p, true).unwrap();
     let e = error_stats(k, &got, &exact);
     assert!(e.max < 1e-3 && e.mean < 2e-4, "{e:?}");
@@ -337,13 +319,7 @@ fn bad_input_is_refused() {
     let src = uniform_sources(100, 1);
     let t = SbhTree::build(&src);
     let q = vec![[0.0f32; 3]];
-    let p = SbhParams {
-        kernel: k,
-        samples: 0,
-        seed: 1,
-        levels: 2,
-        allocate: true,
-    };
+    let p = SbhParams::new(k, 0, 1);
     assert_eq!(
         cpu::estimate(&src, &t, &q, &p, false),
         Err(SbhError::Samples(0))
@@ -422,13 +398,7 @@ fn winding_number_separates_inside_from_outside() {
         [0.6, 0.0, 0.0],
         [0.0, -0.5, 0.4],
     ];
-    let p = SbhParams {
-        kernel: k,
-        samples: 4,
-        seed: 1,
-        levels: 2,
-        allocate: true,
-    };
+    let p = SbhParams::new(k, 4, 1);
     let got = cpu::estimate(&src, &t, &q, &p, false).unwrap();
     let want = [1.0, 1.0, 0.0, 0.0];
     for (g, w) in got.iter().zip(want) {
@@ -564,13 +534,7 @@ fn authors_table_on_the_cpu() {
         );
     }
     for seed in 0..3 {
-        let p = SbhParams {
-            kernel: k,
-            samples: 1,
-            seed,
-            levels: 2,
-            allocate: true,
-        };
+        let p = SbhParams::new(k, 1, seed);
         let got = cpu::estimate(&src, &t, &q, &p, true).unwrap();
         println!(
             "M {m} grid {g}³ SBH S = 1 seed {seed}: {:?}",
@@ -664,13 +628,7 @@ fn query_order_is_a_spatial_permutation_and_ordered_estimates_scatter_back() {
     let k = Kernel::Shifted.spec(0.1);
     let src = uniform_sources(2000, 9);
     let t = SbhTree::build(&src);
-    let p = SbhParams {
-        kernel: k,
-        samples: 1,
-        seed: 4,
-        levels: 2,
-        allocate: true,
-    };
+    let p = SbhParams::new(k, 1, 4);
     for coherent in [false, true] {
         let got = cpu::estimate_ordered(&src, &t, &q, &p, coherent, Some(&order)).unwrap();
         let permuted: Vec<[f32; 3]> = order.iter().map(|&i| q[i as usize]).collect();
@@ -729,13 +687,7 @@ fn early_stop_leaves_every_estimate_bit_identical() {
         let t = SbhTree::build(src);
         let v = t.view(src);
         for (samples, seed) in [(1, 31), (4, 32)] {
-            let p = SbhParams {
-                kernel: *k,
-                samples,
-                seed,
-                levels: 2,
-                allocate: true,
-            };
+            let p = SbhParams::new(*k, samples, seed);
             for (i, &qq) in q.iter().enumerate() {
                 let s = dev::stream_of(i as u32, i % 2 == 0);
                 let fast = dev::sbh_estimate_on_wide(&v, &p, qq, s);
@@ -784,13 +736,7 @@ fn wide_layout_reproduces_the_octree_walk() {
             }
         };
         for (samples, seed, coherent) in [(1, 5, false), (1, 6, true), (3, 7, true)] {
-            let p = SbhParams {
-                kernel: *k,
-                samples,
-                seed,
-                levels: 2,
-                allocate: true,
-            };
+            let p = SbhParams::new(*k, samples, seed);
             let wide = cpu::estimate_layout(src, &t, &q, &p, coherent, None, true).unwrap();
             let octree = cpu::estimate_layout(src, &t, &q, &p, coherent, None, false).unwrap();
             for (i, (a, b)) in wide.iter().zip(&octree).enumerate() {
@@ -911,13 +857,7 @@ fn top_down_layout_is_the_breadth_first_layout_reordered() {
         let mut t2 = t.clone();
         t2.wide = td;
         for (samples, coherent) in [(1, true), (2, false)] {
-            let p = SbhParams {
-                kernel: k,
-                samples,
-                seed: 21,
-                levels: 2,
-                allocate: true,
-            };
+            let p = SbhParams::new(k, samples, 21);
             let a = cpu::estimate(&src, &t, &q, &p, coherent).unwrap();
             let b = cpu::estimate(&src, &t2, &q, &p, coherent).unwrap();
             assert_eq!(
@@ -988,13 +928,7 @@ fn node_queries_span_the_cube_faces_included() {
 #[test]
 fn stratum_allocation_doubles_near_strata_and_thins_far_ones() {
     use crate::device::sbh::{FAR_KEEP, FAR_STRATUM, NEAR_STRATUM, stratum_paths};
-    let p = SbhParams {
-        kernel: Kernel::Shifted.spec(0.1),
-        samples: 3,
-        seed: 5,
-        levels: 2,
-        allocate: true,
-    };
+    let p = SbhParams::new(Kernel::Shifted.spec(0.1), 3, 5);
     // Each path returns 1: the average is 1 whenever every path is kept.
     let run = |p: &SbhParams, key: u64, beta: f32| {
         let mut calls = Vec::new();

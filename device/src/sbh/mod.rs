@@ -572,6 +572,20 @@ pub struct SbhParams {
 /// Octree levels per estimator level of the paper's tree (64 children: d = 4 splits per axis).
 pub const WIDE_LEVELS: u32 = 2;
 
+impl SbhParams {
+    /// `samples` paths per stratum on the paper's 64-ary tree ([`WIDE_LEVELS`]), paths
+    /// allocated by stratum distance ([`stratum_paths`]): the defaults.
+    pub fn new(kernel: KernelSpec, samples: u32, seed: u64) -> Self {
+        SbhParams {
+            kernel,
+            samples,
+            seed,
+            levels: WIDE_LEVELS,
+            allocate: true,
+        }
+    }
+}
+
 /// Index of a query's random stream: the query itself, or with `coherent` its warp (32
 /// consecutive queries share every draw).
 #[inline(always)]
