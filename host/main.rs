@@ -670,8 +670,8 @@ struct SbhArgs {
     /// form before the layout; same draws, for timing comparisons).
     #[arg(long)]
     no_wide: bool,
-    /// S paths in every stratum (the paper's estimator) instead of 2S in near strata and far
-    /// strata thinned to half (ours: lower error for less work).
+    /// S paths in every stratum (the paper's estimator) instead of 2S–3S in near strata and far
+    /// strata thinned (ours: lower error for less work).
     #[arg(long)]
     paper_allocation: bool,
     /// Warps of the grouped Barnes–Hut: Morton blocks (compact, fastest) or 32 consecutive
@@ -745,7 +745,7 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         if a.paper_allocation {
             " in every stratum"
         } else {
-            " (2S in near strata, far ones thinned)"
+            " (2S–3S in near strata, far ones thinned)"
         },
         a.beta,
         a.levels,

@@ -59,7 +59,7 @@ fn the_authors_forms_are_selectable() {
     }
     let ours = sbh_ok(&["--m", "2048", "--grid", "8"]);
     assert!(
-        ours.contains("(2S in near strata, far ones thinned)"),
+        ours.contains("(2S–3S in near strata, far ones thinned)"),
         "{ours}"
     );
 }

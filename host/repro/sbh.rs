@@ -62,8 +62,9 @@ so grid and shuffled orders run the same warps. SBH continues a path into a cell
 probability min(1, max(1, β̂) / β̃), β̂ the running maximum \
 of the ratios along the path, started at the stratum's own ratio (so the stratum's correction is \
 always evaluated). Our SBH allocates each stratum's paths by its ratio at the query (beyond the \
-paper; `stratum_paths`): 2S paths where β̃ < 0.7 (the strata at the query, where the variance is), \
-S elsewhere, and where β̃ ≥ 1.5 each path is kept with probability 1/2 and weighted 2 — unbiased, \
+paper; `stratum_paths`): 3S paths where β̃ < 0.5 and 2S where β̃ < 0.7 (the strata at the query, \
+where the variance is), S elsewhere, and where β̃ ≥ 1.2 each path is kept with probability 0.35 \
+and weighted by its inverse — unbiased, \
 less error for less work; the column \"paper's allocation\" runs S paths in every stratum, as the \
 authors do. Their GPU Barnes–Hut votes across the warp (a cell is used whole only when it is \
 far for all 32 queries of the warp), which lowers its error below a per-query Barnes–Hut at the \

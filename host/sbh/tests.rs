@@ -927,7 +927,7 @@ fn node_queries_span_the_cube_faces_included() {
 
 #[test]
 fn stratum_allocation_doubles_near_strata_and_thins_far_ones() {
-    use crate::device::sbh::{FAR_KEEP, FAR_STRATUM, NEAR_STRATUM, stratum_paths};
+    use crate::device::sbh::{FAR_KEEP, FAR_STRATUM, NEAR_STRATUM, NEAREST_STRATUM, stratum_paths};
     let p = SbhParams::new(Kernel::Shifted.spec(0.1), 3, 5);
     // Each path returns 1: the average is 1 whenever every path is kept.
     let run = |p: &SbhParams, key: u64, beta: f32| {
@@ -938,7 +938,13 @@ fn stratum_allocation_doubles_near_strata_and_thins_far_ones() {
         });
         (avg, calls)
     };
-    let (avg, calls) = run(&p, 1, 0.5 * NEAR_STRATUM);
+    let (avg, calls) = run(&p, 1, 0.5 * NEAREST_STRATUM);
+    assert_eq!(
+        (avg, calls),
+        (1.0, (0..9).collect::<Vec<u32>>()),
+        "nearest: 3S paths"
+    );
+    let (avg, calls) = run(&p, 1, 0.5 * (NEAREST_STRATUM + NEAR_STRATUM));
     assert_eq!(
         (avg, calls),
         (1.0, (0..6).collect::<Vec<u32>>()),
