@@ -678,6 +678,10 @@ struct SbhArgs {
     /// queries in row-major order (the authors' warps: a stricter vote, lower errors).
     #[arg(long, value_enum, default_value_t = warpkit::sbh::Warps::Morton)]
     warps: warpkit::sbh::Warps,
+    /// Far-field terms of the grouped Barnes–Hut: monopoles (the paper's) or with the cells'
+    /// quadrupole moments (ours; radial kernels only).
+    #[arg(long, value_enum, default_value_t = warpkit::sbh::Moments::Monopole)]
+    moments: warpkit::sbh::Moments,
     /// Timed repeats after one warm-up (GPU); medians are printed.
     #[arg(long, default_value_t = 5)]
     repeats: usize,
@@ -762,10 +766,12 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
     if let Some(gpu) = backend.gpu() {
         // The GPU builds the tree itself where it can (no dipoles, positive weights); else the
         // host tree is uploaded.
-        let dt = match sgpu::DeviceTree::build_on_gpu(gpu, &src) {
+        let quad = a.moments == warpkit::sbh::Moments::Quadrupole;
+        let build = || sgpu::DeviceTree::build_on_gpu_with(gpu, &src, sgpu::WideBuild::Gpu, quad);
+        let dt = match build() {
             Ok((dt, ms)) => {
                 // A second build, timed after the first (module load, allocations) warmed up.
-                let (dt, ms) = sgpu::DeviceTree::build_on_gpu(gpu, &src).unwrap_or((dt, ms));
+                let (dt, ms) = build().unwrap_or((dt, ms));
                 println!(
                     "trees built on the GPU in {ms:.3} ms (CUDA events: reset, bounding box, build, summarize, wide layout)"
                 );
@@ -798,8 +804,9 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         };
         let o = Some(order.as_slice());
         let (sb, sb_ms) = timed(&|| sgpu::estimate_ordered(gpu, &src, &dt, &q, &p, coherent, o))?;
-        let (bh, bh_ms) =
-            timed(&|| sgpu::barnes_hut_grouped(gpu, &src, &dt, &q, k, a.beta, o, a.warps))?;
+        let (bh, bh_ms) = timed(&|| {
+            sgpu::barnes_hut_grouped(gpu, &src, &dt, &q, k, a.beta, o, a.warps, a.moments)
+        })?;
         let (bq, bq_ms) = timed(&|| sgpu::barnes_hut_ordered(gpu, &src, &dt, &q, k, a.beta, o))?;
         let (ex, ms) = sgpu::brute_force(gpu, &src, &dt, &q, k)?;
         exact = ex;
@@ -811,7 +818,7 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         let sb = cpu::estimate_layout(&src, &tree, &q, &p, coherent, o, !a.no_wide)?;
         let sb_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
-        let bh = cpu::barnes_hut_grouped(&src, &tree, &q, k, a.beta, o, a.warps)?;
+        let bh = cpu::barnes_hut_grouped(&src, &tree, &q, k, a.beta, o, a.warps, a.moments)?;
         let bh_ms = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
         let bq = cpu::barnes_hut(&src, &tree, &q, k, a.beta)?;
@@ -828,10 +835,18 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         let e = error_stats(k, vals, &exact);
         let label = match *name {
             "SBH" => format!("SBH S = {}", a.samples),
-            "BH" => match a.warps {
-                warpkit::sbh::Warps::Morton => format!("BH β = {}, warp groups", a.beta),
-                warpkit::sbh::Warps::Rows => format!("BH β = {}, row warps", a.beta),
-            },
+            "BH" => format!(
+                "BH β = {}, {}{}",
+                a.beta,
+                match a.warps {
+                    warpkit::sbh::Warps::Morton => "warp groups",
+                    warpkit::sbh::Warps::Rows => "row warps",
+                },
+                match a.moments {
+                    warpkit::sbh::Moments::Monopole => "",
+                    warpkit::sbh::Moments::Quadrupole => " + quadrupoles",
+                }
+            ),
             _ => format!("BH β = {}, per query", a.beta),
         };
         println!(

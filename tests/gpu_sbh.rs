@@ -7,9 +7,9 @@ mod common;
 
 use common::{EDGE_SIZES, gpu};
 use warpkit::device::bh::Body;
-use warpkit::device::sbh::{KernelSpec, SbhParams};
+use warpkit::device::sbh::{KernelSpec, SbhParams, has_quadrupole};
 use warpkit::sbh::wide::WideTree;
-use warpkit::sbh::{self, Kernel, SbhError, SbhTree, Sources, Warps, cpu, gpu as sgpu};
+use warpkit::sbh::{self, Kernel, Moments, SbhError, SbhTree, Sources, Warps, cpu, gpu as sgpu};
 
 fn setups() -> Vec<(KernelSpec, Sources)> {
     vec![
@@ -134,6 +134,46 @@ fn wide_layout_on_the_gpu_matches_the_cpu_twin_and_the_octree_walk() {
         "GPU-built tree, wide vs octree walk: {bad} mismatches, worst {worst:.2e}"
     );
     println!("64000 queries, 2^16 sources: wide {wide_ms:.3} ms, octree walk {octree_ms:.3} ms");
+    // Quadrupoles need a tree summarized with them: refused without, and with them the GPU
+    // tree's sums match the CPU twin run on that same tree.
+    let bh = |dt: &sgpu::DeviceTree| {
+        sgpu::barnes_hut_grouped(
+            &g,
+            &src,
+            dt,
+            &q,
+            k,
+            2.0,
+            Some(&order),
+            Warps::Morton,
+            Moments::Quadrupole,
+        )
+    };
+    assert!(matches!(
+        bh(&plain),
+        Err(sgpu::SbhGpuError::Input(SbhError::NoQuadrupoles))
+    ));
+    let (with_quad, _) =
+        sgpu::DeviceTree::build_on_gpu_with(&g, &src, sgpu::WideBuild::Gpu, true).unwrap();
+    let (got, _) = bh(&with_quad).unwrap();
+    let host = with_quad.to_host(&g).unwrap();
+    assert_eq!(host.tree.cell_quad.len(), host.tree.cells());
+    let want = cpu::barnes_hut_grouped(
+        &src,
+        &host,
+        &q,
+        k,
+        2.0,
+        Some(&order),
+        Warps::Morton,
+        Moments::Quadrupole,
+    )
+    .unwrap();
+    let (bad, worst) = mismatches(&got, &want, tolerance(k, 1e-5));
+    assert!(
+        bad * 100 <= q.len() && worst < 1e-3,
+        "GPU-built tree with quadrupoles: {bad} mismatches, worst {worst:.2e}"
+    );
 }
 
 #[test]
@@ -208,18 +248,25 @@ fn grouped_barnes_hut_matches_its_cpu_twin() {
                 (Some(order.as_slice()), Warps::Morton),
                 (Some(order.as_slice()), Warps::Rows),
             ];
+            let moments: &[Moments] = if has_quadrupole(k) {
+                &[Moments::Monopole, Moments::Quadrupole]
+            } else {
+                &[Moments::Monopole]
+            };
             for (o, w) in cases {
-                for beta in [1.0, 2.0, f32::INFINITY] {
-                    let (got, _) =
-                        sgpu::barnes_hut_grouped(&g, &src, &dt, &q, k, beta, o, w).unwrap();
-                    let want = cpu::barnes_hut_grouped(&src, &t, &q, k, beta, o, w).unwrap();
-                    let (bad, worst) = mismatches(&got, &want, tolerance(k, 1e-5));
-                    assert!(
-                        bad * 100 <= nq.max(100) && worst < 1e-3,
-                        "kind {} nq {nq} β {beta} ordered {} {w:?}: {bad} mismatches, worst {worst:.2e}",
-                        k.kind,
-                        o.is_some()
-                    );
+                for &m in moments {
+                    for beta in [1.0, 2.0, f32::INFINITY] {
+                        let (got, _) =
+                            sgpu::barnes_hut_grouped(&g, &src, &dt, &q, k, beta, o, w, m).unwrap();
+                        let want = cpu::barnes_hut_grouped(&src, &t, &q, k, beta, o, w, m).unwrap();
+                        let (bad, worst) = mismatches(&got, &want, tolerance(k, 1e-5));
+                        assert!(
+                            bad * 100 <= nq.max(100) && worst < 1e-3,
+                            "kind {} nq {nq} β {beta} ordered {} {w:?} {m:?}: {bad} mismatches, worst {worst:.2e}",
+                            k.kind,
+                            o.is_some()
+                        );
+                    }
                 }
             }
         }
@@ -431,7 +478,8 @@ fn wide_layout_built_on_the_gpu_is_the_host_builders() {
             .check(&v)
             .unwrap_or_else(|e| panic!("M = {m}: {e}"));
         assert_eq!(checked, blocks);
-        let (dh, _) = sgpu::DeviceTree::build_on_gpu_with(&g, src, sgpu::WideBuild::Host).unwrap();
+        let (dh, _) =
+            sgpu::DeviceTree::build_on_gpu_with(&g, src, sgpu::WideBuild::Host, false).unwrap();
         let mut host_bfs = host.clone();
         host_bfs.wide = bfs;
         for k in kinds {

@@ -446,7 +446,10 @@ fn repro_sbh_end_to_end() {
          | SBH S=1 ms, grid / shuffled | SBH mean / median / max error (grid) | SBH errors (shuffled) \
          | BH errors (grid nodes) | SBH errors (grid nodes) | BH β=2 row warps ms, grid / shuffled \
          | BH row warps errors (grid) | SBH S=1 paper's allocation ms, grid / shuffled \
-         | its errors (grid) |",
+         | its errors (grid) | BH β=2 + quadrupoles ms, grid / shuffled | its errors (grid) |",
+        "Quadrupoles (ours, not the paper's)",
+        "**grid queries, BH with quadrupoles.**",
+        "| grid | BH β = 6 + quadrupoles |",
         "Row warps: the same Barnes–Hut kernel",
         "Grid nodes: the same sources and methods",
         "| 2^10 |",
@@ -463,9 +466,19 @@ fn repro_sbh_end_to_end() {
         assert!(md.contains(needle), "table.md lacks {needle:?}:\n{md}");
     }
     let rows = parse_csv(&read(&dir.join("data.csv")));
-    // Header, brute + 2 orders × 4 methods (BH, BH in row warps, SBH, SBH with the paper's
-    // allocation) + 2 methods on the grid's nodes, then 2 sets × (7 S + 8 β).
-    assert_eq!(rows.len(), 1 + 11 + 2 * 15, "{rows:?}");
+    // Header, brute + 2 orders × 5 methods (BH, BH in row warps, BH with quadrupoles, SBH, SBH
+    // with the paper's allocation) + 2 methods on the grid's nodes, then 2 sets × (7 S + 8 β
+    // with monopoles + 8 β with quadrupoles).
+    assert_eq!(rows.len(), 1 + 13 + 2 * 23, "{rows:?}");
+    // Quadrupoles refine the same cells: lower errors at the same β on every row pair.
+    let err_of = |r: &Vec<String>| r[11].parse::<f64>().unwrap();
+    for q in rows.iter().filter(|r| r[6] == "bh-quad") {
+        let mono = rows
+            .iter()
+            .find(|r| r[6] == "bh" && r[1] == q[1] && r[3] == q[3] && r[4] == q[4] && r[7] == q[7])
+            .unwrap();
+        assert!(err_of(q) < err_of(mono), "{q:?} vs {mono:?}");
+    }
     assert!(
         rows.iter().filter(|r| r[6] == "sbh-paper").count() == 2,
         "{rows:?}"

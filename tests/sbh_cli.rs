@@ -65,6 +65,30 @@ fn the_authors_forms_are_selectable() {
 }
 
 #[test]
+fn quadrupoles_are_selectable_for_radial_kernels_only() {
+    let text = sbh_ok(&["--m", "2048", "--grid", "8", "--moments", "quadrupole"]);
+    assert!(
+        text.contains("| BH β = 2, warp groups + quadrupoles |"),
+        "{text}"
+    );
+    let out = sbh(&[
+        "--m",
+        "256",
+        "--grid",
+        "4",
+        "--kernel",
+        "winding",
+        "--moments",
+        "quadrupole",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("quadrupole moments need a radial kernel"),
+        "{err}"
+    );
+}
+
+#[test]
 fn bad_input_is_a_clear_error() {
     for (args, message) in [
         (vec!["--samples", "0"], "S = 0 samples"),

@@ -3,10 +3,10 @@
 //! only by float32 rounding (`rsqrt`, `exp`, `log2` are approximate on the device).
 
 use super::{
-    NO_QUERY, SbhError, SbhTree, Sources, Warps, bh_positions, validate, validate_beta,
+    Moments, NO_QUERY, SbhError, SbhTree, Sources, Warps, bh_positions, validate, validate_beta,
     validate_order, validate_samples,
 };
-use crate::device::bh::Body;
+use crate::device::bh::{Body, Quad};
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams};
 use rayon::prelude::*;
 
@@ -96,7 +96,9 @@ pub fn barnes_hut(
 /// The twin of `sbh_bh_group_kernel` ([`super::gpu::barnes_hut_grouped`]): the warps of
 /// [`bh_positions`]`(queries, order, warps)` (32 consecutive queries when that is `None`) each traverse the tree once against
 /// their queries' bounding box, listing the cells far from the whole box ([`dev::is_far_from_box`])
-/// and the bodies of the others; each query then sums the list with [`dev::term_add`].
+/// and the bodies of the others; each query then sums the list with [`dev::term_add`] (with
+/// [`Moments::Quadrupole`], [`dev::term_quad_add`] and the cells' moments).
+#[allow(clippy::too_many_arguments)]
 pub fn barnes_hut_grouped(
     src: &Sources,
     tree: &SbhTree,
@@ -105,10 +107,16 @@ pub fn barnes_hut_grouped(
     beta: f32,
     order: Option<&[u32]>,
     warps: Warps,
+    moments: Moments,
 ) -> Result<Vec<f32>, SbhError> {
     use crate::device::sbh::TreeView;
     validate(src, queries, k)?;
     validate_beta(beta)?;
+    moments.validate(k)?;
+    let quad = moments == Moments::Quadrupole;
+    if quad && tree.tree.cell_quad.len() != tree.tree.cells() {
+        return Err(SbhError::NoQuadrupoles);
+    }
     validate_order(order, queries.len())?;
     let v = tree.view(src);
     // The kernel's warps: Morton order cut at block edges (idle lanes marked), or rows.
@@ -124,7 +132,15 @@ pub fn barnes_hut_grouped(
             let hi =
                 std::array::from_fn(|c| qs.iter().map(|q| q[c]).fold(f32::NEG_INFINITY, f32::max));
             let (bc, bh) = crate::device::bh::box_of(lo, hi);
-            let cell = |c: i32| (v.cell(c), dev::dipole_of(&v, k, true, c));
+            // (summary, dipole, quadrupole): bodies and monopole runs carry a zero moment.
+            let cell = |c: i32| {
+                let q = if quad {
+                    tree.tree.cell_quad[c as usize]
+                } else {
+                    Quad::default()
+                };
+                (v.cell(c), dev::dipole_of(&v, k, true, c), q)
+            };
             let mut list = Vec::new();
             let s_root = v.cell(root);
             if dev::is_far_from_box(bc, bh, s_root.pos(), dev::diameter_at(root_half, 0), beta) {
@@ -144,7 +160,8 @@ pub fn barnes_hut_grouped(
                         } else {
                             let mut b = ch;
                             while b >= 0 {
-                                list.push((v.body(b), dev::dipole_of(&v, k, false, b)));
+                                let a = dev::dipole_of(&v, k, false, b);
+                                list.push((v.body(b), a, Quad::default()));
                                 b = v.next(b);
                             }
                         }
@@ -154,9 +171,13 @@ pub fn barnes_hut_grouped(
             w.iter()
                 .zip(&qs)
                 .map(|(&j, &q)| {
-                    let sum = list
-                        .iter()
-                        .fold(0.0, |t, (s, a)| dev::term_add(k, q, s, *a, t));
+                    let sum = list.iter().fold(0.0, |t, (s, a, m)| {
+                        if quad {
+                            dev::term_quad_add(k, q, s, m, t)
+                        } else {
+                            dev::term_add(k, q, s, *a, t)
+                        }
+                    });
                     (j, sum)
                 })
                 .collect::<Vec<_>>()

@@ -5,10 +5,10 @@
 
 use super::wide::WideTree;
 use super::{
-    SbhError, SbhTree, Sources, Warps, bh_positions, validate, validate_beta, validate_order,
-    validate_samples,
+    Moments, SbhError, SbhTree, Sources, Warps, bh_positions, validate, validate_beta,
+    validate_order, validate_samples,
 };
-use crate::device::bh::{Body, TreeHeader};
+use crate::device::bh::{Body, Quad, TreeHeader};
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams, SliceTree, WideMeta};
 use crate::runtime::{CudaSlice, Gpu, GpuError, grid_for};
 
@@ -86,6 +86,8 @@ pub struct DeviceTree {
     next: CudaSlice<i32>,
     cell_pm: CudaSlice<Body>,
     cell_dipole: Option<CudaSlice<[f32; 3]>>,
+    /// Per cell, for [`Moments::Quadrupole`] (absent when the tree was built without them).
+    cell_quad: Option<CudaSlice<Quad>>,
     /// The wide-node layout read by `levels = 2` (absent: the kernel walks the octree's slots).
     wide: Option<DeviceWide>,
     n: u32,
@@ -138,16 +140,18 @@ impl DeviceTree {
     /// cell's weight). Returns the tree and the build's GPU time in ms (CUDA events: reset,
     /// bounding box, build, summarize, and the wide layout's stages, [`Self::wide_ms`]).
     pub fn build_on_gpu(gpu: &Gpu, src: &Sources) -> Result<(Self, f64), SbhGpuError> {
-        Self::build_on_gpu_with(gpu, src, WideBuild::Gpu)
+        Self::build_on_gpu_with(gpu, src, WideBuild::Gpu, false)
     }
 
-    /// [`Self::build_on_gpu`] with the wide layout built where `wide` says; with
-    /// [`WideBuild::Host`] the returned time is the octree's only (the layout's host time is
-    /// [`Self::wide_ms`]).
+    /// [`Self::build_on_gpu`] with the wide layout built where `wide` says, and the cells'
+    /// quadrupole moments when `quadrupole` (for [`Moments::Quadrupole`]; the summary then makes
+    /// a second pass over each cell's children). With [`WideBuild::Host`] the returned time is the
+    /// octree's only (the layout's host time is [`Self::wide_ms`]).
     pub fn build_on_gpu_with(
         gpu: &Gpu,
         src: &Sources,
         wide: WideBuild,
+        quadrupole: bool,
     ) -> Result<(Self, f64), SbhGpuError> {
         if !src.dipoles.is_empty() {
             return Err(SbhGpuError::GpuBuild(
@@ -165,11 +169,12 @@ impl DeviceTree {
             )));
         }
         let cells = crate::bh::initial_cells(src.bodies.len());
-        let o = crate::bh::gpu::build_device_tree(
+        let o = crate::bh::gpu::build_device_tree_with(
             gpu,
             &src.bodies,
             crate::bh::gpu::Storage::Dense,
             cells,
+            quadrupole,
         )
         .map_err(|e| SbhGpuError::GpuBuild(e.to_string()))?;
         let header = gpu.download(&o.tree.header)?[0];
@@ -215,6 +220,7 @@ impl DeviceTree {
                 next: o.tree.next,
                 cell_pm: o.tree.cell_pm,
                 cell_dipole: None,
+                cell_quad: quadrupole.then_some(o.tree.cell_quad),
                 wide: Some(w),
                 n,
                 cells: o.layout.cells,
@@ -248,8 +254,8 @@ impl DeviceTree {
     }
 
     /// A host copy of the tree and its wide layout (for tests and inspection): the octree's
-    /// header, child slots, chains and summaries (its `count`, `cell_quad`, `sort` and `groups`
-    /// are left empty) and, when present, the wide layout; the sources stay the caller's.
+    /// header, child slots, chains, summaries and moments when present (its `count`, `sort` and
+    /// `groups` are left empty) and, when present, the wide layout; the sources stay the caller's.
     pub fn to_host(&self, gpu: &Gpu) -> Result<SbhTree, GpuError> {
         let opt = |d: &Option<CudaSlice<[f32; 3]>>| -> Result<Vec<[f32; 3]>, GpuError> {
             d.as_ref().map_or(Ok(Vec::new()), |d| gpu.download(d))
@@ -273,7 +279,10 @@ impl DeviceTree {
                 next: gpu.download(&self.next)?,
                 count: Vec::new(),
                 cell_pm: gpu.download(&self.cell_pm)?,
-                cell_quad: Vec::new(),
+                cell_quad: match &self.cell_quad {
+                    Some(q) => gpu.download(q)?,
+                    None => Vec::new(),
+                },
                 sort: Vec::new(),
                 groups: Vec::new(),
                 group_size: crate::device::WARP_SIZE,
@@ -301,6 +310,11 @@ impl DeviceTree {
             next: gpu.upload(&t.tree.next)?,
             cell_pm: gpu.upload(&t.tree.cell_pm)?,
             cell_dipole: opt(&t.cell_dipole)?,
+            cell_quad: if t.tree.cell_quad.len() == t.tree.cells() {
+                Some(gpu.upload(&t.tree.cell_quad)?)
+            } else {
+                None
+            },
             wide: Some(DeviceWide::upload(gpu, &t.wide)?),
             n: src.bodies.len() as u32,
             cells: t.tree.cells() as u32,
@@ -458,7 +472,18 @@ pub fn estimate_ordered(
     // SAFETY: `name` takes the tree, the queries, these scalars, the order and the sums; `order`
     // was validated as a permutation; dipoles are present whenever the sources have them, and
     // validate() requires them for the winding number.
-    unsafe { launch_queries(gpu, dt, name, dev::QUERY_BLOCK, queries, order, &scalars) }
+    unsafe {
+        launch_queries(
+            gpu,
+            dt,
+            name,
+            dev::QUERY_BLOCK,
+            queries,
+            order,
+            &scalars,
+            None,
+        )
+    }
 }
 
 /// Deterministic Barnes–Hut sums at `queries` (`sbh_bh_kernel`) and the kernel's time in ms.
@@ -484,7 +509,17 @@ pub fn barnes_hut_ordered(
     beta: f32,
     order: Option<&[u32]>,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
-    bh_launch(gpu, src, dt, queries, kspec, beta, order, None)
+    bh_launch(
+        gpu,
+        src,
+        dt,
+        queries,
+        kspec,
+        beta,
+        order,
+        None,
+        Moments::Monopole,
+    )
 }
 
 /// Deterministic Barnes–Hut with one traversal per warp of up to 32 consecutive positions of
@@ -493,7 +528,8 @@ pub fn barnes_hut_ordered(
 /// nearby queries in one Morton block each; [`Warps::Rows`]: the authors' row-major warps): a
 /// cell is used whole only when it is far from the warp's whole bounding box, like the authors'
 /// warp vote, so the sums are at least as accurate as [`barnes_hut`]'s and do depend on the order.
-/// The twin is [`super::cpu::barnes_hut_grouped`].
+/// With [`Moments::Quadrupole`] (`sbh_bh_group_quad_kernel`) far cells add their quadrupole term;
+/// the tree must carry the moments. The twin is [`super::cpu::barnes_hut_grouped`].
 #[allow(clippy::too_many_arguments)]
 pub fn barnes_hut_grouped(
     gpu: &Gpu,
@@ -504,8 +540,19 @@ pub fn barnes_hut_grouped(
     beta: f32,
     order: Option<&[u32]>,
     warps: Warps,
+    moments: Moments,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
-    bh_launch(gpu, src, dt, queries, kspec, beta, order, Some(warps))
+    bh_launch(
+        gpu,
+        src,
+        dt,
+        queries,
+        kspec,
+        beta,
+        order,
+        Some(warps),
+        moments,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -518,15 +565,21 @@ fn bh_launch(
     beta: f32,
     order: Option<&[u32]>,
     grouped: Option<Warps>,
+    moments: Moments,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
     validate(src, queries, kspec)?;
     dt.check(src)?;
     validate_beta(beta)?;
     validate_order(order, queries.len())?;
-    let (name, block) = if grouped.is_some() {
-        ("sbh_bh_group_kernel", crate::device::bh::GROUP_BLOCK)
-    } else {
-        ("sbh_bh_kernel", dev::QUERY_BLOCK)
+    moments.validate(kspec)?;
+    let quad = match moments {
+        Moments::Monopole => None,
+        Moments::Quadrupole => Some(dt.cell_quad.as_ref().ok_or(SbhError::NoQuadrupoles)?),
+    };
+    let (name, block) = match (grouped, quad) {
+        (Some(_), None) => ("sbh_bh_group_kernel", crate::device::bh::GROUP_BLOCK),
+        (Some(_), Some(_)) => ("sbh_bh_group_quad_kernel", crate::device::bh::GROUP_BLOCK),
+        (None, _) => ("sbh_bh_kernel", dev::QUERY_BLOCK),
     };
     // The grouped kernel's warps: Morton order cut at block edges (idle lanes padded), or rows.
     let groups = grouped.and_then(|w| bh_positions(queries, order, w));
@@ -537,8 +590,8 @@ fn bh_launch(
         Scalar::F32(beta),
     ];
     // SAFETY: as in `estimate_ordered`; `order` holds each query once (and idle lanes when
-    // grouped).
-    unsafe { launch_queries(gpu, dt, name, block, queries, order, &scalars) }
+    // grouped); the quadrupole kernel takes the moments (one per cell) last.
+    unsafe { launch_queries(gpu, dt, name, block, queries, order, &scalars, quad) }
 }
 
 /// A kernel argument passed by value.
@@ -551,12 +604,14 @@ enum Scalar {
 
 /// Runs query kernel `name` in `block`-thread blocks over the positions of `order` (every query
 /// in turn when `None`): its parameters are the tree's ([`DeviceTree::tree_args`]), the queries,
-/// the number of positions, `scalars`, the position list (or null) and the sums, which come back
-/// in query order with the kernel's time in ms (CUDA events).
+/// the number of positions, `scalars`, the position list (or null), the sums and, when given,
+/// the cells' moments; the sums come back in query order with the kernel's time in ms (CUDA
+/// events).
 ///
 /// # Safety
 /// `name` takes exactly these parameters, and `order` names every query once (entries
 /// `NO_QUERY` aside) so that every sum is written.
+#[allow(clippy::too_many_arguments)]
 unsafe fn launch_queries(
     gpu: &Gpu,
     dt: &DeviceTree,
@@ -565,6 +620,7 @@ unsafe fn launch_queries(
     queries: &[[f32; 3]],
     order: Option<&[u32]>,
     scalars: &[Scalar],
+    quad: Option<&CudaSlice<Quad>>,
 ) -> Result<(Vec<f32>, f64), SbhGpuError> {
     let k = gpu.kernel(name)?;
     let nq = order.map_or(queries.len(), <[u32]>::len) as u32;
@@ -588,7 +644,11 @@ unsafe fn launch_queries(
             Some(o) => l.arg(o),
             None => l.arg(&null),
         };
-        l.arg(&mut d_out).run(grid_for(nq, block))
+        l.arg(&mut d_out);
+        if let Some(q) = quad {
+            l.arg(q);
+        }
+        l.run(grid_for(nq, block))
     })?;
     Ok((gpu.download(&d_out)?, ms))
 }

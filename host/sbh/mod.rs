@@ -169,6 +169,12 @@ pub enum SbhError {
     Beta(f32),
     #[error("kernel parameter {0} is invalid: δ and ε must be finite and ≥ 0, α finite and > 0")]
     Param(f32),
+    #[error(
+        "quadrupole moments need a radial kernel (potential or smooth distance), not the winding number"
+    )]
+    Quadrupole,
+    #[error("this tree carries no quadrupole moments (built without them)")]
+    NoQuadrupoles,
 }
 
 /// Checks sources, queries and the kernel.
@@ -317,6 +323,29 @@ pub fn query_order(queries: &[[f32; 3]]) -> Vec<u32> {
         .collect();
     keyed.par_sort_unstable();
     keyed.into_iter().map(|(_, i)| i).collect()
+}
+
+/// The far-field expansion of a cell in the grouped Barnes–Hut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Moments {
+    /// Weight at the weighted centre: the paper's Barnes–Hut.
+    #[default]
+    Monopole,
+    /// Plus the second moment about the weighted centre ([`dev::term_quad_add`]; ours): the error
+    /// of a far cell falls by about its size over its distance, for 10 more floats per term.
+    /// Radial kernels only.
+    Quadrupole,
+}
+
+impl Moments {
+    /// Refuses quadrupoles for a kernel without them.
+    pub fn validate(self, k: KernelSpec) -> Result<(), SbhError> {
+        if self == Moments::Quadrupole && !dev::has_quadrupole(k) {
+            Err(SbhError::Quadrupole)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// Which queries share a warp (one traversal) in the grouped Barnes–Hut.

@@ -191,8 +191,17 @@ fn grouped_barnes_hut_refines_the_per_query_partition() {
         let order = query_order(&q);
         let exact = cpu::brute_force(&src, &q, k).unwrap();
         let err = |beta: f32| {
-            let got = cpu::barnes_hut_grouped(&src, &t, &q, k, beta, Some(&order), Warps::Morton)
-                .unwrap();
+            let got = cpu::barnes_hut_grouped(
+                &src,
+                &t,
+                &q,
+                k,
+                beta,
+                Some(&order),
+                Warps::Morton,
+                Moments::Monopole,
+            )
+            .unwrap();
             error_stats(k, &got, &exact).mean
         };
         let per_query = error_stats(k, &cpu::barnes_hut(&src, &t, &q, k, 2.0).unwrap(), &exact);
@@ -205,10 +214,74 @@ fn grouped_barnes_hut_refines_the_per_query_partition() {
             per_query.mean
         );
         // Without an order, warps of 32 consecutive queries: other boxes, the same sums at β = ∞.
-        let plain =
-            cpu::barnes_hut_grouped(&src, &t, &q, k, f32::INFINITY, None, Warps::Morton).unwrap();
+        let plain = cpu::barnes_hut_grouped(
+            &src,
+            &t,
+            &q,
+            k,
+            f32::INFINITY,
+            None,
+            Warps::Morton,
+            Moments::Monopole,
+        )
+        .unwrap();
         assert!(error_stats(k, &plain, &exact).mean < 1e-5 * scale);
     }
+}
+
+#[test]
+fn quadrupoles_cut_the_grouped_barnes_hut_error_at_every_beta() {
+    // Same warps, same cells used whole: the quadrupole term only refines their far field, so the
+    // error drops at every β (by about the cells' size over their distance), and β = ∞ stays exact.
+    for (k, src) in kernels() {
+        let t = SbhTree::build(&src);
+        let q = random_queries(300, 19);
+        let order = query_order(&q);
+        let exact = cpu::brute_force(&src, &q, k).unwrap();
+        let run = |beta: f32, m: Moments| {
+            cpu::barnes_hut_grouped(&src, &t, &q, k, beta, Some(&order), Warps::Morton, m)
+        };
+        if !crate::device::sbh::has_quadrupole(k) {
+            assert!(matches!(
+                run(2.0, Moments::Quadrupole),
+                Err(SbhError::Quadrupole)
+            ));
+            continue;
+        }
+        let err = |beta: f32, m: Moments| error_stats(k, &run(beta, m).unwrap(), &exact);
+        for beta in [1.0, 2.0, 4.0] {
+            let (mono, quad) = (err(beta, Moments::Monopole), err(beta, Moments::Quadrupole));
+            assert!(
+                quad.mean < 0.6 * mono.mean && quad.median < 0.6 * mono.median,
+                "kind {} β {beta}: monopole {:.2e} / {:.2e}, quadrupole {:.2e} / {:.2e}",
+                k.kind,
+                mono.mean,
+                mono.median,
+                quad.mean,
+                quad.median
+            );
+        }
+        let scale = exact.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        assert!(err(f32::INFINITY, Moments::Quadrupole).max < 1e-5 * scale);
+    }
+    // A tree whose summary skipped the moments is refused, not read past its end.
+    let (k, src) = (Kernel::Shifted.spec(0.1), uniform_sources(500, 3));
+    let mut t = SbhTree::build(&src);
+    t.tree.cell_quad.clear();
+    let q = random_queries(10, 1);
+    assert!(matches!(
+        cpu::barnes_hut_grouped(
+            &src,
+            &t,
+            &q,
+            k,
+            2.0,
+            None,
+            Warps::Morton,
+            Moments::Quadrupole
+        ),
+        Err(SbhError::NoQuadrupoles)
+    ));
 }
 
 #[test]
@@ -220,12 +293,24 @@ fn row_warps_are_the_grids_own_order_whatever_the_query_order() {
     let mut perm: Vec<usize> = (0..g.len()).collect();
     crate::bh::scene::shuffle(&mut perm, 4);
     let shuffled: Vec<[f32; 3]> = perm.iter().map(|&i| g[i]).collect();
-    let rows = cpu::barnes_hut_grouped(&src, &t, &g, k, 2.0, None, Warps::Rows).unwrap();
-    let plain = cpu::barnes_hut_grouped(&src, &t, &g, k, 2.0, None, Warps::Morton).unwrap();
+    let rows = cpu::barnes_hut_grouped(&src, &t, &g, k, 2.0, None, Warps::Rows, Moments::Monopole)
+        .unwrap();
+    let plain =
+        cpu::barnes_hut_grouped(&src, &t, &g, k, 2.0, None, Warps::Morton, Moments::Monopole)
+            .unwrap();
     // Sorted back into rows, the shuffled queries run the same warps: the same sums, bit for bit.
     let order = query_order(&shuffled);
-    let back =
-        cpu::barnes_hut_grouped(&src, &t, &shuffled, k, 2.0, Some(&order), Warps::Rows).unwrap();
+    let back = cpu::barnes_hut_grouped(
+        &src,
+        &t,
+        &shuffled,
+        k,
+        2.0,
+        Some(&order),
+        Warps::Rows,
+        Moments::Monopole,
+    )
+    .unwrap();
     for (i, &j) in perm.iter().enumerate() {
         assert_eq!(back[i].to_bits(), rows[j].to_bits(), "query {j}");
     }
@@ -233,8 +318,17 @@ fn row_warps_are_the_grids_own_order_whatever_the_query_order() {
     assert_eq!(rows, plain);
     // Rows differ from Morton blocks (other boxes), and both are accurate.
     let morton = query_order(&g);
-    let blocks =
-        cpu::barnes_hut_grouped(&src, &t, &g, k, 2.0, Some(&morton), Warps::Morton).unwrap();
+    let blocks = cpu::barnes_hut_grouped(
+        &src,
+        &t,
+        &g,
+        k,
+        2.0,
+        Some(&morton),
+        Warps::Morton,
+        Moments::Monopole,
+    )
+    .unwrap();
     assert_ne!(rows, blocks);
     let exact = cpu::brute_force(&src, &g, k).unwrap();
     let scale = exact.iter().map(|v| v.abs()).fold(0.0, f64::max);

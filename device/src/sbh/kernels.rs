@@ -219,6 +219,7 @@ const BH_GROUP_WARPS: usize = (crate::bh::GROUP_BLOCK / crate::WARP_SIZE) as usi
 crate::static_shared!(sbh_group_stack: [i32; BH_GROUP_WARPS * crate::bh::GROUP_STACK]);
 crate::static_shared!(sbh_group_list: [[f32; 4]; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
 crate::static_shared!(sbh_group_dipole: [[f32; 4]; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
+crate::static_shared!(sbh_group_quads: [Quad; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
 
 tree_kernel!(
     /// Deterministic Barnes–Hut for warps of nearby queries: the 32 positions `32w..32w + 32` of
@@ -248,15 +249,52 @@ tree_kernel!(
             beta,
             order,
             out,
+            cell_quad: core::ptr::null(),
         };
         // One instance per kernel kind: the hot loop's `term_add` folds to one formula.
         // SAFETY: forwarded contract.
         unsafe {
             match kind {
-                KIND_SHIFTED => bh_group::<KIND_SHIFTED>(&v, &a),
-                KIND_PLUMMER => bh_group::<KIND_PLUMMER>(&v, &a),
-                KIND_WINDING => bh_group::<KIND_WINDING>(&v, &a),
-                _ => bh_group::<KIND_SMOOTH>(&v, &a),
+                KIND_SHIFTED => bh_group::<KIND_SHIFTED, false>(&v, &a),
+                KIND_PLUMMER => bh_group::<KIND_PLUMMER, false>(&v, &a),
+                KIND_WINDING => bh_group::<KIND_WINDING, false>(&v, &a),
+                _ => bh_group::<KIND_SMOOTH, false>(&v, &a),
+            }
+        }
+    }
+);
+
+tree_kernel!(
+    /// [`sbh_bh_group_kernel`] with the cells' quadrupole moments (`cell_quad`, one per cell, as
+    /// `crate::bh`'s summary computes them): listed cells add [`term_quad_add`]. Radial kinds only
+    /// ([`has_quadrupole`]; the winding number is refused by the host). A separate entry point so
+    /// the monopole kernel keeps its registers.
+    fn sbh_bh_group_quad_kernel(
+        v;
+        queries: *const [f32; 3],
+        nq: u32,
+        kind: u32,
+        param: f32,
+        beta: f32,
+        order: *const u32,
+        out: *mut f32,
+        cell_quad: *const Quad,
+    ) {
+        let a = GroupArgs {
+            queries,
+            nq,
+            param,
+            beta,
+            order,
+            out,
+            cell_quad,
+        };
+        // SAFETY: forwarded contract.
+        unsafe {
+            match kind {
+                KIND_SHIFTED => bh_group::<KIND_SHIFTED, true>(&v, &a),
+                KIND_PLUMMER => bh_group::<KIND_PLUMMER, true>(&v, &a),
+                _ => bh_group::<KIND_SMOOTH, true>(&v, &a),
             }
         }
     }
@@ -270,17 +308,20 @@ struct GroupArgs {
     beta: f32,
     order: *const u32,
     out: *mut f32,
+    /// Per cell, read when `QUAD`.
+    cell_quad: *const Quad,
 }
 
 /// Adds every list entry's term at `q` to `total` and empties the list.
 ///
 /// # Safety
-/// Whole warp, convergent; the list's `*len` entries (and dipoles, for the winding number) are
-/// written before the call.
+/// Whole warp, convergent; the list's `*len` entries (and dipoles, for the winding number, or
+/// moments when `QUAD`) are written before the call.
 #[inline(always)]
-unsafe fn flush_group<const KIND: u32>(
+unsafe fn flush_group<const KIND: u32, const QUAD: bool>(
     list: u32,
     dipoles: u32,
+    quads: u32,
     len: &mut usize,
     k: KernelSpec,
     q: [f32; 3],
@@ -292,18 +333,27 @@ unsafe fn flush_group<const KIND: u32>(
     unsafe {
         sync_warp(FULL_MASK); // entries written by other lanes are visible
         let end = list + 16 * *len as u32;
-        let (mut at, mut dat) = (list, dipoles);
+        let (mut at, mut dat, mut qat) = (list, dipoles, quads);
         while at < end {
             let [x, y, z, m] = ld_shared_v4(at);
-            let a = if KIND == KIND_WINDING {
-                let [ax, ay, az, _] = ld_shared_v4(dat);
-                [ax, ay, az]
+            if QUAD {
+                let [xx, yy, zz, xy] = ld_shared_v4(qat);
+                let [xz, yz, tr, _] = ld_shared_v4(qat + 16);
+                #[rustfmt::skip]
+                let mq = Quad { xx, yy, zz, xy, xz, yz, tr, _pad: 0.0 };
+                *total = term_quad_add(k, q, &Body { x, y, z, m }, &mq, *total);
+                qat += 32;
             } else {
-                [0.0; 3]
-            };
-            *total = term_add(k, q, &Body { x, y, z, m }, a, *total);
+                let a = if KIND == KIND_WINDING {
+                    let [ax, ay, az, _] = ld_shared_v4(dat);
+                    [ax, ay, az]
+                } else {
+                    [0.0; 3]
+                };
+                *total = term_add(k, q, &Body { x, y, z, m }, a, *total);
+                dat += 16;
+            }
             at += 16;
-            dat += 16;
         }
         sync_warp(FULL_MASK); // everyone has read before the list is refilled
     }
@@ -315,7 +365,7 @@ unsafe fn flush_group<const KIND: u32>(
 /// # Safety
 /// As the kernel.
 #[inline(always)]
-unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
+unsafe fn bh_group<const KIND: u32, const QUAD: bool>(v: &RawTree, g: &GroupArgs) {
     use crate::bh::kernels::{pop_cells, warp_box};
     use crate::bh::{GROUP_LIST, GROUP_STACK};
     use crate::gpu::shared::shared_addr;
@@ -334,8 +384,21 @@ unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
     unsafe {
         let stack = sbh_group_stack().add(wib * GROUP_STACK);
         let list = sbh_group_list().add(wib * GROUP_LIST);
-        let dip = sbh_group_dipole().add(wib * GROUP_LIST);
-        let (list_at, dip_at) = (shared_addr(list), shared_addr(dip));
+        // Each entry point reserves shared memory only for the lists it reads: dipoles for the
+        // winding number (monopole entry), moments for the quadrupole entry.
+        let dip = if QUAD {
+            core::ptr::null_mut()
+        } else {
+            sbh_group_dipole().add(wib * GROUP_LIST)
+        };
+        let lq: *mut Quad = if QUAD {
+            sbh_group_quads().add(wib * GROUP_LIST)
+        } else {
+            core::ptr::null_mut()
+        };
+        let list_at = shared_addr(list);
+        let dip_at = if QUAD { 0 } else { shared_addr(dip) };
+        let quad_at = if QUAD { shared_addr(lq) } else { 0 };
         let dipole = |cell: bool, i: i32| dipole_of(v, k, cell, i);
         let warps_total = grid_size_1d() / crate::WARP_SIZE;
         let mut w = index_1d() / crate::WARP_SIZE;
@@ -358,7 +421,11 @@ unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
             let mut total = 0.0f32;
             let s_root = v.cell(root);
             if is_far_from_box(bc, bh, s_root.pos(), diameter_at(root_half, 0), g.beta) {
-                total = term(k, q, &s_root, dipole(true, root));
+                total = if QUAD {
+                    term_quad_add(k, q, &s_root, &*g.cell_quad.add(root as usize), 0.0)
+                } else {
+                    term(k, q, &s_root, dipole(true, root))
+                };
             } else {
                 let mut len = 0usize;
                 // Stack entries: cell * 32 + depth (depth ≤ MAX_DEPTH < 32).
@@ -396,6 +463,14 @@ unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
                         if winding {
                             *dip.add(at) = [a[0], a[1], a[2], 0.0];
                         }
+                        if QUAD {
+                            // Bodies carry no moment.
+                            *lq.add(at) = if ch >= n {
+                                *g.cell_quad.add((ch - n) as usize)
+                            } else {
+                                Quad::default()
+                            };
+                        }
                     }
                     len += take.count_ones() as usize;
                     let open = ballot(FULL_MASK, what == 2);
@@ -411,7 +486,9 @@ unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
                         let mut b = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
                         while b >= 0 {
                             if len == GROUP_LIST {
-                                flush_group::<KIND>(list_at, dip_at, &mut len, k, q, &mut total);
+                                flush_group::<KIND, QUAD>(
+                                    list_at, dip_at, quad_at, &mut len, k, q, &mut total,
+                                );
                             }
                             if lane == 0 {
                                 let sb = v.body(b);
@@ -420,16 +497,21 @@ unsafe fn bh_group<const KIND: u32>(v: &RawTree, g: &GroupArgs) {
                                     let d = v.body_dipole(b);
                                     *dip.add(len) = [d[0], d[1], d[2], 0.0];
                                 }
+                                if QUAD {
+                                    *lq.add(len) = Quad::default();
+                                }
                             }
                             len += 1;
                             b = v.next(b);
                         }
                     }
                     if len > GROUP_LIST - crate::WARP_SIZE as usize {
-                        flush_group::<KIND>(list_at, dip_at, &mut len, k, q, &mut total);
+                        flush_group::<KIND, QUAD>(
+                            list_at, dip_at, quad_at, &mut len, k, q, &mut total,
+                        );
                     }
                 }
-                flush_group::<KIND>(list_at, dip_at, &mut len, k, q, &mut total);
+                flush_group::<KIND, QUAD>(list_at, dip_at, quad_at, &mut len, k, q, &mut total);
             }
             if active {
                 *g.out.add(j as usize) = total;
