@@ -6,7 +6,7 @@ use super::{
     Moments, NO_QUERY, SbhError, SbhTree, Sources, Warps, bh_positions, validate, validate_beta,
     validate_order, validate_samples,
 };
-use crate::device::bh::{Body, Quad};
+use crate::device::bh::Body;
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams};
 use rayon::prelude::*;
 
@@ -135,9 +135,9 @@ pub fn barnes_hut_grouped(
             // (summary, dipole, quadrupole): bodies and monopole runs carry a zero moment.
             let cell = |c: i32| {
                 let q = if quad {
-                    tree.tree.cell_quad[c as usize]
+                    dev::QuadTerm::of(&tree.tree.cell_quad[c as usize])
                 } else {
-                    Quad::default()
+                    dev::QuadTerm::default()
                 };
                 (v.cell(c), dev::dipole_of(&v, k, true, c), q)
             };
@@ -161,7 +161,7 @@ pub fn barnes_hut_grouped(
                             let mut b = ch;
                             while b >= 0 {
                                 let a = dev::dipole_of(&v, k, false, b);
-                                list.push((v.body(b), a, Quad::default()));
+                                list.push((v.body(b), a, dev::QuadTerm::default()));
                                 b = v.next(b);
                             }
                         }

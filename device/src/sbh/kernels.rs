@@ -219,7 +219,7 @@ const BH_GROUP_WARPS: usize = (crate::bh::GROUP_BLOCK / crate::WARP_SIZE) as usi
 crate::static_shared!(sbh_group_stack: [i32; BH_GROUP_WARPS * crate::bh::GROUP_STACK]);
 crate::static_shared!(sbh_group_list: [[f32; 4]; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
 crate::static_shared!(sbh_group_dipole: [[f32; 4]; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
-crate::static_shared!(sbh_group_quads: [Quad; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
+crate::static_shared!(sbh_group_quads: [QuadTerm; BH_GROUP_WARPS * crate::bh::GROUP_LIST]);
 
 tree_kernel!(
     /// Deterministic Barnes–Hut for warps of nearby queries: the 32 positions `32w..32w + 32` of
@@ -337,10 +337,10 @@ unsafe fn flush_group<const KIND: u32, const QUAD: bool>(
         while at < end {
             let [x, y, z, m] = ld_shared_v4(at);
             if QUAD {
-                let [xx, yy, zz, xy] = ld_shared_v4(qat);
-                let [xz, yz, tr, _] = ld_shared_v4(qat + 16);
+                let [dx, dy, dz, o3xy] = ld_shared_v4(qat);
+                let [o3xz, o3yz, t3, _] = ld_shared_v4(qat + 16);
                 #[rustfmt::skip]
-                let mq = Quad { xx, yy, zz, xy, xz, yz, tr, _pad: 0.0 };
+                let mq = QuadTerm { d6: [dx, dy, dz], o3xy, o3xz, o3yz, t3, _pad: 0.0 };
                 *total = term_quad_add(k, q, &Body { x, y, z, m }, &mq, *total);
                 qat += 32;
             } else {
@@ -391,7 +391,7 @@ unsafe fn bh_group<const KIND: u32, const QUAD: bool>(v: &RawTree, g: &GroupArgs
         } else {
             sbh_group_dipole().add(wib * GROUP_LIST)
         };
-        let lq: *mut Quad = if QUAD {
+        let lq: *mut QuadTerm = if QUAD {
             sbh_group_quads().add(wib * GROUP_LIST)
         } else {
             core::ptr::null_mut()
@@ -422,7 +422,8 @@ unsafe fn bh_group<const KIND: u32, const QUAD: bool>(v: &RawTree, g: &GroupArgs
             let s_root = v.cell(root);
             if is_far_from_box(bc, bh, s_root.pos(), diameter_at(root_half, 0), g.beta) {
                 total = if QUAD {
-                    term_quad_add(k, q, &s_root, &*g.cell_quad.add(root as usize), 0.0)
+                    let m = QuadTerm::of(&*g.cell_quad.add(root as usize));
+                    term_quad_add(k, q, &s_root, &m, 0.0)
                 } else {
                     term(k, q, &s_root, dipole(true, root))
                 };
@@ -466,9 +467,9 @@ unsafe fn bh_group<const KIND: u32, const QUAD: bool>(v: &RawTree, g: &GroupArgs
                         if QUAD {
                             // Bodies carry no moment.
                             *lq.add(at) = if ch >= n {
-                                *g.cell_quad.add((ch - n) as usize)
+                                QuadTerm::of(&*g.cell_quad.add((ch - n) as usize))
                             } else {
-                                Quad::default()
+                                QuadTerm::default()
                             };
                         }
                     }
@@ -498,7 +499,7 @@ unsafe fn bh_group<const KIND: u32, const QUAD: bool>(v: &RawTree, g: &GroupArgs
                                     *dip.add(len) = [d[0], d[1], d[2], 0.0];
                                 }
                                 if QUAD {
-                                    *lq.add(len) = Quad::default();
+                                    *lq.add(len) = QuadTerm::default();
                                 }
                             }
                             len += 1;

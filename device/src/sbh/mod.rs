@@ -114,62 +114,98 @@ pub fn has_quadrupole(k: KernelSpec) -> bool {
     k.kind != KIND_WINDING
 }
 
+/// A cell's second moment as [`term_quad_add`] reads it, scaled once when the cell is listed (a
+/// warp lists a cell once and its 32 lanes read it): with [`Quad`]'s traceless `Q` and trace,
+/// `d6 = Q/6` on the diagonal, `o3 = Q/3` off it (the two symmetric halves), `t3 = tr/3`, so that
+/// `dᵀQd/6 = dx (d6x dx + o3xy dy + o3xz dz) + dy (d6y dy + o3yz dz) + dz d6z dz`. 32 bytes: two
+/// vector loads.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct QuadTerm {
+    pub d6: [f32; 3],
+    pub o3xy: f32,
+    pub o3xz: f32,
+    pub o3yz: f32,
+    pub t3: f32,
+    pub _pad: f32,
+}
+
+crate::shared_type!(QuadTerm);
+
+impl QuadTerm {
+    #[inline(always)]
+    pub fn of(q: &Quad) -> QuadTerm {
+        const SIXTH: f32 = 1.0 / 6.0;
+        const THIRD: f32 = 1.0 / 3.0;
+        QuadTerm {
+            d6: [q.xx * SIXTH, q.yy * SIXTH, q.zz * SIXTH],
+            o3xy: q.xy * THIRD,
+            o3xz: q.xz * THIRD,
+            o3yz: q.yz * THIRD,
+            t3: q.tr * THIRD,
+            _pad: 0.0,
+        }
+    }
+}
+
 /// `acc + w f(p, q)` plus the second-order term of cell `s`'s sources about their weighted centre
 /// `p`: for a radial kernel `f(r)` the Hessian at `d = p − q` is `f'' u uᵀ + (f'/r)(I − u uᵀ)`,
 /// so with the raw second moment `M = Σ w δ δᵀ = (Q + tr·I)/3` ([`Quad`]'s traceless `Q` and its
 /// trace) the term is `½ tr(H M) = (g₂/r²) dᵀQd/6 + tr (g₂/6 + g₁/2)` where `g₁ = f'/r` and `g₂ =
-/// f'' − f'/r`. The first-order term vanishes about the weighted centre. For the Newtonian `−1/r`
-/// it is the textbook `−dᵀQd / 2r⁵`; for the softened kernels the trace term stays (they are not
-/// harmonic; cf. [`crate::bh::pair_accel_quad`]). Radial kinds only ([`has_quadrupole`]; the
-/// winding number falls back to [`term_add`]); a zero `quad` (a body) gives [`term_add`]'s value.
+/// f'' − f'/r`; here `h dᵀQd/6 + w tr/3` with `h = g₂/r²`, `w = g₂/2 + 3g₁/2` (`m`: the moment
+/// prepared by [`QuadTerm::of`]). The first-order term vanishes about the weighted centre. For the
+/// Newtonian `−1/r` it is the textbook `−dᵀQd / 2r⁵`; the softened kernels are not harmonic, so
+/// the trace term stays (cf. [`crate::bh::pair_accel_quad`]) — for the paper's `−1/(r + δ)` it is
+/// most of the correction: the monopole's error there is a bias of one sign. Radial kinds only
+/// ([`has_quadrupole`]; the winding number gets [`term_add`]); a zero moment (a body) gives
+/// [`term_add`]'s value up to rounding (`r` from `rsqrt`, not `sqrt`).
 #[inline(always)]
-pub fn term_quad_add(k: KernelSpec, q: [f32; 3], s: &Body, quad: &Quad, acc: f32) -> f32 {
-    // A zero trace means every source sits at the centre (a body, or coincident sources): no
-    // second moment at all. In a warp's list every lane reads the same entry, so this branch is
-    // uniform and bodies cost what they cost in the monopole sum.
-    if quad.tr <= 0.0 || k.kind == KIND_WINDING {
+pub fn term_quad_add(k: KernelSpec, q: [f32; 3], s: &Body, m: &QuadTerm, acc: f32) -> f32 {
+    if k.kind == KIND_WINDING {
         return term_add(k, q, s, [0.0; 3], acc);
     }
     let d = [s.x - q[0], s.y - q[1], s.z - q[2]];
     let r2 = math::fma(d[0], d[0], math::fma(d[1], d[1], d[2] * d[2]));
-    // (f, g₂/r², g₂/6 + g₁/2) per kind, from one or two approximate instructions.
-    let (f, h, t) = match k.kind {
+    // (f, h, w) per kind, from two approximate instructions.
+    let (f, h, w) = match k.kind {
         KIND_SHIFTED => {
-            // f = −1/(r+δ), f' = s², f'' = −2s³ with s = 1/(r+δ); g₁ = s²/r.
+            // f = −s with s = 1/(r+δ): f' = s², f'' = −2s³, g₁ = s²/r;
+            // h = −(2s³ + g₁)/r², w = g₁ − s³.
             let ri = math::rsqrt(r2);
             let si = math::rcp(math::fma(r2, ri, k.param));
             let s2 = si * si;
             let g1 = s2 * ri;
-            let g2 = math::fma(-2.0 * s2, si, -g1);
-            (-si, g2 * ri * ri, math::fma(g2, 1.0 / 6.0, 0.5 * g1))
+            let s3 = s2 * si;
+            (-si, -(math::fma(2.0, s3, g1) * (ri * ri)), g1 - s3)
         }
         KIND_PLUMMER => {
-            // f = −1/ρ, ρ² = r² + ε²: g₁ = 1/ρ³, g₂ = −3r²/ρ⁵.
+            // f = −p with p = 1/√(r² + ε²): g₁ = p³, g₂ = −3r²p⁵; h = −3p⁵, w = (3/2) ε² p⁵.
             let pi = math::rsqrt(math::fma(k.param, k.param, r2));
-            let p3 = pi * pi * pi;
-            let h = -3.0 * p3 * pi * pi;
-            (-pi, h, math::fma(h, r2 * (1.0 / 6.0), 0.5 * p3))
+            let p2 = pi * pi;
+            let p5 = p2 * p2 * pi;
+            (-pi, -3.0 * p5, (1.5 * k.param * k.param) * p5)
         }
         _ => {
-            // f = e^{−αr}: g₁ = −α e/r, g₂ = α² e − g₁.
+            // f = e^{−αr}: g₁ = −α e/r, g₂ = α² e − g₁; h = g₂/r², w = α² e/2 + g₁.
             let ri = math::rsqrt(r2);
             let e = math::exp(-k.param * r2 * ri);
             let g1 = -k.param * e * ri;
-            let g2 = math::fma(k.param * k.param, e, -g1);
-            (e, g2 * ri * ri, math::fma(g2, 1.0 / 6.0, 0.5 * g1))
+            let a2e = k.param * k.param * e;
+            (e, (a2e - g1) * (ri * ri), math::fma(0.5, a2e, g1))
         }
     };
-    let dqd = math::fma(
+    let dqd6 = math::fma(
         d[0],
-        math::fma(quad.xx, d[0], math::fma(quad.xy, d[1], quad.xz * d[2])),
+        math::fma(m.d6[0], d[0], math::fma(m.o3xy, d[1], m.o3xz * d[2])),
         math::fma(
             d[1],
-            math::fma(quad.xy, d[0], math::fma(quad.yy, d[1], quad.yz * d[2])),
-            d[2] * math::fma(quad.xz, d[0], math::fma(quad.yz, d[1], quad.zz * d[2])),
+            math::fma(m.d6[1], d[1], m.o3yz * d[2]),
+            d[2] * (m.d6[2] * d[2]),
         ),
     );
-    let second = math::fma(h * (1.0 / 6.0), dqd, t * quad.tr);
-    math::fma(s.m, f, acc) + second
+    // The cell's whole term first, then one rounding at the running sum's scale (three fused
+    // steps into `acc` would triple the float32 summation error, which is this expansion's floor).
+    acc + math::fma(h, dqd6, math::fma(w, m.t3, s.m * f))
 }
 
 /// The float64 form of [`term`], for the direct-summation reference.
@@ -1077,17 +1113,19 @@ mod tests {
                     })
                     .sum();
                 let mono = (term(k, q, &cell, [0.0; 3]) as f64 - exact).abs();
-                let quadr = (term_quad_add(k, q, &cell, &quad, 0.0) as f64 - exact).abs();
+                let quadr =
+                    (term_quad_add(k, q, &cell, &QuadTerm::of(&quad), 0.0) as f64 - exact).abs();
                 let scale = exact.abs();
                 assert!(
                     quadr < 0.15 * mono && quadr < 1e-4 * scale,
                     "kind {kind} ε/δ/α {param} r {r}: monopole {mono:.3e} quadrupole {quadr:.3e} of {scale:.3e}"
                 );
-                // A body (zero moment) is the monopole term.
-                assert_eq!(
-                    term_quad_add(k, q, &cell, &Quad::default(), 0.0),
-                    term(k, q, &cell, [0.0; 3])
+                // A body (zero moment) is the monopole term, up to rounding.
+                let (t0, t1) = (
+                    term_quad_add(k, q, &cell, &QuadTerm::default(), 0.0),
+                    term(k, q, &cell, [0.0; 3]),
                 );
+                assert!((t0 - t1).abs() <= 4e-7 * t1.abs(), "{t0} {t1}");
             }
         }
         assert!(!has_quadrupole(KernelSpec {
