@@ -540,8 +540,10 @@ back into row-major order (not timed, as the Morton sort), so both orders run th
 const QUAD: &str = "Quadrupoles (ours, not the paper's): the same Barnes–Hut kernel, warps and β, \
 with each far cell's second moment about its weighted centre added to its term (the Taylor term \
 of the radial kernel, `term_quad_add`; 8 more floats per cell, written by the tree's summary). \
-The far-field error falls by about the cell's size over its distance, so at the same β the errors \
-drop several-fold for about twice the arithmetic per listed cell.";
+The paper's kernel −m/(r + δ) is not harmonic, so the trace of a cell's second moment does not \
+drop out of its expansion: the monopole's error is mostly a bias of one sign, which this term \
+removes. The errors then fall by orders of magnitude at the same β, for about twice the time, \
+down to the floor of float32 summation (which grows with the list length: larger β is no better).";
 
 /// Why the table has a column on the grid's nodes.
 const NODES: &str = "Grid nodes: the same sources and methods with the queries on the nodes of \
