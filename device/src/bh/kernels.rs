@@ -688,28 +688,34 @@ crate::static_shared!(group_list: [Body; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(group_quads: [Quad; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(group_w2: [f32; STACK]);
 
-/// Adds every entry of the warp's interaction list to each of this lane's `K` accelerations and
-/// empties it.
+/// Adds this lane's share of the warp's interaction list to each of its `K` accelerations and
+/// empties the list: with `2^shift` lanes per body, share `part` of `2^shift` consecutive ranges
+/// (`shift = 0`: the whole list; the loop is the same, only its bounds move).
 ///
 /// # Safety
 /// Whole warp, convergent; `list` (and `quads`, unless null) hold `*len` entries written before
 /// the call.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn flush_list<const K: usize, const SOFT: bool>(
     list: *const Body,
     quads: *const Quad,
     len: &mut usize,
+    (part, shift): (u32, u32),
     p: &[[f32; 3]; K],
     eps2: f32,
     a: &mut [[f32; 3]; K],
     listed: &mut u64,
 ) {
+    let share = (*len as u32 + (1 << shift) - 1) >> shift;
+    let begin = (part * share).min(*len as u32);
+    let count = share.min(*len as u32 - begin);
     // SAFETY: per the contract.
     unsafe {
         sync_warp(FULL_MASK); // entries written by other lanes are visible
         if quads.is_null() {
-            let mut at = shared_addr(list);
-            let end = at + 16 * *len as u32;
+            let mut at = shared_addr(list) + 16 * begin;
+            let end = at + 16 * count;
             // A `while` on the address, not a `for` over a range (see `brute_tile_sum`).
             while at < end {
                 // One shared-memory load serves all K bodies of the lane.
@@ -720,9 +726,9 @@ unsafe fn flush_list<const K: usize, const SOFT: bool>(
                 at += 16;
             }
         } else {
-            let mut at = shared_addr(list);
-            let mut qat = shared_addr(quads);
-            let end = at + 16 * *len as u32;
+            let mut at = shared_addr(list) + 16 * begin;
+            let mut qat = shared_addr(quads) + 32 * begin;
+            let end = at + 16 * count;
             while at < end {
                 let [x, y, z, m] = ld_shared_v4(at);
                 let [xx, yy, zz, xy] = ld_shared_v4(qat);
@@ -919,9 +925,22 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
         let mut w = take_group();
         while w < ngroups {
             let [first, size] = *groups.add(w as usize);
-            // Member `lane + 32 k`; absent members stand on the group's first body so they do not
+            // A small group (one body per lane) spreads each body over 2^shift lanes that sum
+            // consecutive shares of the list, so the list costs the warp 2^-shift of its length:
+            // a group's traversal and list hardly depend on its size, and on the lattice a
+            // quarter of the groups hold at most 8 bodies (cells of 36 bodies split 32 + 4).
+            let shift = if K > 1 || size > 16 {
+                0
+            } else if size > 8 {
+                1
+            } else {
+                2
+            };
+            let seats = crate::WARP_SIZE >> shift;
+            let (seat, part) = (lane & (seats - 1), lane >> (5 - shift));
+            // Member `seat + 32 k`; absent members stand on the group's first body so they do not
             // widen the box.
-            let member = |k: usize| lane + crate::WARP_SIZE * k as u32;
+            let member = |k: usize| seat + crate::WARP_SIZE * k as u32;
             let active: [bool; K] = core::array::from_fn(|k| member(k) < size);
             let i: [i32; K] = core::array::from_fn(|k| {
                 *sort.add((first + if active[k] { member(k) } else { 0 }) as usize) as i32
@@ -994,6 +1013,7 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
                                 list,
                                 lq,
                                 &mut len,
+                                (part, shift),
                                 &p,
                                 eps2,
                                 &mut a,
@@ -1011,16 +1031,44 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
                     }
                 }
                 if len > GROUP_LIST - crate::WARP_SIZE as usize {
-                    flush_list::<K, SOFT>(list, lq, &mut len, &p, eps2, &mut a, &mut listed);
+                    flush_list::<K, SOFT>(
+                        list,
+                        lq,
+                        &mut len,
+                        (part, shift),
+                        &p,
+                        eps2,
+                        &mut a,
+                        &mut listed,
+                    );
                 }
             }
-            flush_list::<K, SOFT>(list, lq, &mut len, &p, eps2, &mut a, &mut listed);
+            flush_list::<K, SOFT>(
+                list,
+                lq,
+                &mut len,
+                (part, shift),
+                &p,
+                eps2,
+                &mut a,
+                &mut listed,
+            );
+            // The shares of a body's lanes (lanes `seat + seats j`) summed into each of them.
+            let mut off = seats;
+            while off < crate::WARP_SIZE {
+                for ak in a.iter_mut() {
+                    for c in ak.iter_mut() {
+                        *c += shfl_xor_f32(FULL_MASK, *c, off).0;
+                    }
+                }
+                off <<= 1;
+            }
             if lane == 0 {
                 atomic_add_u64(&raw mut (*header).interactions, listed * size as u64);
                 atomic_add_u64(&raw mut (*header).opened, popped);
             }
             for k in 0..K {
-                if active[k] {
+                if active[k] && part == 0 {
                     *acc.add(i[k] as usize) = Accel {
                         x: g * a[k][0],
                         y: g * a[k][1],
