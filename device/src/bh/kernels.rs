@@ -848,7 +848,8 @@ group_kernel!(
     /// [`GROUP_POP`] cells and lanes `8s..8s+8` test the children of cell `s` in parallel;
     /// accepted cells and bodies go to a shared interaction list that all lanes evaluate
     /// together. Monopoles (`cell_quad` unused). Groups of up to 32 bodies (one per lane;
-    /// `bh_sort` with `group_size` 32). Launch `GROUP_BLOCK`-thread blocks.
+    /// `bh_sort` with `group_size` 32); a group of at most 16 (8) bodies gives each body 2 (4)
+    /// lanes that sum shares of the list. Launch `GROUP_BLOCK`-thread blocks.
     bh_gravity_group, 1, false
 );
 group_kernel!(
@@ -867,7 +868,9 @@ group_kernel!(
     bh_gravity_group2_quad, 2, true
 );
 
-/// The warp-group traversal with `K` bodies per lane (lane `l` holds group members `l + 32 k`).
+/// The warp-group traversal with `K` bodies per lane (lane `l` holds group members `l + 32 k`;
+/// in a group of at most a half or a quarter of `32 K` bodies, lanes `l` and `l ± 16` (and `± 8`)
+/// hold the same members and split the list between them).
 ///
 /// # Safety
 /// As [`bh_gravity_group`]; groups hold at most `32 K` bodies.
@@ -925,22 +928,24 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
         let mut w = take_group();
         while w < ngroups {
             let [first, size] = *groups.add(w as usize);
-            // A small group (one body per lane) spreads each body over 2^shift lanes that sum
-            // consecutive shares of the list, so the list costs the warp 2^-shift of its length:
-            // a group's traversal and list hardly depend on its size, and on the lattice a
-            // quarter of the groups hold at most 8 bodies (cells of 36 bodies split 32 + 4).
-            let shift = if K > 1 || size > 16 {
+            // A small group spreads its bodies over 2^-shift of the lanes (K each) and repeats
+            // them 2^shift times; the copies sum consecutive shares of the list, so the list
+            // costs the warp 2^-shift of its length. A group's traversal and list hardly depend
+            // on its size, and small groups are common: on the lattice a quarter of the groups
+            // hold at most 8 bodies (cells of 36 bodies split 32 + 4).
+            let cap = crate::WARP_SIZE * K as u32;
+            let shift = if size > cap / 2 {
                 0
-            } else if size > 8 {
+            } else if size > cap / 4 {
                 1
             } else {
                 2
             };
             let seats = crate::WARP_SIZE >> shift;
             let (seat, part) = (lane & (seats - 1), lane >> (5 - shift));
-            // Member `seat + 32 k`; absent members stand on the group's first body so they do not
-            // widen the box.
-            let member = |k: usize| seat + crate::WARP_SIZE * k as u32;
+            // Member `seat + seats k`; absent members stand on the group's first body so they do
+            // not widen the box.
+            let member = |k: usize| seat + seats * k as u32;
             let active: [bool; K] = core::array::from_fn(|k| member(k) < size);
             let i: [i32; K] = core::array::from_fn(|k| {
                 *sort.add((first + if active[k] { member(k) } else { 0 }) as usize) as i32
