@@ -963,6 +963,21 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
             let mut a = [[0.0f32; 3]; K];
             let mut len = 0usize;
             let (mut listed, mut popped) = (0u64, 0u64);
+            // Every flush sums this lane's share of the list into its accelerations.
+            macro_rules! flush {
+                () => {
+                    flush_list::<K, SOFT>(
+                        list,
+                        lq,
+                        &mut len,
+                        (part, shift),
+                        &p,
+                        eps2,
+                        &mut a,
+                        &mut listed,
+                    )
+                };
+            }
             // Stack entries: cell * 32 + depth (depth ≤ MAX_DEPTH < 32).
             if lane == 0 {
                 *stack = root * 32;
@@ -1014,16 +1029,7 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
                     let mut b = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
                     while b >= 0 {
                         if len == GROUP_LIST {
-                            flush_list::<K, SOFT>(
-                                list,
-                                lq,
-                                &mut len,
-                                (part, shift),
-                                &p,
-                                eps2,
-                                &mut a,
-                                &mut listed,
-                            );
+                            flush!();
                         }
                         if lane == 0 {
                             *list.add(len) = *bodies.add(b as usize);
@@ -1036,28 +1042,10 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
                     }
                 }
                 if len > GROUP_LIST - crate::WARP_SIZE as usize {
-                    flush_list::<K, SOFT>(
-                        list,
-                        lq,
-                        &mut len,
-                        (part, shift),
-                        &p,
-                        eps2,
-                        &mut a,
-                        &mut listed,
-                    );
+                    flush!();
                 }
             }
-            flush_list::<K, SOFT>(
-                list,
-                lq,
-                &mut len,
-                (part, shift),
-                &p,
-                eps2,
-                &mut a,
-                &mut listed,
-            );
+            flush!();
             // The shares of a body's lanes (lanes `seat + seats j`) summed into each of them.
             let mut off = seats;
             while off < crate::WARP_SIZE {

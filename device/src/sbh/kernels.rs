@@ -429,6 +429,14 @@ unsafe fn bh_group<const KIND: u32, const QUAD: bool>(v: &RawTree, g: &GroupArgs
                 };
             } else {
                 let mut len = 0usize;
+                // Every flush adds the list's terms at this lane's query to its sum.
+                macro_rules! flush {
+                    () => {
+                        flush_group::<KIND, QUAD>(
+                            list_at, dip_at, quad_at, &mut len, k, q, &mut total,
+                        )
+                    };
+                }
                 // Stack entries: cell * 32 + depth (depth ≤ MAX_DEPTH < 32).
                 if lane == 0 {
                     *stack = root * 32;
@@ -487,9 +495,7 @@ unsafe fn bh_group<const KIND: u32, const QUAD: bool>(v: &RawTree, g: &GroupArgs
                         let mut b = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
                         while b >= 0 {
                             if len == GROUP_LIST {
-                                flush_group::<KIND, QUAD>(
-                                    list_at, dip_at, quad_at, &mut len, k, q, &mut total,
-                                );
+                                flush!();
                             }
                             if lane == 0 {
                                 let sb = v.body(b);
@@ -507,12 +513,10 @@ unsafe fn bh_group<const KIND: u32, const QUAD: bool>(v: &RawTree, g: &GroupArgs
                         }
                     }
                     if len > GROUP_LIST - crate::WARP_SIZE as usize {
-                        flush_group::<KIND, QUAD>(
-                            list_at, dip_at, quad_at, &mut len, k, q, &mut total,
-                        );
+                        flush!();
                     }
                 }
-                flush_group::<KIND, QUAD>(list_at, dip_at, quad_at, &mut len, k, q, &mut total);
+                flush!();
             }
             if active {
                 *g.out.add(j as usize) = total;
