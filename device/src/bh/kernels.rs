@@ -928,21 +928,8 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
         let mut w = take_group();
         while w < ngroups {
             let [first, size] = *groups.add(w as usize);
-            // A small group spreads its bodies over 2^-shift of the lanes (K each) and repeats
-            // them 2^shift times; the copies sum consecutive shares of the list, so the list
-            // costs the warp 2^-shift of its length. A group's traversal and list hardly depend
-            // on its size, and small groups are common: on the lattice a quarter of the groups
-            // hold at most 8 bodies (cells of 36 bodies split 32 + 4).
-            let cap = crate::WARP_SIZE * K as u32;
-            let shift = if size > cap / 2 {
-                0
-            } else if size > cap / 4 {
-                1
-            } else {
-                2
-            };
+            let GroupLanes { shift, seat, part } = GroupLanes::of(size, K as u32, lane);
             let seats = crate::WARP_SIZE >> shift;
-            let (seat, part) = (lane & (seats - 1), lane >> (5 - shift));
             // Member `seat + seats k`; absent members stand on the group's first body so they do
             // not widen the box.
             let member = |k: usize| seat + seats * k as u32;

@@ -293,6 +293,42 @@ pub const GROUP_SIZE: u32 = crate::WARP_SIZE;
 /// Bodies per warp group with two bodies per lane.
 pub const GROUP_SIZE_2: u32 = 2 * crate::WARP_SIZE;
 
+/// How a group kernel's lane serves a warp group of `size` bodies with `k` bodies per lane: a
+/// small group spreads its bodies over `2^-shift` of the lanes (`k` each, members `seat + (32 >>
+/// shift) j`) and repeats them `2^shift` times; copy `part` sums one consecutive share of the
+/// interaction list, so the list costs the warp `2^-shift` of its length. A group's traversal and
+/// list hardly depend on its size, and small groups are common: on the lattice a quarter of the
+/// groups hold at most 8 bodies (cells of 36 bodies split 32 + 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupLanes {
+    /// 0, 1 or 2: `2^shift` copies of the group.
+    pub shift: u32,
+    /// The lane's place within its copy, `0..32 >> shift`.
+    pub seat: u32,
+    /// Which copy (share of the list) the lane sums, `0..2^shift`.
+    pub part: u32,
+}
+
+impl GroupLanes {
+    #[inline(always)]
+    pub fn of(size: u32, k: u32, lane: u32) -> GroupLanes {
+        let cap = crate::WARP_SIZE * k;
+        let shift = if size > cap / 2 {
+            0
+        } else if size > cap / 4 {
+            1
+        } else {
+            2
+        };
+        let seats = crate::WARP_SIZE >> shift;
+        GroupLanes {
+            shift,
+            seat: lane & (seats - 1),
+            part: lane >> (5 - shift),
+        }
+    }
+}
+
 /// Packs the children of a cell with more than `size` bodies into warp groups: runs of
 /// consecutive small children (bodies, buckets, cells of at most `size` bodies), which are
 /// contiguous in the sort order, of at most `size` bodies. A group therefore never spans more than
@@ -603,6 +639,40 @@ mod tests {
         assert!((s[0] - 2f32.powf(-1.5)).abs() < 1e-6);
         let d = pair_accel_f64([0.0; 3], [0.0, 3.0, 4.0], 25.0, 0.0);
         assert!((d[1] - 0.6).abs() < 1e-12 && (d[2] - 0.8).abs() < 1e-12);
+    }
+
+    #[test]
+    fn group_lanes_hold_every_member_once_per_copy() {
+        for k in [1u32, 2] {
+            for size in 1..=32 * k {
+                let lanes: std::vec::Vec<GroupLanes> =
+                    (0..32).map(|l| GroupLanes::of(size, k, l)).collect();
+                let shift = lanes[0].shift;
+                assert!(lanes.iter().all(|g| g.shift == shift));
+                let seats = 32 >> shift;
+                // Small groups are repeated, and the repeated layout still holds the group.
+                assert!(
+                    size * 2 > 32 * k >> shift || shift == 2,
+                    "k {k} size {size}"
+                );
+                assert!(k * seats >= size, "k {k} size {size}");
+                for part in 0..1 << shift {
+                    let mut seen = std::vec![0u32; size as usize];
+                    for g in lanes.iter().filter(|g| g.part == part) {
+                        for j in 0..k {
+                            let m = g.seat + seats * j;
+                            if m < size {
+                                seen[m as usize] += 1;
+                            }
+                        }
+                    }
+                    assert!(
+                        seen.iter().all(|&c| c == 1),
+                        "k {k} size {size} part {part}: {seen:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
