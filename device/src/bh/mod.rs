@@ -652,7 +652,7 @@ mod tests {
                 let seats = 32 >> shift;
                 // Small groups are repeated, and the repeated layout still holds the group.
                 assert!(
-                    size * 2 > 32 * k >> shift || shift == 2,
+                    size * 2 > (32 * k) >> shift || shift == 2,
                     "k {k} size {size}"
                 );
                 assert!(k * seats >= size, "k {k} size {size}");
