@@ -353,60 +353,25 @@ impl Runner<'_> {
                     o,
                 )?)
             }),
-            (Some(g), Some(d), Method::Bh(b)) => self.timed(self.repeats, || {
-                Ok(sb::gpu::barnes_hut_grouped(
-                    g,
-                    &p.src,
-                    d,
-                    q,
-                    k,
-                    b,
-                    o,
-                    Warps::Morton,
-                    Moments::Monopole,
-                )?)
-            }),
-            (Some(g), Some(d), Method::BhRows(b)) => self.timed(self.repeats, || {
-                Ok(sb::gpu::barnes_hut_grouped(
-                    g,
-                    &p.src,
-                    d,
-                    q,
-                    k,
-                    b,
-                    o,
-                    Warps::Rows,
-                    Moments::Monopole,
-                )?)
-            }),
-            (Some(g), Some(d), Method::BhQuad(b)) => self.timed(self.repeats, || {
-                Ok(sb::gpu::barnes_hut_grouped(
-                    g,
-                    &p.src,
-                    d,
-                    q,
-                    k,
-                    b,
-                    o,
-                    Warps::Morton,
-                    Moments::Quadrupole,
-                )?)
-            }),
             (_, _, Method::Sbh(n)) => self.timed(self.repeats, || {
                 wall(&|| {
                     sb::cpu::estimate_ordered(&p.src, &p.tree, q, &params(n, allocate), true, o)
                 })
             }),
-            (_, _, Method::Bh(b) | Method::BhRows(b) | Method::BhQuad(b)) => {
+            (gpu, dev, Method::Bh(b) | Method::BhRows(b) | Method::BhQuad(b)) => {
+                // The three Barnes–Hut forms: warps and far-field expansion.
                 let (warps, moments) = match method {
                     Method::BhRows(_) => (Warps::Rows, Moments::Monopole),
                     Method::BhQuad(_) => (Warps::Morton, Moments::Quadrupole),
                     _ => (Warps::Morton, Moments::Monopole),
                 };
-                self.timed(self.repeats, || {
-                    wall(&|| {
+                self.timed(self.repeats, || match (gpu, dev) {
+                    (Some(g), Some(d)) => Ok(sb::gpu::barnes_hut_grouped(
+                        g, &p.src, d, q, k, b, o, warps, moments,
+                    )?),
+                    _ => wall(&|| {
                         sb::cpu::barnes_hut_grouped(&p.src, &p.tree, q, k, b, o, warps, moments)
-                    })
+                    }),
                 })
             }
             (_, _, Method::Brute) => unreachable!("brute force goes through reference()"),
