@@ -250,7 +250,7 @@ fn info(choice: BackendChoice, kernels: bool) -> Result<()> {
                 );
                 println!("| --- | --- | --- | --- | --- |");
                 for name in warpkit::kernel_names() {
-                    let a = gpu.kernel(name)?.attributes()?;
+                    let a = gpu.module().attributes(name)?;
                     println!(
                         "| {name} | {} | {} | {} | {} |",
                         a.registers, a.local_bytes, a.static_shared_bytes, a.max_threads_per_block

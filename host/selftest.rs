@@ -1,6 +1,7 @@
 //! `warpkit selftest`: the warp reduction (vote + shuffle + atomics) and the block reduction
 //! (shared memory + barriers + fence) on the GPU, beside the same computation on the CPU in f64.
 
+use crate::device::selftest::kernels as k;
 use crate::device::selftest::{self as dev, BLOCK, WarpReduction};
 use crate::runtime::{Gpu, GpuError, grid_for};
 use rayon::prelude::*;
@@ -68,7 +69,6 @@ pub fn gpu(gpu: &Gpu, x: &[f32]) -> Result<GpuReduction, GpuError> {
     let cfg = grid_for(n, BLOCK);
     let xs = gpu.upload(x)?;
 
-    let warp_reduce = gpu.kernel("selftest_warp_reduce")?;
     let init = WarpReduction {
         max: f32::NEG_INFINITY,
         ..Default::default()
@@ -76,29 +76,17 @@ pub fn gpu(gpu: &Gpu, x: &[f32]) -> Result<GpuReduction, GpuError> {
     let mut out = gpu.upload(&[init])?;
     let ((), warp_kernel_ms) = gpu.time(|| {
         // SAFETY: x has n elements, out one WarpReduction initialised as the kernel requires.
-        unsafe {
-            gpu.launch(&warp_reduce)
-                .arg(&xs)
-                .arg(&n)
-                .arg(&mut out)
-                .run(cfg)
-        }
+        unsafe { gpu.launch(k::selftest_warp_reduce, cfg, (&xs, n, &mut out)) }
     })?;
     let warp = gpu.download(&out)?[0];
 
-    let block_sum = gpu.kernel("selftest_block_sum")?;
     let mut partials = gpu.alloc_poisoned::<f32>(cfg.grid_dim.0 as usize)?;
     let mut done = gpu.alloc_zeros::<u32>(1)?;
     let mut total = gpu.alloc_poisoned::<f32>(1)?;
     // SAFETY: one partial per block, `done` zeroed, BLOCK threads per block as required.
     unsafe {
-        gpu.launch(&block_sum)
-            .arg(&xs)
-            .arg(&n)
-            .arg(&mut partials)
-            .arg(&mut done)
-            .arg(&mut total)
-            .run(cfg)?
+        let args = (&xs, n, &mut partials, &mut done, &mut total);
+        gpu.launch(k::selftest_block_sum, cfg, args)?
     };
     let block_total = gpu.download(&total)?[0];
     Ok(GpuReduction {

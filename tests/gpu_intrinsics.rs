@@ -6,20 +6,29 @@ mod common;
 
 use common::{EDGE_SIZES, gpu};
 use warpkit::device::rng;
+use warpkit::device::selftest::kernels::*;
 use warpkit::device::selftest::{self as dev, ATOMIC_INIT, INDEX_FIELDS, slot};
-use warpkit::runtime::{LaunchConfig, grid_for};
+use warpkit::runtime::{Kernel, LaunchConfig, grid_for};
+
+/// A contract whose entry is not in the module: written by hand, as a crate could.
+#[derive(Clone, Copy)]
+struct NoSuchKernel;
+impl Kernel for NoSuchKernel {
+    const NAME: &'static str = "no_such_kernel";
+    type Params = ();
+    const PARAMS: &'static [warpkit_gpu::Param] = &[];
+}
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn indices_match_the_launch_shape() {
     let gpu = gpu();
-    let k = gpu.kernel("probe_indices").unwrap();
     for &block in &[32u32, 96, 256] {
         for &n in EDGE_SIZES {
             let n32 = n as u32;
             let cfg = grid_for(n32, block);
             let mut out = gpu.alloc_poisoned::<u32>(n * INDEX_FIELDS).unwrap();
-            unsafe { gpu.launch(&k).arg(&mut out).arg(&n32).run(cfg).unwrap() };
+            unsafe { gpu.launch(probe_indices, cfg, (&mut out, n32)).unwrap() };
             let got = gpu.download(&out).unwrap();
             for i in 0..n32 {
                 let tid = i % block;
@@ -42,7 +51,6 @@ fn indices_match_the_launch_shape() {
 #[ignore = "needs a CUDA GPU"]
 fn votes_match_per_warp_model() {
     let gpu = gpu();
-    let k = gpu.kernel("probe_vote").unwrap();
     let n = 32 * 64;
     // Warp w: all true (w % 4 == 0), all false (1), or random (2, 3) with density 1/2.
     let pred: Vec<u32> = (0..n)
@@ -56,11 +64,7 @@ fn votes_match_per_warp_model() {
     let mut out = gpu.alloc_poisoned::<u32>(3 * n).unwrap();
     let n32 = n as u32;
     unsafe {
-        gpu.launch(&k)
-            .arg(&p)
-            .arg(&mut out)
-            .arg(&n32)
-            .run(grid_for(n32, 256))
+        gpu.launch(probe_vote, grid_for(n32, 256), (&p, &mut out, n32))
             .unwrap()
     };
     let got = gpu.download(&out).unwrap();
@@ -81,7 +85,6 @@ fn votes_match_per_warp_model() {
 #[ignore = "needs a CUDA GPU"]
 fn shuffles_match_ptx_semantics() {
     let gpu = gpu();
-    let k = gpu.kernel("probe_shuffle").unwrap();
     let n = 32 * 40;
     let x: Vec<u32> = (0..n).map(|i| rng::draw_u64(12, i as u64) as u32).collect();
     let xs = gpu.upload(&x).unwrap();
@@ -89,13 +92,12 @@ fn shuffles_match_ptx_semantics() {
         let mut out = gpu.alloc_poisoned::<u32>(8 * n).unwrap();
         let n32 = n as u32;
         unsafe {
-            gpu.launch(&k)
-                .arg(&xs)
-                .arg(&delta)
-                .arg(&mut out)
-                .arg(&n32)
-                .run(grid_for(n32, 128))
-                .unwrap()
+            gpu.launch(
+                probe_shuffle,
+                grid_for(n32, 128),
+                (&xs, delta, &mut out, n32),
+            )
+            .unwrap()
         };
         let got = gpu.download(&out).unwrap();
         for i in 0..n {
@@ -125,21 +127,18 @@ fn shuffles_match_ptx_semantics() {
 #[ignore = "needs a CUDA GPU"]
 fn atomics_are_exact_under_contention() {
     let gpu = gpu();
-    let k = gpu.kernel("probe_atomics").unwrap();
     for n in [1u32, 33, 100_000] {
         let mut counters = gpu.upload(&ATOMIC_INIT).unwrap();
         let mut fsum = gpu.alloc_zeros::<f32>(1).unwrap();
         let mut exch = gpu.alloc_poisoned::<u32>(n as usize).unwrap();
         let mut tickets = gpu.alloc_poisoned::<u32>(n as usize).unwrap();
         unsafe {
-            gpu.launch(&k)
-                .arg(&mut counters)
-                .arg(&mut fsum)
-                .arg(&mut exch)
-                .arg(&mut tickets)
-                .arg(&n)
-                .run(grid_for(n, 256))
-                .unwrap()
+            gpu.launch(
+                probe_atomics,
+                grid_for(n, 256),
+                (&mut counters, &mut fsum, &mut exch, &mut tickets, n),
+            )
+            .unwrap()
         };
         let c = gpu.download(&counters).unwrap();
         let keys: Vec<i32> = (0..n).map(dev::atomic_key).collect();
@@ -179,17 +178,12 @@ fn atomics_are_exact_under_contention() {
 #[ignore = "needs a CUDA GPU"]
 fn fast_math_within_documented_bounds() {
     let gpu = gpu();
-    let k = gpu.kernel("probe_math").unwrap();
     let n = 100_000u32;
     let x: Vec<f32> = (0..n as u64).map(|i| dev::math_input(4, i)).collect();
     let xs = gpu.upload(&x).unwrap();
     let mut out = gpu.alloc_poisoned::<f32>(4 * n as usize).unwrap();
     unsafe {
-        gpu.launch(&k)
-            .arg(&xs)
-            .arg(&mut out)
-            .arg(&n)
-            .run(grid_for(n, 256))
+        gpu.launch(probe_math, grid_for(n, 256), (&xs, &mut out, n))
             .unwrap()
     };
     let got = gpu.download(&out).unwrap();
@@ -236,7 +230,6 @@ fn selftest_reductions_match_cpu() {
 #[ignore = "needs a CUDA GPU"]
 fn launch_refusals_are_errors_naming_the_kernel() {
     let gpu = gpu();
-    let k = gpu.kernel("probe_indices").unwrap();
     let mut out = gpu.alloc_zeros::<u32>(6).unwrap();
     let n = 1u32;
     // 4096 threads per block exceeds every GPU's limit of 1024.
@@ -245,16 +238,13 @@ fn launch_refusals_are_errors_naming_the_kernel() {
         block_dim: (4096, 1, 1),
         shared_mem_bytes: 0,
     };
-    let err = unsafe { gpu.launch(&k).arg(&mut out).arg(&n).run(cfg) }.unwrap_err();
+    let err = unsafe { gpu.launch(probe_indices, cfg, (&mut out, n)) }.unwrap_err();
     assert!(err.to_string().contains("probe_indices"), "{err}");
-    let missing = gpu.kernel("no_such_kernel").unwrap_err();
+    let missing = unsafe { gpu.launch(NoSuchKernel, grid_for(1, 32), ()) }.unwrap_err();
     assert!(missing.to_string().contains("no_such_kernel"), "{missing}");
     // The context is still usable after a refused launch.
     unsafe {
-        gpu.launch(&k)
-            .arg(&mut out)
-            .arg(&n)
-            .run(grid_for(1, 32))
+        gpu.launch(probe_indices, grid_for(1, 32), (&mut out, n))
             .unwrap()
     };
     assert_eq!(gpu.download(&out).unwrap()[2], 32);

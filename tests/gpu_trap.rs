@@ -3,23 +3,19 @@
 
 mod common;
 
+use warpkit::device::selftest::kernels::probe_trap;
 use warpkit::runtime::{GpuError, grid_for};
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn device_panic_is_reported_with_the_kernel_name() {
     let gpu = common::gpu();
-    let k = gpu.kernel("probe_trap").unwrap();
     // Index 7 is past the 4-entry table: Rust's bounds check panics on the device.
     let index = gpu.upload(&[0u32, 1, 2, 7]).unwrap();
     let mut out = gpu.alloc_zeros::<u32>(4).unwrap();
     let n = 4u32;
     unsafe {
-        gpu.launch(&k)
-            .arg(&index)
-            .arg(&mut out)
-            .arg(&n)
-            .run(grid_for(n, 32))
+        gpu.launch(probe_trap, grid_for(n, 32), (&index, &mut out, n))
             .unwrap()
     };
     match gpu.download(&out) {

@@ -6,28 +6,28 @@
 //!
 //! | module | what it holds | on the host |
 //! | --- | --- | --- |
-//! | [`gpu`] (nvptx only) | indices, barriers, fences, warp vote and shuffles, scoped atomics, static shared memory | absent |
-//! | [`math`] | sqrt, rsqrt, fma, exp2, log2 as single PTX instructions | the same functions through `std` |
+//! | [`gpu`] | the device layer (`warpkit-gpu`): indices, barriers, fences, warp vote, shuffles and reductions, scoped atomics, shared memory | intrinsics panic; contracts |
+//! | [`math`] | sqrt, rsqrt, fma, exp2, log2 as single PTX instructions (`warpkit_gpu::math`) | the same functions through `std` |
 //! | [`rng`] | a counter-based generator for reproducible inputs on either side | yes |
 //! | [`sbh`] | stochastic Barnes–Hut and Barnes–Hut at query points: kernel functions, estimators | formulas, CPU twin's traversal |
 //! | [`selftest`] | the warp-reduction self test and one probe kernel per intrinsic | formulas and launch shapes |
 #![no_std]
-#![cfg_attr(
-    target_arch = "nvptx64",
-    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
-)]
+// asm_experimental_arch: the layer's shared-memory macros expand their `asm!` here.
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
 pub mod bh;
 pub mod fem;
-#[cfg(target_arch = "nvptx64")]
-pub mod gpu;
-pub mod math;
 pub mod rng;
 pub mod sbh;
 pub mod selftest;
+
+/// The device layer, under the name the kernels use.
+pub use warpkit_gpu as gpu;
+pub use warpkit_gpu::math;
+pub use warpkit_gpu::{WARP_SIZE, kernel, static_shared, static_shared_window};
 
 /// Marks `#[repr(C)]` `Pod` types shared with kernels as valid cudarc buffer elements on the host
 /// (`DeviceRepr`, `ValidAsZeroBits`); expands to nothing on the device.
@@ -52,14 +52,10 @@ macro_rules! shared_type {
 /// one) for measurements.
 pub const MAX_REGISTERS: &[(&str, u32)] = &[];
 
-/// Threads per warp on every NVIDIA GPU warpkit targets; kernels and host agree through this.
-pub const WARP_SIZE: u32 = 32;
-
 /// A device-side panic (bounds check, `unwrap`, explicit `panic!`) executes `trap`: the kernel
 /// aborts and the host's next synchronisation reports a launch error naming it.
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
-    // SAFETY: `trap` has no preconditions; it ends the grid with an error.
-    unsafe { core::arch::nvptx::trap() }
+    gpu::thread::trap()
 }

@@ -2,6 +2,7 @@
 //! summarize → sort → gravity, each stage timed with CUDA events.
 
 use super::{InputError, Params, Tree, initial_cells, validate};
+use crate::device::bh::kernels as k;
 use crate::device::bh::{self as dev, Accel, Body, Quad, TreeHeader};
 use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig, grid_for};
 
@@ -140,14 +141,6 @@ pub enum Traversal {
 }
 
 impl Traversal {
-    fn kernel(self) -> (&'static str, u32) {
-        match self {
-            Traversal::Vote => ("bh_gravity", dev::GRAVITY_BLOCK),
-            Traversal::Group => ("bh_gravity_group", dev::GROUP_BLOCK),
-            Traversal::Group2 => ("bh_gravity_group2", dev::GROUP_BLOCK),
-        }
-    }
-
     /// Whether the kernel walks warp groups (and so needs the sort's groups).
     pub fn grouped(self) -> bool {
         self != Traversal::Vote
@@ -233,16 +226,11 @@ pub fn build_device_tree_with(
             free: free >> 20,
         });
     }
-    let k_reset = gpu.kernel("bh_reset")?;
-    let k_bbox = gpu.kernel("bh_bounding_box")?;
-    let k_build = gpu.kernel("bh_build")?;
-    let k_sum = gpu.kernel("bh_summarize")?;
-
     let d_bodies = gpu.upload(bodies)?;
     let mut times = StageTimes::default();
     let mut retries = 0;
-    let bbox_cfg = k_bbox.resident_grid(gpu, dev::TREE_BLOCK)?;
-    let build_cfg = k_build.resident_grid(gpu, dev::TREE_BLOCK)?;
+    let bbox_cfg = gpu.resident_grid(k::bh_bounding_box, dev::TREE_BLOCK)?;
+    let build_cfg = gpu.resident_grid(k::bh_build, dev::TREE_BLOCK)?;
     let one_block = LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (32, 1, 1),
@@ -254,34 +242,35 @@ pub fn build_device_tree_with(
         // SAFETY (all launches below): buffers sized as each kernel's doc requires.
         times.reset = gpu
             .time(|| unsafe {
-                gpu.launch(&k_reset)
-                    .arg(&mut t.header)
-                    .arg(&mut t.child)
-                    .arg(&layout)
-                    .run(one_block)
+                gpu.launch(
+                    k::bh_reset,
+                    one_block,
+                    (&mut t.header, &mut t.child, layout),
+                )
             })?
             .1;
         times.bounding_box = gpu
             .time(|| unsafe {
-                gpu.launch(&k_bbox)
-                    .arg(&d_bodies)
-                    .arg(&n32)
-                    .arg(&mut t.header)
-                    .run(bbox_cfg)
+                gpu.launch(
+                    k::bh_bounding_box,
+                    bbox_cfg,
+                    (&d_bodies, n32, &mut t.header),
+                )
             })?
             .1;
         times.build = gpu
             .time(|| unsafe {
-                gpu.launch(&k_build)
-                    .arg(&d_bodies)
-                    .arg(&n32)
-                    .arg(&mut t.header)
-                    .arg(&mut t.child)
-                    .arg(&mut t.next)
-                    .arg(&mut t.count)
-                    .arg(&mut t.start)
-                    .arg(&layout)
-                    .run(build_cfg)
+                let args = (
+                    &d_bodies,
+                    n32,
+                    &mut t.header,
+                    &mut t.child,
+                    &mut t.next,
+                    &mut t.count,
+                    &mut t.start,
+                    layout,
+                );
+                gpu.launch(k::bh_build, build_cfg, args)
             })?
             .1;
         let header = gpu.download(&t.header)?[0];
@@ -306,23 +295,21 @@ pub fn build_device_tree_with(
             });
         }
     };
-    let sum_cfg = k_sum.resident_grid(gpu, dev::TREE_BLOCK)?;
+    let sum_cfg = gpu.resident_grid(k::bh_summarize, dev::TREE_BLOCK)?;
     times.summarize = gpu
         .time(|| unsafe {
-            let mut l = gpu.launch(&k_sum);
-            l.arg(&d_bodies)
-                .arg(&n32)
-                .arg(&t.header)
-                .arg(&t.child)
-                .arg(&t.next)
-                .arg(&mut t.count)
-                .arg(&mut t.cell_pm);
-            if quadrupole {
-                l.arg(&mut t.cell_quad);
-            } else {
-                l.arg(&0u64);
-            }
-            l.arg(&layout).run(sum_cfg)
+            let args = (
+                &d_bodies,
+                n32,
+                &t.header,
+                &t.child,
+                &t.next,
+                &mut t.count,
+                &mut t.cell_pm,
+                quadrupole.then_some(&mut t.cell_quad),
+                layout,
+            );
+            gpu.launch(k::bh_summarize, sum_cfg, args)
         })?
         .1;
     Ok(DeviceOctree {
@@ -359,67 +346,73 @@ pub fn gravity_with(
         mut times,
     } = build_device_tree_with(gpu, bodies, o.storage, cells, o.quadrupole)?;
     let cells = layout.cells as usize;
-    let k_sort = gpu.kernel("bh_sort")?;
-    let (grav_name, grav_block) = match (o.traversal, o.quadrupole) {
-        (Traversal::Group, true) => ("bh_gravity_group_quad", dev::GROUP_BLOCK),
-        (Traversal::Group2, true) => ("bh_gravity_group2_quad", dev::GROUP_BLOCK),
-        (t, _) => t.kernel(),
-    };
-    let k_grav = gpu.kernel(grav_name)?;
     let mut d_sort = gpu.alloc_poisoned::<u32>(n)?;
     let mut d_groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
     let group = o.traversal.grouped();
     let group_size = o.traversal.group_size();
     if sorted || keep_tree || group {
-        let sort_cfg = k_sort.resident_grid(gpu, dev::TREE_BLOCK)?;
+        let sort_cfg = gpu.resident_grid(k::bh_sort, dev::TREE_BLOCK)?;
         times.sort = gpu
             .time(|| unsafe {
-                gpu.launch(&k_sort)
-                    .arg(&n32)
-                    .arg(&mut t.header)
-                    .arg(&t.child)
-                    .arg(&t.next)
-                    .arg(&t.count)
-                    .arg(&mut t.start)
-                    .arg(&mut d_sort)
-                    .arg(&mut d_groups)
-                    .arg(&group_size)
-                    .arg(&layout)
-                    .run(sort_cfg)
+                let args = (
+                    n32,
+                    &mut t.header,
+                    &t.child,
+                    &t.next,
+                    &t.count,
+                    &mut t.start,
+                    &mut d_sort,
+                    &mut d_groups,
+                    group_size,
+                    layout,
+                );
+                gpu.launch(k::bh_sort, sort_cfg, args)
             })?
             .1;
     }
     let mut d_acc = gpu.alloc_poisoned::<Accel>(n)?;
-    let grav_cfg = k_grav.resident_grid(gpu, grav_block)?;
     let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
-    let null = 0u64;
-    times.gravity = gpu
-        .time(|| unsafe {
-            let mut l = gpu.launch(&k_grav);
-            l.arg(&d_bodies).arg(&n32);
-            if group {
-                l.arg(&d_sort).arg(&d_groups);
-            } else if sorted {
-                l.arg(&d_sort);
-            } else {
-                l.arg(&null);
-            }
-            l.arg(&t.header).arg(&t.child).arg(&t.next).arg(&t.cell_pm);
-            if group {
-                if o.quadrupole {
-                    l.arg(&t.cell_quad);
-                } else {
-                    l.arg(&null);
-                }
-            }
-            l.arg(&layout)
-                .arg(&theta2)
-                .arg(&eps2)
-                .arg(&p.g)
-                .arg(&mut d_acc)
-                .run(grav_cfg)
-        })?
-        .1;
+    // The four group kernels share one signature.
+    macro_rules! group {
+        ($k:expr) => {{
+            let cfg = gpu.resident_grid($k, dev::GROUP_BLOCK)?;
+            let quad = o.quadrupole.then_some(&t.cell_quad);
+            let args = (
+                &d_bodies,
+                n32,
+                &d_sort,
+                &d_groups,
+                &mut t.header,
+                &t.child,
+                &t.next,
+                &t.cell_pm,
+                quad,
+                layout,
+                theta2,
+                eps2,
+                p.g,
+                &mut d_acc,
+            );
+            gpu.time(|| unsafe { gpu.launch($k, cfg, args) })?.1
+        }};
+    }
+    // SAFETY (each launch): buffers sized as the kernel's doc requires.
+    times.gravity = match (o.traversal, o.quadrupole) {
+        (Traversal::Vote, _) => {
+            let cfg = gpu.resident_grid(k::bh_gravity, dev::GRAVITY_BLOCK)?;
+            let order = sorted.then_some(&d_sort);
+            let args = (
+                &d_bodies, n32, order, &t.header, &t.child, &t.next, &t.cell_pm, layout, theta2,
+                eps2, p.g, &mut d_acc,
+            );
+            gpu.time(|| unsafe { gpu.launch(k::bh_gravity, cfg, args) })?
+                .1
+        }
+        (Traversal::Group, false) => group!(k::bh_gravity_group),
+        (Traversal::Group, true) => group!(k::bh_gravity_group_quad),
+        (Traversal::Group2, false) => group!(k::bh_gravity_group2),
+        (Traversal::Group2, true) => group!(k::bh_gravity_group2_quad),
+    };
     let acc = gpu.download(&d_acc)?;
     // The final header: groups, interaction and opening counts of this evaluation.
     let header = gpu.download(&t.header)?[0];
@@ -463,18 +456,17 @@ pub fn gravity_with(
 pub fn brute_force(gpu: &Gpu, bodies: &[Body], p: &Params) -> Result<(Vec<Accel>, f64), BhError> {
     validate(bodies, p)?;
     let n32 = bodies.len() as u32;
-    let k = gpu.kernel("bh_brute_force")?;
     let d_bodies = gpu.upload(bodies)?;
     let mut d_acc = gpu.alloc_poisoned::<Accel>(bodies.len())?;
     let eps2 = p.eps * p.eps;
+    let cfg = grid_for(n32, dev::BRUTE_BLOCK);
+    // SAFETY: n bodies in, n accelerations out.
     let ((), ms) = gpu.time(|| unsafe {
-        gpu.launch(&k)
-            .arg(&d_bodies)
-            .arg(&n32)
-            .arg(&eps2)
-            .arg(&p.g)
-            .arg(&mut d_acc)
-            .run(grid_for(n32, dev::BRUTE_BLOCK))
+        gpu.launch(
+            k::bh_brute_force,
+            cfg,
+            (&d_bodies, n32, eps2, p.g, &mut d_acc),
+        )
     })?;
     Ok((gpu.download(&d_acc)?, ms))
 }
@@ -483,20 +475,18 @@ pub fn brute_force(gpu: &Gpu, bodies: &[Body], p: &Params) -> Result<(Vec<Accel>
 pub fn brute_force_f64(gpu: &Gpu, bodies: &[Body], p: &Params) -> Result<Vec<[f64; 3]>, BhError> {
     validate(bodies, p)?;
     let n32 = bodies.len() as u32;
-    let k = gpu.kernel("bh_brute_force_f64")?;
     let d_bodies = gpu.upload(bodies)?;
     let mut d_acc = gpu.alloc_poisoned::<[f64; 3]>(bodies.len())?;
     let eps2 = (p.eps as f64) * (p.eps as f64);
     let g = p.g as f64;
     // SAFETY: n bodies in, n triples out.
     unsafe {
-        gpu.launch(&k)
-            .arg(&d_bodies)
-            .arg(&n32)
-            .arg(&eps2)
-            .arg(&g)
-            .arg(&mut d_acc)
-            .run(grid_for(n32, dev::BRUTE_BLOCK))?
+        let cfg = grid_for(n32, dev::BRUTE_BLOCK);
+        gpu.launch(
+            k::bh_brute_force_f64,
+            cfg,
+            (&d_bodies, n32, eps2, g, &mut d_acc),
+        )?
     };
     Ok(gpu.download(&d_acc)?)
 }

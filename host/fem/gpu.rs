@@ -4,158 +4,127 @@
 use super::colour::Colouring;
 use super::csr::Pattern;
 use super::{FemError, Material, Mesh};
-use crate::device::fem::{ENTRIES, NODES, Real, THREAD_BLOCK, WARP_BLOCK};
-use crate::runtime::{CudaSlice, DeviceRepr, Gpu, GpuError, ValidAsZeroBits, grid_for};
+use crate::device::fem::kernels as k;
+use crate::device::fem::{ENTRIES, Lame, NODES, Real, THREAD_BLOCK, WARP_BLOCK};
+use crate::runtime::{
+    CudaSlice, DeviceRepr, Gpu, GpuError, LaunchConfig, ValidAsZeroBits, grid_for,
+};
 
-/// An assembly strategy (see the kernels' module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Strategy {
-    /// Thread per element, one launch per colour: the paper's baseline.
-    Thread,
-    /// Warp per element, 4 lanes per row (3 rows × 6 columns per lane), per colour; Jacobian by
-    /// warp shuffles.
-    Warp4,
-    /// Warp per element, 8 lanes per row (6 rows × 3 columns per lane), per colour; Jacobian by
-    /// warp shuffles.
-    Warp8,
-    /// Thread per element, all elements in one launch, atomic adds, no colouring.
-    ThreadAtomic,
-    /// Warp per element (4 lanes per row), all elements in one launch, atomic adds.
-    Warp4Atomic,
-    /// [`Strategy::Warp4`] with the Jacobian summed through shared memory (Table 1).
-    Warp4JacShared,
-    /// [`Strategy::Warp8`] with the Jacobian summed through shared memory (Table 1).
-    Warp8JacShared,
-    /// [`Strategy::Warp4`] with the Jacobian summed by shared-memory atomics (Table 1).
-    Warp4JacAtomic,
-    /// [`Strategy::Warp8`] with the Jacobian summed by shared-memory atomics (Table 1).
-    Warp8JacAtomic,
-    /// PPNI, 4 lanes per row: lanes compute the 8 Gauss points' Jacobians, determinants,
-    /// inverses and gradients in parallel and share them through shared memory; per colour.
-    Ppni4,
-    /// PPNI, 8 lanes per row; per colour.
-    Ppni8,
-    /// [`Strategy::Ppni4`] reading 72 block positions per element instead of 576.
-    Ppni4Blocks,
-    /// [`Strategy::Ppni8`] reading 72 block positions per element instead of 576.
-    Ppni8Blocks,
-    /// [`Strategy::Ppni4Blocks`] over all elements at once with atomic adds.
-    Ppni4BlocksAtomic,
-    /// [`Strategy::Ppni8Blocks`] over all elements at once with atomic adds.
-    Ppni8BlocksAtomic,
-    /// Two kernels: every element's geometry to global memory, then per colour one block of
-    /// 576 threads per element, one entry each.
-    TwoKernel,
+/// The host side of `warpkit_device::fem_strategies!`: the [`Strategy`] enum, its names and
+/// flags, and the typed launch of each row's f32 or f64 kernel. The two-kernel strategy, whose
+/// kernels take other parameters, is added by hand.
+macro_rules! strategy_table {
+    ($($(#[$doc:meta])* $variant:ident, $cli:literal, $k32:ident, $k64:ident,
+       $body:ident::<$($g:tt),*>, $colour:ident, $pos:ident, $shape:ident;)*) => {
+        /// An assembly strategy (see the kernels' module docs).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Strategy {
+            $($(#[$doc])* $variant,)*
+            /// Two kernels: every element's geometry to global memory, then per colour one block
+            /// of 576 threads per element, one entry each.
+            TwoKernel,
+        }
+
+        impl Strategy {
+            pub const ALL: [Strategy; [$(stringify!($variant)),*].len() + 1] =
+                [$(Strategy::$variant,)* Strategy::TwoKernel];
+
+            /// The command-line name (kebab case).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Strategy::$variant => $cli,)*
+                    Strategy::TwoKernel => "two-kernel",
+                }
+            }
+
+            /// Whether launches go colour by colour (else: every element at once, with atomics).
+            pub fn coloured(self) -> bool {
+                match self {
+                    $(Strategy::$variant => strategy_table!(@coloured $colour),)*
+                    Strategy::TwoKernel => true,
+                }
+            }
+
+            /// Whether the kernel reads the 72-entry block table rather than 576 positions per
+            /// element.
+            pub fn block_positions(self) -> bool {
+                match self {
+                    $(Strategy::$variant => strategy_table!(@blocks $pos),)*
+                    Strategy::TwoKernel => false,
+                }
+            }
+
+            fn warp_per_element(self) -> bool {
+                match self {
+                    $(Strategy::$variant => strategy_table!(@warp $shape),)*
+                    Strategy::TwoKernel => false,
+                }
+            }
+        }
+
+        strategy_table!(@launch f32, $($variant $k32),*);
+        strategy_table!(@launch f64, $($variant $k64),*);
+    };
+    (@coloured coloured) => { true };
+    (@coloured atomic) => { false };
+    (@blocks blocks) => { true };
+    (@blocks full) => { false };
+    (@warp warp) => { true };
+    (@warp thread) => { false };
+    (@launch $t:ty, $($variant:ident $k:ident),*) => {
+        impl ElementKernels for $t {
+            unsafe fn launch_strategy(
+                strategy: Strategy,
+                gpu: &Gpu,
+                cfg: LaunchConfig,
+                args: ElementArgs<'_, Self>,
+            ) -> Result<(), GpuError> {
+                let ElementArgs { coords, elements, positions, list, n, lame, values } = args;
+                let args = (coords, elements, positions, list, n, lame.lambda, lame.mu, values);
+                // SAFETY: forwarded to the caller.
+                unsafe {
+                    match strategy {
+                        $(Strategy::$variant => gpu.launch(k::$k, cfg, args),)*
+                        Strategy::TwoKernel => Err(GpuError::InvalidLaunch {
+                            kernel: "fem_entries",
+                            reason: "the two-kernel strategy launches its own kernels".into(),
+                        }),
+                    }
+                }
+            }
+        }
+    };
+}
+
+crate::device::fem_strategies!(strategy_table);
+
+/// The arguments every single-kernel strategy takes (the kernels' module docs).
+pub struct ElementArgs<'a, T> {
+    pub coords: &'a CudaSlice<T>,
+    pub elements: &'a CudaSlice<u32>,
+    pub positions: &'a CudaSlice<u32>,
+    pub list: &'a CudaSlice<u32>,
+    pub n: u32,
+    pub lame: Lame<T>,
+    pub values: &'a mut CudaSlice<T>,
+}
+
+/// Launches a strategy's kernel for `Self` (f32 or f64): the table's typed dispatch.
+pub trait ElementKernels: Sized {
+    /// # Safety
+    /// The kernels' contract (device `fem::kernels` module docs) for `args` under `cfg`.
+    unsafe fn launch_strategy(
+        strategy: Strategy,
+        gpu: &Gpu,
+        cfg: LaunchConfig,
+        args: ElementArgs<'_, Self>,
+    ) -> Result<(), GpuError>;
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 16] = [
-        Strategy::Thread,
-        Strategy::Warp4,
-        Strategy::Warp8,
-        Strategy::ThreadAtomic,
-        Strategy::Warp4Atomic,
-        Strategy::Warp4JacShared,
-        Strategy::Warp8JacShared,
-        Strategy::Warp4JacAtomic,
-        Strategy::Warp8JacAtomic,
-        Strategy::Ppni4,
-        Strategy::Ppni8,
-        Strategy::Ppni4Blocks,
-        Strategy::Ppni8Blocks,
-        Strategy::Ppni4BlocksAtomic,
-        Strategy::Ppni8BlocksAtomic,
-        Strategy::TwoKernel,
-    ];
-
-    /// The command-line name (kebab case).
-    pub fn name(self) -> &'static str {
-        use Strategy::*;
-        match self {
-            Thread => "thread",
-            Warp4 => "warp4",
-            Warp8 => "warp8",
-            ThreadAtomic => "thread-atomic",
-            Warp4Atomic => "warp4-atomic",
-            Warp4JacShared => "warp4-jshared",
-            Warp8JacShared => "warp8-jshared",
-            Warp4JacAtomic => "warp4-jatomic",
-            Warp8JacAtomic => "warp8-jatomic",
-            Ppni4 => "ppni4",
-            Ppni8 => "ppni8",
-            Ppni4Blocks => "ppni4-blocks",
-            Ppni8Blocks => "ppni8-blocks",
-            Ppni4BlocksAtomic => "ppni4-blocks-atomic",
-            Ppni8BlocksAtomic => "ppni8-blocks-atomic",
-            TwoKernel => "two-kernel",
-        }
-    }
-
     /// The strategy named `name` ([`Self::name`]).
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.name() == name)
-    }
-
-    /// The kernel's PTX entry name for `T` (`f64` when `double`); for [`Strategy::TwoKernel`],
-    /// the second (per-entry) kernel.
-    pub fn kernel_name(self, double: bool) -> &'static str {
-        use Strategy::*;
-        macro_rules! pick {
-            ($k:literal) => {
-                if double {
-                    concat!("fem_", $k, "_f64")
-                } else {
-                    concat!("fem_", $k, "_f32")
-                }
-            };
-        }
-        match self {
-            Thread => pick!("thread"),
-            Warp4 => pick!("warp4"),
-            Warp8 => pick!("warp8"),
-            ThreadAtomic => pick!("thread_atomic"),
-            Warp4Atomic => pick!("warp4_atomic"),
-            Warp4JacShared => pick!("warp4_jshared"),
-            Warp8JacShared => pick!("warp8_jshared"),
-            Warp4JacAtomic => pick!("warp4_jatomic"),
-            Warp8JacAtomic => pick!("warp8_jatomic"),
-            Ppni4 => pick!("ppni4"),
-            Ppni8 => pick!("ppni8"),
-            Ppni4Blocks => pick!("ppni4_blocks"),
-            Ppni8Blocks => pick!("ppni8_blocks"),
-            Ppni4BlocksAtomic => pick!("ppni4_blocks_atomic"),
-            Ppni8BlocksAtomic => pick!("ppni8_blocks_atomic"),
-            TwoKernel => pick!("entries"),
-        }
-    }
-
-    /// Whether launches go colour by colour (else: every element at once, with atomics).
-    pub fn coloured(self) -> bool {
-        !matches!(
-            self,
-            Strategy::ThreadAtomic
-                | Strategy::Warp4Atomic
-                | Strategy::Ppni4BlocksAtomic
-                | Strategy::Ppni8BlocksAtomic
-        )
-    }
-
-    /// Whether the kernel reads the 72-entry block table rather than 576 positions per element.
-    pub fn block_positions(self) -> bool {
-        matches!(
-            self,
-            Strategy::Ppni4Blocks
-                | Strategy::Ppni8Blocks
-                | Strategy::Ppni4BlocksAtomic
-                | Strategy::Ppni8BlocksAtomic
-        )
-    }
-
-    fn warp_per_element(self) -> bool {
-        !matches!(
-            self,
-            Strategy::Thread | Strategy::ThreadAtomic | Strategy::TwoKernel
-        )
     }
 
     /// Grid for `n` elements: a thread each, a warp each, or (two kernels) a block each.
@@ -175,15 +144,72 @@ impl Strategy {
 }
 
 /// The element precisions the GPU kernels exist for.
-pub trait GpuReal: Real + DeviceRepr + ValidAsZeroBits + Default + Clone + Send + Sync {
+pub trait GpuReal:
+    Real + DeviceRepr + ValidAsZeroBits + bytemuck::Pod + Default + Send + Sync + ElementKernels
+{
     const DOUBLE: bool;
+    /// The two-kernel strategy's first kernel: geometry of every element.
+    ///
+    /// # Safety
+    /// `coords`, `elements` as in [`ElementArgs`]; `geometry` holds GEOMETRY_VALUES per element.
+    unsafe fn launch_geometry(
+        gpu: &Gpu,
+        cfg: LaunchConfig,
+        args: (&CudaSlice<Self>, &CudaSlice<u32>, u32, &mut CudaSlice<Self>),
+    ) -> Result<(), GpuError>;
+    /// Its second kernel, per colour: one entry per thread.
+    ///
+    /// # Safety
+    /// `geometry` written by [`Self::launch_geometry`]; the rest as in [`ElementArgs`].
+    #[allow(clippy::type_complexity)]
+    unsafe fn launch_entries(
+        gpu: &Gpu,
+        cfg: LaunchConfig,
+        args: (
+            &CudaSlice<Self>,
+            &CudaSlice<u32>,
+            &CudaSlice<u32>,
+            u32,
+            Self,
+            Self,
+            &mut CudaSlice<Self>,
+        ),
+    ) -> Result<(), GpuError>;
 }
-impl GpuReal for f32 {
-    const DOUBLE: bool = false;
+
+macro_rules! gpu_real {
+    ($t:ty, $double:literal, $geo:ident, $ent:ident) => {
+        impl GpuReal for $t {
+            const DOUBLE: bool = $double;
+            unsafe fn launch_geometry(
+                gpu: &Gpu,
+                cfg: LaunchConfig,
+                args: (&CudaSlice<Self>, &CudaSlice<u32>, u32, &mut CudaSlice<Self>),
+            ) -> Result<(), GpuError> {
+                // SAFETY: forwarded to the caller.
+                unsafe { gpu.launch(k::$geo, cfg, args) }
+            }
+            unsafe fn launch_entries(
+                gpu: &Gpu,
+                cfg: LaunchConfig,
+                args: (
+                    &CudaSlice<Self>,
+                    &CudaSlice<u32>,
+                    &CudaSlice<u32>,
+                    u32,
+                    Self,
+                    Self,
+                    &mut CudaSlice<Self>,
+                ),
+            ) -> Result<(), GpuError> {
+                // SAFETY: forwarded to the caller.
+                unsafe { gpu.launch(k::$ent, cfg, args) }
+            }
+        }
+    };
 }
-impl GpuReal for f64 {
-    const DOUBLE: bool = true;
-}
+gpu_real!(f32, false, fem_geometry_f32, fem_entries_f32);
+gpu_real!(f64, true, fem_geometry_f64, fem_entries_f64);
 
 /// A mesh on the GPU with its colouring and CSR positions.
 pub struct GpuMesh<T> {
@@ -194,7 +220,7 @@ pub struct GpuMesh<T> {
     /// pair (a, b) at 8a + b, then the row length of each node a's rows at 64 + a.
     blocks: CudaSlice<u32>,
     /// The two-kernel strategy's per-element geometry, allocated on first use.
-    geometry: std::cell::OnceCell<CudaSlice<T>>,
+    geometry: std::cell::RefCell<Option<CudaSlice<T>>>,
     /// Per colour, its element list; `all` lists every element (atomic strategies).
     colours: Vec<(CudaSlice<u32>, u32)>,
     all: (CudaSlice<u32>, u32),
@@ -236,7 +262,7 @@ impl<T: GpuReal> GpuMesh<T> {
             elements: gpu.upload(bytemuck::cast_slice::<[u32; 8], u32>(&mesh.elements))?,
             positions: gpu.upload(&pattern.positions)?,
             blocks: gpu.upload(&block_table(pattern, mesh.elements.len()))?,
-            geometry: std::cell::OnceCell::new(),
+            geometry: std::cell::RefCell::new(None),
             colours,
             all: (gpu.upload(&all)?, n),
             nnz: pattern.nnz(),
@@ -264,7 +290,6 @@ impl<T: GpuReal> GpuMesh<T> {
                 self.nnz
             )));
         }
-        let kernel = gpu.kernel(strategy.kernel_name(T::DOUBLE))?;
         let lame = material.lame::<T>();
         gpu.stream()
             .memset_zeros(&mut values.slice_mut(..self.nnz))
@@ -283,7 +308,7 @@ impl<T: GpuReal> GpuMesh<T> {
             &self.positions
         };
         if strategy == Strategy::TwoKernel {
-            return self.assemble_two_kernels(gpu, &kernel, lame, values);
+            return self.assemble_two_kernels(gpu, lame, values);
         }
         for (list, n) in launches {
             if *n == 0 {
@@ -293,18 +318,16 @@ impl<T: GpuReal> GpuMesh<T> {
             // values per node, elements 8 valid node indices per element, positions 576 entries
             // < nnz per element, list n element indices; values has ≥ nnz entries (checked
             // above); coloured strategies only get colour lists, whose elements share no node.
-            unsafe {
-                gpu.launch(&kernel)
-                    .arg(&self.coords)
-                    .arg(&self.elements)
-                    .arg(positions)
-                    .arg(list)
-                    .arg(n)
-                    .arg(&lame.lambda)
-                    .arg(&lame.mu)
-                    .arg(&mut *values)
-                    .run(strategy.launch_config(*n))?;
-            }
+            let args = ElementArgs {
+                coords: &self.coords,
+                elements: &self.elements,
+                positions,
+                list,
+                n: *n,
+                lame,
+                values: &mut *values,
+            };
+            unsafe { T::launch_strategy(strategy, gpu, strategy.launch_config(*n), args)? };
         }
         Ok(())
     }
@@ -313,32 +336,20 @@ impl<T: GpuReal> GpuMesh<T> {
     fn assemble_two_kernels(
         &self,
         gpu: &Gpu,
-        entries: &crate::runtime::Kernel,
-        lame: crate::device::fem::Lame<T>,
+        lame: Lame<T>,
         values: &mut CudaSlice<T>,
     ) -> Result<(), FemError> {
-        let n = &self.all.1;
-        let geometry = match self.geometry.get() {
-            Some(g) => g,
-            None => {
-                let g = gpu.alloc_zeros::<T>(*n as usize * GEOMETRY_VALUES)?;
-                self.geometry.get_or_init(|| g)
-            }
-        };
-        let kernel = gpu.kernel(if T::DOUBLE {
-            "fem_geometry_f64"
-        } else {
-            "fem_geometry_f32"
-        })?;
+        let n = self.all.1;
+        let mut slot = self.geometry.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(gpu.alloc_zeros::<T>(n as usize * GEOMETRY_VALUES)?);
+        }
+        let geometry = slot.as_mut().expect("allocated above");
         // SAFETY: coords and elements as in `assemble`; geometry holds GEOMETRY_VALUES per
         // element; one thread per (element, Gauss point), n ≤ u32::MAX / 32 (checked at upload).
         unsafe {
-            gpu.launch(&kernel)
-                .arg(&self.coords)
-                .arg(&self.elements)
-                .arg(n)
-                .arg(geometry)
-                .run(grid_for(n * 8, THREAD_BLOCK))?;
+            let args = (&self.coords, &self.elements, n, &mut *geometry);
+            T::launch_geometry(gpu, grid_for(n * 8, THREAD_BLOCK), args)?;
         }
         for (list, n) in &self.colours {
             if *n == 0 {
@@ -347,15 +358,16 @@ impl<T: GpuReal> GpuMesh<T> {
             // SAFETY: geometry was written above for every element; positions hold 576 entries
             // < nnz per element; a colour's elements share no node; values ≥ nnz entries.
             unsafe {
-                gpu.launch(entries)
-                    .arg(geometry)
-                    .arg(&self.positions)
-                    .arg(list)
-                    .arg(n)
-                    .arg(&lame.lambda)
-                    .arg(&lame.mu)
-                    .arg(&mut *values)
-                    .run(Strategy::TwoKernel.launch_config(*n))?;
+                let args = (
+                    &*geometry,
+                    &self.positions,
+                    list,
+                    *n,
+                    lame.lambda,
+                    lame.mu,
+                    &mut *values,
+                );
+                T::launch_entries(gpu, Strategy::TwoKernel.launch_config(*n), args)?;
             }
         }
         Ok(())
@@ -445,7 +457,7 @@ pub fn pcg(
     s0[PCG_TOL2] = (rtol * bnorm).powi(2);
     let row_ptr = gpu.upload(&pattern.row_ptr)?;
     let col = gpu.upload(&pattern.col)?;
-    let k = gpu.upload(values)?;
+    let kv = gpu.upload(values)?;
     let inv = gpu.upload(&inv_diag)?;
     let mut u = gpu.alloc_zeros::<f64>(rows)?;
     let mut r = gpu.upload(b)?;
@@ -453,11 +465,6 @@ pub fn pcg(
     let mut p = gpu.upload(&z0)?;
     let mut kp = gpu.alloc_zeros::<f64>(rows)?;
     let mut s = gpu.upload(&s0)?;
-    let spmv = gpu.kernel("fem_spmv_f64")?;
-    let dot = gpu.kernel("fem_dot_f64")?;
-    let update = gpu.kernel("fem_pcg_update_f64")?;
-    let direction = gpu.kernel("fem_pcg_direction_f64")?;
-    let scalars = gpu.kernel("fem_pcg_scalars_f64")?;
     let rows_cfg = grid_for(n * crate::device::WARP_SIZE, 256);
     // Grid-stride vector kernels: a few blocks per multiprocessor.
     let blocks = (4 * gpu.info().multiprocessors).min(n.div_ceil(256)).max(1);
@@ -476,37 +483,17 @@ pub fn pcg(
             // SAFETY: every vector holds `rows` values, the CSR arrays are the pattern's, `s`
             // holds PCG_SCALARS values; launches are whole warps (the kernels' contracts).
             unsafe {
-                gpu.launch(&spmv)
-                    .arg(&row_ptr)
-                    .arg(&col)
-                    .arg(&k)
-                    .arg(&p)
-                    .arg(&mut kp)
-                    .arg(&n)
-                    .run(rows_cfg)?;
-                gpu.launch(&dot)
-                    .arg(&p)
-                    .arg(&kp)
-                    .arg(&n)
-                    .arg(&mut s.slice_mut(crate::device::fem::PCG_PKP..))
-                    .run(vec_cfg)?;
-                gpu.launch(&update)
-                    .arg(&mut u)
-                    .arg(&mut r)
-                    .arg(&p)
-                    .arg(&kp)
-                    .arg(&mut z)
-                    .arg(&inv)
-                    .arg(&n)
-                    .arg(&mut s)
-                    .run(vec_cfg)?;
-                gpu.launch(&direction)
-                    .arg(&mut p)
-                    .arg(&z)
-                    .arg(&n)
-                    .arg(&s)
-                    .run(vec_cfg)?;
-                gpu.launch(&scalars).arg(&mut s).arg(&it32).run(one)?;
+                gpu.launch(
+                    k::fem_spmv_f64,
+                    rows_cfg,
+                    (&row_ptr, &col, &kv, &p, &mut kp, n),
+                )?;
+                let pkp = &mut s.slice_mut(crate::device::fem::PCG_PKP..);
+                gpu.launch(k::fem_dot_f64, vec_cfg, (&p, &kp, n, pkp))?;
+                let args = (&mut u, &mut r, &p, &kp, &mut z, &inv, n, &mut s);
+                gpu.launch(k::fem_pcg_update_f64, vec_cfg, args)?;
+                gpu.launch(k::fem_pcg_direction_f64, vec_cfg, (&mut p, &z, n, &s))?;
+                gpu.launch(k::fem_pcg_scalars_f64, one, (&mut s, it32))?;
             }
         }
         let st = gpu.download(&s)?;

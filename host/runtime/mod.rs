@@ -2,31 +2,40 @@
 //! kernel on failure, and CUDA-event timing.
 //!
 //! ```no_run
+//! use warpkit::device::selftest::kernels::probe_math;
 //! use warpkit::runtime::{Gpu, LaunchConfig};
 //! let gpu = Gpu::new(0)?;                                   // probe, context, stream, module
-//! let k = gpu.kernel("probe_math")?;
 //! let x = gpu.upload(&[1.0f32, 2.0])?;
 //! let mut out = gpu.alloc_poisoned::<f32>(8)?;               // NaN until the kernel writes
 //! let n = 2u32;
+//! // The tuple must match probe_math's parameters (x: *const f32, out: *mut f32, n: u32) in
+//! // number, order, type and mutability, or this does not compile.
 //! // SAFETY: probe_math reads x[0..n] and writes out[0..4n].
-//! unsafe { gpu.launch(&k).arg(&x).arg(&mut out).arg(&n).run(LaunchConfig::for_num_elems(n))? };
+//! unsafe { gpu.launch(probe_math, LaunchConfig::for_num_elems(n), (&x, &mut out, n))? };
 //! let host = gpu.download(&out)?;                           // synchronises, names a failed kernel
 //! # Ok::<(), warpkit::runtime::GpuError>(())
 //! ```
 //!
+//! Kernels of another crate's PTX (built with `warpkit-build`) load with [`Gpu::load_module`] and
+//! launch the same way through [`Module::launch`].
+//!
 //! On thread safety: a [`Gpu`] is `Send + Sync`; launches from several threads go to its one stream
 //! in call order.
 
+mod args;
 mod error;
 pub mod probe;
 
-pub use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, ValidAsZeroBits};
-pub use error::GpuError;
-
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaStream, DevicePtrMut, LaunchArgs, PushKernelArg,
+pub use args::{KernelArg, KernelArgs, Null};
+pub use cudarc::driver::{
+    CudaSlice, CudaView, CudaViewMut, DeviceRepr, LaunchConfig, ValidAsZeroBits,
 };
+pub use error::GpuError;
+pub use warpkit_gpu::Kernel;
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DevicePtrMut};
 use error::op;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// The oldest driver warpkit runs on: the cudarc bindings are built for the CUDA 12.0 API.
@@ -49,13 +58,6 @@ pub struct DeviceInfo {
     pub ptx_arch: &'static str,
 }
 
-/// A loaded kernel and its name, for launches and for error messages.
-#[derive(Clone, Debug)]
-pub struct Kernel {
-    name: &'static str,
-    func: CudaFunction,
-}
-
 /// Registers and memory that ptxas/JIT assigned to a kernel (`cuFuncGetAttribute`).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelAttributes {
@@ -65,21 +67,89 @@ pub struct KernelAttributes {
     pub max_threads_per_block: i32,
 }
 
-impl Kernel {
-    pub fn name(&self) -> &'static str {
-        self.name
+/// A loaded PTX module and the functions looked up in it so far (by entry name, once each).
+pub struct Module {
+    module: Arc<CudaModule>,
+    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+}
+
+impl Module {
+    fn new(module: Arc<CudaModule>) -> Self {
+        Module {
+            module,
+            functions: Mutex::new(HashMap::new()),
+        }
     }
 
-    /// A grid of `block`-thread blocks that is entirely resident at once (every SM filled to its
-    /// occupancy limit), for kernels whose threads wait on each other.
-    pub fn resident_grid(&self, gpu: &Gpu, block: u32) -> Result<LaunchConfig, GpuError> {
+    /// The function behind entry `name`, looked up once.
+    fn function(&self, name: &'static str) -> Result<CudaFunction, GpuError> {
+        let mut f = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(func) = f.get(name) {
+            return Ok(func.clone());
+        }
+        let func = self
+            .module
+            .load_function(name)
+            .map_err(|source| GpuError::MissingKernel {
+                kernel: name.into(),
+                source,
+            })?;
+        f.insert(name, func.clone());
+        Ok(func)
+    }
+
+    /// Queues kernel `k` from this module on `gpu`'s stream with arguments `args`, one per
+    /// parameter of `k`'s contract (see [`Gpu::launch`]).
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`].
+    pub unsafe fn launch<K: Kernel, A: KernelArgs<K::Params>>(
+        &self,
+        gpu: &Gpu,
+        _k: K,
+        cfg: LaunchConfig,
+        mut args: A,
+    ) -> Result<(), GpuError> {
+        let name = K::NAME;
+        if cfg.grid_dim.0 == 0 || cfg.block_dim.0 == 0 {
+            return Err(GpuError::InvalidLaunch {
+                kernel: name,
+                reason: "empty grid or block".into(),
+            });
+        }
+        let func = self.function(name)?;
+        let mut builder = gpu.stream.launch_builder(&func);
+        args.push_all(&mut builder);
+        // SAFETY: forwarded to the caller; the arguments match the contract's types.
+        unsafe { builder.launch(cfg) }.map_err(|source| GpuError::Launch {
+            kernel: name,
+            source,
+        })?;
+        gpu.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(name);
+        if gpu.sync_each {
+            gpu.sync()?;
+        }
+        Ok(())
+    }
+
+    /// The largest grid of `block`-thread blocks of `k` that is resident at once (every SM filled
+    /// to its occupancy limit), for kernels whose threads wait on each other.
+    pub fn resident_grid<K: Kernel>(
+        &self,
+        gpu: &Gpu,
+        _k: K,
+        block: u32,
+    ) -> Result<LaunchConfig, GpuError> {
         let per_sm = self
-            .func
+            .function(K::NAME)?
             .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
             .map_err(op("querying occupancy"))?;
         if per_sm == 0 {
             return Err(GpuError::InvalidLaunch {
-                kernel: self.name,
+                kernel: K::NAME,
                 reason: format!("a {block}-thread block does not fit on one SM"),
             });
         }
@@ -90,8 +160,9 @@ impl Kernel {
         })
     }
 
-    pub fn attributes(&self) -> Result<KernelAttributes, GpuError> {
-        let f = &self.func;
+    /// Registers and memory of entry `name` (e.g. from [`crate::kernel_names`]).
+    pub fn attributes(&self, name: &'static str) -> Result<KernelAttributes, GpuError> {
+        let f = self.function(name)?;
         let get = |r: Result<i32, _>| r.map_err(op("reading kernel attributes"));
         Ok(KernelAttributes {
             registers: get(f.num_regs())?,
@@ -106,7 +177,7 @@ impl Kernel {
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    module: Arc<CudaModule>,
+    module: Module,
     info: DeviceInfo,
     /// Kernels launched since the last successful synchronisation, for naming a failure.
     pending: Mutex<Vec<&'static str>>,
@@ -179,7 +250,7 @@ impl Gpu {
         Ok(Gpu {
             ctx,
             stream,
-            module,
+            module: Module::new(module),
             info,
             pending: Mutex::new(Vec::new()),
             sync_each,
@@ -198,26 +269,48 @@ impl Gpu {
         &self.stream
     }
 
-    /// Looks a kernel up by its PTX entry name.
-    pub fn kernel(&self, name: &'static str) -> Result<Kernel, GpuError> {
-        let func = self
-            .module
-            .load_function(name)
-            .map_err(|source| GpuError::MissingKernel {
-                kernel: name.into(),
-                source,
-            })?;
-        Ok(Kernel { name, func })
+    /// warpkit's own module (the embedded PTX).
+    pub fn module(&self) -> &Module {
+        &self.module
     }
 
-    /// Starts a launch of `kernel` on this GPU's stream; add arguments in the kernel's parameter
-    /// order, then [`Launch::run`].
-    pub fn launch<'a>(&'a self, kernel: &'a Kernel) -> Launch<'a> {
-        Launch {
-            gpu: self,
-            kernel,
-            args: self.stream.launch_builder(&kernel.func),
-        }
+    /// Loads another PTX module (another crate's kernels, built with `warpkit-build`) into this
+    /// GPU's context; launch its kernels with [`Module::launch`].
+    pub fn load_module(&self, ptx: &str) -> Result<Module, GpuError> {
+        let module = probe::guarded(|| {
+            self.ctx
+                .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+                .map_err(|source| GpuError::LoadModule {
+                    arch: crate::PTX_ARCH,
+                    source,
+                })
+        })?;
+        Ok(Module::new(module))
+    }
+
+    /// Queues kernel `k` of warpkit's module on this GPU's stream with `args`, a tuple with one
+    /// argument per parameter of `k`'s contract, in order: `&CudaSlice<T>` for a `*const T`,
+    /// `&mut CudaSlice<T>` for a `*mut T`, the value for a by-value parameter ([`KernelArg`]).
+    /// Anything else does not compile. Launch refusals are returned at once; failures while
+    /// running surface at the next [`Gpu::sync`] (or here, with `WARPKIT_SYNC_LAUNCHES=1`),
+    /// naming this kernel.
+    ///
+    /// # Safety
+    /// Every buffer must be large enough for what the kernel reads and writes under `cfg`, as the
+    /// kernel's doc states; the types are checked, the lengths cannot be.
+    pub unsafe fn launch<K: Kernel, A: KernelArgs<K::Params>>(
+        &self,
+        k: K,
+        cfg: LaunchConfig,
+        args: A,
+    ) -> Result<(), GpuError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.module.launch(self, k, cfg, args) }
+    }
+
+    /// [`Module::resident_grid`] for a kernel of warpkit's module.
+    pub fn resident_grid<K: Kernel>(&self, k: K, block: u32) -> Result<LaunchConfig, GpuError> {
+        self.module.resident_grid(self, k, block)
     }
 
     /// Waits for all queued work. A kernel that failed is reported with the names of the kernels
@@ -302,57 +395,6 @@ impl Gpu {
         self.sync()?;
         let ms = start.elapsed_ms(&end).map_err(op("reading event times"))?;
         Ok((out, ms as f64))
-    }
-}
-
-/// A launch being assembled: [`Gpu::launch`], then `.arg(..)` per kernel parameter, then
-/// [`Launch::run`].
-pub struct Launch<'a> {
-    gpu: &'a Gpu,
-    kernel: &'a Kernel,
-    args: LaunchArgs<'a>,
-}
-
-impl<'a> Launch<'a> {
-    /// Appends the next kernel argument: `&CudaSlice<T>` (read), `&mut CudaSlice<T>` (written) or
-    /// `&T` for a plain value.
-    pub fn arg<T>(&mut self, value: T) -> &mut Self
-    where
-        LaunchArgs<'a>: PushKernelArg<T>,
-    {
-        self.args.arg(value);
-        self
-    }
-
-    /// Queues the kernel. Launch refusals are returned at once; failures while running surface at
-    /// the next [`Gpu::sync`] (or here, with `WARPKIT_SYNC_LAUNCHES=1`), naming this kernel.
-    ///
-    /// # Safety
-    /// The arguments must match the kernel's parameters in number, order and type, and every
-    /// buffer must be large enough for what the kernel reads and writes under `cfg`; the kernel's
-    /// doc states its contract. The device cannot check either.
-    pub unsafe fn run(&mut self, cfg: LaunchConfig) -> Result<(), GpuError> {
-        let name = self.kernel.name;
-        if cfg.grid_dim.0 == 0 || cfg.block_dim.0 == 0 {
-            return Err(GpuError::InvalidLaunch {
-                kernel: name,
-                reason: "empty grid or block".into(),
-            });
-        }
-        // SAFETY: forwarded to the caller.
-        unsafe { self.args.launch(cfg) }.map_err(|source| GpuError::Launch {
-            kernel: name,
-            source,
-        })?;
-        self.gpu
-            .pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(name);
-        if self.gpu.sync_each {
-            self.gpu.sync()?;
-        }
-        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@ use super::{
 };
 use crate::device::bh::{Body, Quad, TreeHeader};
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams, SliceTree, WideMeta};
+use crate::device::sbh::{kernels as k, wide_kernels as wk};
 use crate::runtime::{CudaSlice, Gpu, GpuError, grid_for};
 
 /// Failures of a GPU evaluation.
@@ -34,33 +35,34 @@ pub enum SbhGpuError {
     },
 }
 
-impl DeviceTree {
-    /// Pushes the tree's kernel arguments in `RawTree::new`'s order (bodies, body dipoles, child,
-    /// next, cell summaries, cell dipoles, n, cells, root half-width); absent dipoles as `null`.
-    fn tree_args<'a>(&'a self, l: &mut crate::runtime::Launch<'a>, null: &'a u64) {
-        l.arg(&self.bodies);
-        match &self.body_dipole {
-            Some(d) => l.arg(d),
-            None => l.arg(null),
-        };
-        l.arg(&self.child).arg(&self.next).arg(&self.cell_pm);
-        match &self.cell_dipole {
-            Some(d) => l.arg(d),
-            None => l.arg(null),
-        };
-        match &self.wide {
-            Some(w) => {
-                l.arg(&w.pm).arg(&w.meta);
-                match &w.dipole {
-                    Some(d) => l.arg(d),
-                    None => l.arg(null),
-                }
-            }
-            None => l.arg(null).arg(null).arg(null),
-        };
-        l.arg(&self.n).arg(&self.cells).arg(&self.root_half);
-    }
+/// Launches a query kernel defined with `tree_kernel!` (`warpkit_device::sbh::kernels`): the
+/// tree's parameters in `RawTree::new`'s order (bodies, body dipoles, child, next, cell summaries,
+/// cell dipoles, the wide layout's three arrays, n, cells, root half-width; absent ones as null),
+/// then the kernel's own arguments. The contract checks both halves' types.
+macro_rules! launch_tree {
+    ($gpu:expr, $k:expr, $cfg:expr, $dt:expr, $($rest:expr),* $(,)?) => {{
+        let dt: &DeviceTree = $dt;
+        let wide = dt.wide.as_ref();
+        let args = (
+            &dt.bodies,
+            dt.body_dipole.as_ref(),
+            &dt.child,
+            &dt.next,
+            &dt.cell_pm,
+            dt.cell_dipole.as_ref(),
+            wide.map(|w| &w.pm),
+            wide.map(|w| &w.meta),
+            wide.and_then(|w| w.dipole.as_ref()),
+            dt.n,
+            dt.cells,
+            dt.root_half,
+            $($rest),*
+        );
+        $gpu.launch($k, $cfg, args)
+    }};
+}
 
+impl DeviceTree {
     /// Refuses a launch on a tree that does not belong to `src` (the kernels would read past its
     /// buffers or through a null dipole pointer).
     fn check(&self, src: &Sources) -> Result<(), SbhGpuError> {
@@ -338,13 +340,9 @@ fn build_wide_on_gpu(
 ) -> Result<(DeviceWide, f64), SbhGpuError> {
     let cells = o.layout.cells;
     let tiles = cells.div_ceil(dev::WIDE_TILE);
-    let k_mark = gpu.kernel("sbh_wide_mark")?;
-    let k_scan = gpu.kernel("sbh_wide_scan")?;
-    let k_start = gpu.kernel("sbh_wide_start")?;
-    let k_fill = gpu.kernel("sbh_wide_fill")?;
-    let mark_cfg = k_mark.resident_grid(gpu, dev::WIDE_BUILD_BLOCK)?;
-    let start_cfg = k_start.resident_grid(gpu, dev::WIDE_TILE)?;
-    let fill_cfg = k_fill.resident_grid(gpu, dev::WIDE_BUILD_BLOCK)?;
+    let mark_cfg = gpu.resident_grid(wk::sbh_wide_mark, dev::WIDE_BUILD_BLOCK)?;
+    let start_cfg = gpu.resident_grid(wk::sbh_wide_start, dev::WIDE_TILE)?;
+    let fill_cfg = gpu.resident_grid(wk::sbh_wide_fill, dev::WIDE_BUILD_BLOCK)?;
     let one_block = crate::runtime::LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (dev::WIDE_SCAN_BLOCK, 1, 1),
@@ -360,28 +358,21 @@ fn build_wide_on_gpu(
         // use); every scratch buffer sized as the kernels' docs require; the mark launch is a
         // resident grid (its threads wait on each other).
         unsafe {
-            gpu.launch(&k_mark)
-                .arg(&o.tree.child)
-                .arg(&o.tree.header)
-                .arg(&n)
-                .arg(&cells)
-                .arg(&mut mark)
-                .arg(&mut cnt)
-                .arg(&mut tile_sum)
-                .arg(&mut status)
-                .run(mark_cfg)?;
-            gpu.launch(&k_scan)
-                .arg(&mut tile_sum)
-                .arg(&tiles)
-                .arg(&mut status)
-                .run(one_block)?;
-            gpu.launch(&k_start)
-                .arg(&o.tree.header)
-                .arg(&cells)
-                .arg(&cnt)
-                .arg(&tile_sum)
-                .arg(&mut start)
-                .run(start_cfg)?;
+            let args = (
+                &o.tree.child,
+                &o.tree.header,
+                n,
+                cells,
+                &mut mark,
+                &mut cnt,
+                &mut tile_sum,
+                &mut status,
+            );
+            gpu.launch(wk::sbh_wide_mark, mark_cfg, args)?;
+            let args = (&mut tile_sum, tiles, &mut status);
+            gpu.launch(wk::sbh_wide_scan, one_block, args)?;
+            let args = (&o.tree.header, cells, &cnt, &tile_sum, &mut start);
+            gpu.launch(wk::sbh_wide_start, start_cfg, args)?;
         }
         let st = gpu.download(&status)?;
         let rows = st[0] as usize;
@@ -399,19 +390,20 @@ fn build_wide_on_gpu(
         let mut meta = gpu.alloc_poisoned::<WideMeta>(rows)?;
         // SAFETY: as above; `rows` rows is the scan's total, which bounds every block's rows.
         unsafe {
-            gpu.launch(&k_fill)
-                .arg(&o.bodies)
-                .arg(&o.tree.child)
-                .arg(&o.tree.next)
-                .arg(&o.tree.cell_pm)
-                .arg(&o.tree.header)
-                .arg(&n)
-                .arg(&cells)
-                .arg(&cnt)
-                .arg(&start)
-                .arg(&mut pm)
-                .arg(&mut meta)
-                .run(fill_cfg)?;
+            let args = (
+                &o.bodies,
+                &o.tree.child,
+                &o.tree.next,
+                &o.tree.cell_pm,
+                &o.tree.header,
+                n,
+                cells,
+                &cnt,
+                &start,
+                &mut pm,
+                &mut meta,
+            );
+            gpu.launch(wk::sbh_wide_fill, fill_cfg, args)?;
         }
         Ok(Ok(DeviceWide {
             pm,
@@ -452,37 +444,63 @@ pub fn estimate_ordered(
     dt.check(src)?;
     validate_samples(p.samples)?;
     validate_order(order, queries.len())?;
+    let mut b = QueryBuffers::new(gpu, queries, order)?;
+    let cfg = grid_for(b.nq, dev::QUERY_BLOCK);
+    let kspec = p.kernel;
     // The wide-only entry reads the layout with fewer registers (more warps resident).
-    let name = if p.levels != 1 && dt.wide.is_some() {
-        "sbh_estimate_wide_kernel"
-    } else {
-        "sbh_estimate_kernel"
-    };
-    use Scalar::*;
-    let k = p.kernel;
-    let scalars = [
-        U32(k.kind),
-        F32(k.param),
-        U32(p.samples),
-        U64(p.seed),
-        U32(p.levels),
-        U32(p.allocate as u32),
-        U32(coherent as u32),
-    ];
-    // SAFETY: `name` takes the tree, the queries, these scalars, the order and the sums; `order`
-    // was validated as a permutation; dipoles are present whenever the sources have them, and
-    // validate() requires them for the winding number.
-    unsafe {
-        launch_queries(
-            gpu,
-            dt,
-            name,
-            dev::QUERY_BLOCK,
-            queries,
-            order,
-            &scalars,
-            None,
-        )
+    let wide_only = p.levels != 1 && dt.wide.is_some();
+    // SAFETY: the tree, the queries, these scalars, the order and the sums, as the kernel's doc
+    // asks; `order` was validated as a permutation; dipoles are present whenever the sources
+    // have them, and validate() requires them for the winding number.
+    let ((), ms) = gpu.time(|| unsafe {
+        macro_rules! go {
+            ($k:expr) => {
+                launch_tree!(
+                    gpu,
+                    $k,
+                    cfg,
+                    dt,
+                    &b.d_q,
+                    b.nq,
+                    kspec.kind,
+                    kspec.param,
+                    p.samples,
+                    p.seed,
+                    p.levels,
+                    p.allocate as u32,
+                    coherent as u32,
+                    b.d_order.as_ref(),
+                    &mut b.d_out,
+                )
+            };
+        }
+        if wide_only {
+            go!(k::sbh_estimate_wide_kernel)
+        } else {
+            go!(k::sbh_estimate_kernel)
+        }
+    })?;
+    Ok((gpu.download(&b.d_out)?, ms))
+}
+
+/// A query launch's device buffers: the queries, the positions to evaluate (`order`, or every
+/// query in turn: null), and the poisoned sums.
+struct QueryBuffers {
+    d_q: CudaSlice<[f32; 3]>,
+    d_order: Option<CudaSlice<u32>>,
+    d_out: CudaSlice<f32>,
+    /// Positions in the launch.
+    nq: u32,
+}
+
+impl QueryBuffers {
+    fn new(gpu: &Gpu, queries: &[[f32; 3]], order: Option<&[u32]>) -> Result<Self, GpuError> {
+        Ok(QueryBuffers {
+            d_q: gpu.upload(queries)?,
+            d_order: order.map(|o| gpu.upload(o)).transpose()?,
+            d_out: gpu.alloc_poisoned::<f32>(queries.len())?,
+            nq: order.map_or(queries.len(), <[u32]>::len) as u32,
+        })
     }
 }
 
@@ -576,81 +594,44 @@ fn bh_launch(
         Moments::Monopole => None,
         Moments::Quadrupole => Some(dt.cell_quad.as_ref().ok_or(SbhError::NoQuadrupoles)?),
     };
-    let (name, block) = match (grouped, quad) {
-        (Some(_), None) => ("sbh_bh_group_kernel", crate::device::bh::GROUP_BLOCK),
-        (Some(_), Some(_)) => ("sbh_bh_group_quad_kernel", crate::device::bh::GROUP_BLOCK),
-        (None, _) => ("sbh_bh_kernel", dev::QUERY_BLOCK),
-    };
     // The grouped kernel's warps: Morton order cut at block edges (idle lanes padded), or rows.
     let groups = grouped.and_then(|w| bh_positions(queries, order, w));
     let order = groups.as_deref().or(order);
-    let scalars = [
-        Scalar::U32(kspec.kind),
-        Scalar::F32(kspec.param),
-        Scalar::F32(beta),
-    ];
+    let mut b = QueryBuffers::new(gpu, queries, order)?;
+    let block = if grouped.is_some() {
+        crate::device::bh::GROUP_BLOCK
+    } else {
+        dev::QUERY_BLOCK
+    };
+    let cfg = grid_for(b.nq, block);
     // SAFETY: as in `estimate_ordered`; `order` holds each query once (and idle lanes when
     // grouped); the quadrupole kernel takes the moments (one per cell) last.
-    unsafe { launch_queries(gpu, dt, name, block, queries, order, &scalars, quad) }
-}
-
-/// A kernel argument passed by value.
-#[derive(Clone, Copy)]
-enum Scalar {
-    U32(u32),
-    F32(f32),
-    U64(u64),
-}
-
-/// Runs query kernel `name` in `block`-thread blocks over the positions of `order` (every query
-/// in turn when `None`): its parameters are the tree's ([`DeviceTree::tree_args`]), the queries,
-/// the number of positions, `scalars`, the position list (or null), the sums and, when given,
-/// the cells' moments; the sums come back in query order with the kernel's time in ms (CUDA
-/// events).
-///
-/// # Safety
-/// `name` takes exactly these parameters, and `order` names every query once (entries
-/// `NO_QUERY` aside) so that every sum is written.
-#[allow(clippy::too_many_arguments)]
-unsafe fn launch_queries(
-    gpu: &Gpu,
-    dt: &DeviceTree,
-    name: &'static str,
-    block: u32,
-    queries: &[[f32; 3]],
-    order: Option<&[u32]>,
-    scalars: &[Scalar],
-    quad: Option<&CudaSlice<Quad>>,
-) -> Result<(Vec<f32>, f64), SbhGpuError> {
-    let k = gpu.kernel(name)?;
-    let nq = order.map_or(queries.len(), <[u32]>::len) as u32;
-    let d_q = gpu.upload(queries)?;
-    let d_order = order.map(|o| gpu.upload(o)).transpose()?;
-    let mut d_out = gpu.alloc_poisoned::<f32>(queries.len())?;
-    let null = 0u64;
-    // SAFETY: per the contract; the tree's buffers were checked against the sources by callers.
     let ((), ms) = gpu.time(|| unsafe {
-        let mut l = gpu.launch(&k);
-        dt.tree_args(&mut l, &null);
-        l.arg(&d_q).arg(&nq);
-        for a in scalars {
-            match a {
-                Scalar::U32(v) => l.arg(v),
-                Scalar::F32(v) => l.arg(v),
-                Scalar::U64(v) => l.arg(v),
+        macro_rules! go {
+            ($k:expr $(, $quad:expr)?) => {
+                launch_tree!(
+                    gpu,
+                    $k,
+                    cfg,
+                    dt,
+                    &b.d_q,
+                    b.nq,
+                    kspec.kind,
+                    kspec.param,
+                    beta,
+                    b.d_order.as_ref(),
+                    &mut b.d_out,
+                    $($quad)?
+                )
             };
         }
-        match &d_order {
-            Some(o) => l.arg(o),
-            None => l.arg(&null),
-        };
-        l.arg(&mut d_out);
-        if let Some(q) = quad {
-            l.arg(q);
+        match (grouped, quad) {
+            (Some(_), None) => go!(k::sbh_bh_group_kernel),
+            (Some(_), Some(q)) => go!(k::sbh_bh_group_quad_kernel, q),
+            (None, _) => go!(k::sbh_bh_kernel),
         }
-        l.run(grid_for(nq, block))
     })?;
-    Ok((gpu.download(&d_out)?, ms))
+    Ok((gpu.download(&b.d_out)?, ms))
 }
 
 /// Direct summation (`sbh_brute_force`: float32 terms, float32 sums per tile of `QUERY_BLOCK`
@@ -664,11 +645,13 @@ pub fn brute_force(
 ) -> Result<(Vec<f64>, f64), SbhGpuError> {
     validate(src, queries, kspec)?;
     dt.check(src)?;
-    let k = gpu.kernel("sbh_brute_force")?;
     let nq = queries.len() as u32;
     let d_q = gpu.upload(queries)?;
     // Work units (query groups × source chunks) that fill whole waves of resident blocks.
-    let slots = k.resident_grid(gpu, dev::QUERY_BLOCK)?.grid_dim.0;
+    let slots = gpu
+        .resident_grid(k::sbh_brute_force, dev::QUERY_BLOCK)?
+        .grid_dim
+        .0;
     let groups = dev::brute_force_groups(nq);
     let splits = dev::brute_force_splits(groups, slots, dt.n);
     // Several chunks add their sums atomically: they start from zeros.
@@ -677,26 +660,24 @@ pub fn brute_force(
     } else {
         gpu.alloc_poisoned::<f64>(queries.len())?
     };
-    let null = 0u64;
+    let cfg = crate::runtime::LaunchConfig {
+        grid_dim: (groups * splits, 1, 1),
+        ..grid_for(nq, dev::QUERY_BLOCK)
+    };
     // SAFETY: n bodies (and dipoles when present), nq queries in, nq sums out.
     let ((), ms) = gpu.time(|| unsafe {
-        let mut l = gpu.launch(&k);
-        l.arg(&dt.bodies);
-        match &dt.body_dipole {
-            Some(d) => l.arg(d),
-            None => l.arg(&null),
-        };
-        l.arg(&dt.n)
-            .arg(&d_q)
-            .arg(&nq)
-            .arg(&kspec.kind)
-            .arg(&kspec.param)
-            .arg(&splits)
-            .arg(&mut d_out)
-            .run(crate::runtime::LaunchConfig {
-                grid_dim: (groups * splits, 1, 1),
-                ..grid_for(nq, dev::QUERY_BLOCK)
-            })
+        let args = (
+            &dt.bodies,
+            dt.body_dipole.as_ref(),
+            dt.n,
+            &d_q,
+            nq,
+            kspec.kind,
+            kspec.param,
+            splits,
+            &mut d_out,
+        );
+        gpu.launch(k::sbh_brute_force, cfg, args)
     })?;
     Ok((gpu.download(&d_out)?, ms))
 }

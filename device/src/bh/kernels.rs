@@ -16,12 +16,8 @@ use core::ptr::{read_volatile, write_volatile};
 
 /// Resets `*header` for a tree in `layout` and empties the root's eight child slots.
 /// Launch one block of at least 8 threads.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_reset(
-    header: *mut TreeHeader,
-    child: *mut i32,
-    layout: Layout,
-) {
+#[crate::kernel]
+pub unsafe fn bh_reset(header: *mut TreeHeader, child: *mut i32, layout: Layout) {
     let t = thread_idx_x();
     // SAFETY: child has layout.slots() slots.
     unsafe {
@@ -42,12 +38,8 @@ crate::static_shared!(bbox_tile: [f32; 6 * (TREE_BLOCK / crate::WARP_SIZE) as us
 
 /// Min and max of the bodies' coordinates into `header.min/max` (which start at ±inf). Any grid
 /// of `TREE_BLOCK`-thread blocks.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_bounding_box(
-    bodies: *const Body,
-    n: u32,
-    header: *mut TreeHeader,
-) {
+#[crate::kernel]
+pub unsafe fn bh_bounding_box(bodies: *const Body, n: u32, header: *mut TreeHeader) {
     let mut lo = [f32::INFINITY; 3];
     let mut hi = [f32::NEG_INFINITY; 3];
     let mut i = index_1d();
@@ -127,8 +119,8 @@ unsafe fn init_cell(layout: Layout, cell: i32, child: *mut i32, count: *mut u32,
 /// A thread locks the slot where its body belongs (CAS EMPTY/body → LOCKED); a thread that finds
 /// a locked slot retries its body from the root. Under Volta+ independent thread scheduling a
 /// lane waiting on a lane of its own warp still lets it progress, so there is no deadlock.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_build(
+#[crate::kernel]
+pub unsafe fn bh_build(
     bodies: *const Body,
     n: u32,
     header: *mut TreeHeader,
@@ -260,8 +252,8 @@ pub unsafe extern "ptx-kernel" fn bh_build(
 /// Mass, centre of mass (`cell_pm`), quadrupole (`cell_quad`, skipped when null) and body count
 /// (`count`) of every cell. A cell
 /// waits until each child cell's count is non-zero (published last). All blocks must be resident.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_summarize(
+#[crate::kernel]
+pub unsafe fn bh_summarize(
     bodies: *const Body,
     n: u32,
     header: *const TreeHeader,
@@ -369,8 +361,8 @@ impl CellChildren for DeviceChildren {
 /// Fills `sort[0..n]` with the bodies in depth-first octant order (children in octant order,
 /// buckets in chain order). A cell waits until its parent published its `start`. All blocks must
 /// be resident.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_sort(
+#[crate::kernel]
+pub unsafe fn bh_sort(
     n: u32,
     header: *mut TreeHeader,
     child: *const i32,
@@ -455,8 +447,8 @@ crate::static_shared!(gravity_w2: [f32; STACK]);
 /// handles body `sort[k]` (or `k` when `sort` is null). A warp opens a cell unless all its lanes
 /// find it far (`is_far`); bodies in leaves and buckets interact one by one, skipping the body
 /// itself. Launch `GRAVITY_BLOCK`-thread blocks; any grid size.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_gravity(
+#[crate::kernel]
+pub unsafe fn bh_gravity(
     bodies: *const Body,
     n: u32,
     sort: *const u32,
@@ -563,14 +555,8 @@ crate::static_shared!(brute_tile: [Body; BRUTE_BLOCK as usize]);
 
 /// Direct summation in float32: every body against every other, tiles of `BRUTE_BLOCK` bodies in
 /// shared memory. Launch `BRUTE_BLOCK`-thread blocks covering n.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_brute_force(
-    bodies: *const Body,
-    n: u32,
-    eps2: f32,
-    g: f32,
-    acc: *mut Accel,
-) {
+#[crate::kernel]
+pub unsafe fn bh_brute_force(bodies: *const Body, n: u32, eps2: f32, g: f32, acc: *mut Accel) {
     let i = index_1d();
     let t = thread_idx_x() as usize;
     let tile = brute_tile();
@@ -634,8 +620,8 @@ unsafe fn brute_tile_sum<const SOFT: bool>(tile: u32, p: [f32; 3], eps2: f32, a:
 }
 
 /// Direct summation accumulated in float64 (positions converted exactly), the GPU reference.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bh_brute_force_f64(
+#[crate::kernel]
+pub unsafe fn bh_brute_force_f64(
     bodies: *const Body,
     n: u32,
     eps2: f64,
@@ -804,8 +790,8 @@ pub(crate) unsafe fn pop_cells(stack: *const i32, sp: &mut usize, slot: usize) -
 macro_rules! group_kernel {
     ($(#[$doc:meta])* $name:ident, $k:literal, $quad:literal) => {
         $(#[$doc])*
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(
+        #[crate::kernel]
+        pub unsafe fn $name(
             bodies: *const Body,
             n: u32,
             sort: *const u32,

@@ -15,8 +15,7 @@
 //! Coincident bodies cannot be separated by subdivision: past [`MAX_DEPTH`] a leaf becomes a
 //! bucket, a chain through `next` of bodies that are treated one by one.
 
-#[cfg(target_arch = "nvptx64")]
-pub(crate) mod kernels;
+pub mod kernels;
 
 use crate::math;
 

@@ -61,57 +61,79 @@ use super::{
     block_position, det3, finish_block, gauss_geometry, inverse3, jacobian_signs, node_signs,
     physical_gradient, shape_gradient_natural, shape_gradient_signs, stiffness_integrand_dyn,
 };
-use crate::gpu::atomic::{atomic_add_f32, atomic_add_f64};
+use crate::gpu::atomic::{AtomicAdd, atomic_add_f64};
+use crate::gpu::shared::SharedScalar;
 use crate::gpu::thread::{block_idx_x, index_1d, lane_id, sync_threads, thread_idx_x};
-use crate::gpu::warp::{FULL_MASK, shfl_idx, shfl_xor, sync_warp};
-use core::arch::asm;
+use crate::gpu::warp::{FULL_MASK, Shuffle, shuffle_idx, shuffle_xor, sync_warp};
 
-/// The device-only operations the kernels need beyond [`Real`].
-trait DeviceReal: Real {
+/// The device-only operations the kernels need beyond [`Real`], all from the device layer:
+/// shuffles of 32- and 64-bit values, `atom.add`, and shared memory by window address.
+trait DeviceReal: Real + Shuffle + AtomicAdd + SharedScalar {
+    /// Shared-window address of this precision's per-block scratch ([`SMEM_VALUES`] values).
+    fn smem() -> u32;
     /// `shfl.sync.bfly` over the full warp.
     ///
     /// # Safety
     /// All 32 lanes must call it together.
-    unsafe fn shfl_xor(self, lane_mask: u32) -> Self;
+    #[inline(always)]
+    unsafe fn shfl_xor(self, lane_mask: u32) -> Self {
+        // SAFETY: forwarded.
+        unsafe { shuffle_xor(FULL_MASK, self, lane_mask) }
+    }
     /// `shfl.sync.idx` over the full warp.
     ///
     /// # Safety
     /// All 32 lanes must call it together.
-    unsafe fn shfl_idx(self, src: u32) -> Self;
-    /// `atom.relaxed.gpu.add`.
-    ///
-    /// # Safety
-    /// `ptr` must be valid global memory.
-    unsafe fn atomic_add(ptr: *mut Self, v: Self);
-    /// Bytes per value.
-    const SIZE: u32;
-    /// Shared-window address of this precision's per-block scratch ([`SMEM_VALUES`] values).
-    fn smem() -> u32;
+    #[inline(always)]
+    unsafe fn shfl_idx(self, src: u32) -> Self {
+        // SAFETY: forwarded.
+        unsafe { shuffle_idx(FULL_MASK, self, src) }
+    }
     /// `ld.shared` at shared-window byte address `addr`.
     ///
     /// # Safety
-    /// `addr` must lie in the block's shared memory, aligned.
-    unsafe fn lds(addr: u32) -> Self;
+    /// As [`SharedScalar::load`].
+    #[inline(always)]
+    unsafe fn lds(addr: u32) -> Self {
+        // SAFETY: forwarded.
+        unsafe { Self::load(addr) }
+    }
     /// `st.shared`.
     ///
     /// # Safety
-    /// As [`Self::lds`].
-    unsafe fn sts(addr: u32, v: Self);
+    /// As [`SharedScalar::store`].
+    #[inline(always)]
+    unsafe fn sts(addr: u32, v: Self) {
+        // SAFETY: forwarded.
+        unsafe { Self::store(addr, v) }
+    }
     /// Four consecutive values (16-byte aligned for f32, 32 for f64): vector loads.
     ///
     /// # Safety
-    /// As [`Self::lds`].
-    unsafe fn lds4(addr: u32) -> [Self; 4];
+    /// As [`SharedScalar::load4`].
+    #[inline(always)]
+    unsafe fn lds4(addr: u32) -> [Self; 4] {
+        // SAFETY: forwarded.
+        unsafe { Self::load4(addr) }
+    }
     /// Four consecutive values, stored with vector stores.
     ///
     /// # Safety
-    /// As [`Self::lds4`].
-    unsafe fn sts4(addr: u32, v: [Self; 4]);
+    /// As [`SharedScalar::store4`].
+    #[inline(always)]
+    unsafe fn sts4(addr: u32, v: [Self; 4]) {
+        // SAFETY: forwarded.
+        unsafe { Self::store4(addr, v) }
+    }
     /// `red.shared.add`.
     ///
     /// # Safety
-    /// As [`Self::lds`].
-    unsafe fn red_shared(addr: u32, v: Self);
+    /// As [`SharedScalar::red_add`].
+    #[inline(always)]
+    unsafe fn red_shared(addr: u32, v: Self) {
+        // SAFETY: forwarded.
+        unsafe { Self::red_add(addr, v) }
+    }
 }
 
 /// Values of per-block shared scratch: 8 warps × [`WARP_SMEM`].
@@ -122,175 +144,20 @@ const WARP_SMEM: u32 = 256 + 32;
 const _: () = assert!(super::WARP_BLOCK / crate::WARP_SIZE == 8);
 const _: () = assert!(SMEM_VALUES >= 256); // the two-kernel entry kernel's element geometry
 
-core::arch::global_asm!(
-    ".shared .align 16 .b8 wk_fem_smem32[{b32}];",
-    ".shared .align 16 .b8 wk_fem_smem64[{b64}];",
-    b32 = const SMEM_VALUES * 4,
-    b64 = const SMEM_VALUES * 8,
-);
+crate::static_shared_window!(fem_smem32: [f32; SMEM_VALUES]);
+crate::static_shared_window!(fem_smem64: [f64; SMEM_VALUES]);
 
 impl DeviceReal for f32 {
     #[inline(always)]
-    unsafe fn shfl_xor(self, lane_mask: u32) -> Self {
-        // SAFETY: forwarded.
-        f32::from_bits(unsafe { shfl_xor(FULL_MASK, self.to_bits(), lane_mask) }.0)
-    }
-    #[inline(always)]
-    unsafe fn shfl_idx(self, src: u32) -> Self {
-        // SAFETY: forwarded.
-        f32::from_bits(unsafe { shfl_idx(FULL_MASK, self.to_bits(), src) }.0)
-    }
-    #[inline(always)]
-    unsafe fn atomic_add(ptr: *mut Self, v: Self) {
-        // SAFETY: forwarded.
-        unsafe { atomic_add_f32(ptr, v) };
-    }
-    const SIZE: u32 = 4;
-    #[inline(always)]
     fn smem() -> u32 {
-        let p: u32;
-        // SAFETY: reads a symbol's shared-window address; touches no memory.
-        unsafe {
-            asm!("mov.u32 {p}, wk_fem_smem32;", p = out(reg32) p, options(pure, nomem, nostack))
-        };
-        p
-    }
-    #[inline(always)]
-    unsafe fn lds(addr: u32) -> Self {
-        let v: f32;
-        // SAFETY: per the caller.
-        unsafe {
-            asm!("ld.shared.f32 {v}, [{a}];", a = in(reg32) addr, v = out(reg32) v,
-                options(pure, nostack, readonly))
-        };
-        v
-    }
-    #[inline(always)]
-    unsafe fn sts(addr: u32, v: Self) {
-        // SAFETY: per the caller.
-        unsafe {
-            asm!("st.shared.f32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) v,
-                options(nostack))
-        };
-    }
-    #[inline(always)]
-    unsafe fn lds4(addr: u32) -> [Self; 4] {
-        let (x, y, z, w): (f32, f32, f32, f32);
-        // SAFETY: per the caller.
-        unsafe {
-            asm!("ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];", a = in(reg32) addr,
-                x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
-                options(pure, nostack, readonly))
-        };
-        [x, y, z, w]
-    }
-    #[inline(always)]
-    unsafe fn sts4(addr: u32, v: [Self; 4]) {
-        // SAFETY: per the caller.
-        unsafe {
-            asm!("st.shared.v4.f32 [{a}], {{{x}, {y}, {z}, {w}}};", a = in(reg32) addr,
-                x = in(reg32) v[0], y = in(reg32) v[1], z = in(reg32) v[2], w = in(reg32) v[3],
-                options(nostack))
-        };
-    }
-    #[inline(always)]
-    unsafe fn red_shared(addr: u32, v: Self) {
-        // SAFETY: per the caller.
-        unsafe {
-            asm!("red.shared.add.f32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) v,
-                options(nostack))
-        };
+        fem_smem32()
     }
 }
 
 impl DeviceReal for f64 {
-    // Shuffles move 32 bits: an f64 travels as two halves.
-    #[inline(always)]
-    unsafe fn shfl_xor(self, lane_mask: u32) -> Self {
-        let b = self.to_bits();
-        // SAFETY: forwarded.
-        let (lo, hi) = unsafe {
-            (
-                shfl_xor(FULL_MASK, b as u32, lane_mask).0,
-                shfl_xor(FULL_MASK, (b >> 32) as u32, lane_mask).0,
-            )
-        };
-        f64::from_bits((hi as u64) << 32 | lo as u64)
-    }
-    #[inline(always)]
-    unsafe fn shfl_idx(self, src: u32) -> Self {
-        let b = self.to_bits();
-        // SAFETY: forwarded.
-        let (lo, hi) = unsafe {
-            (
-                shfl_idx(FULL_MASK, b as u32, src).0,
-                shfl_idx(FULL_MASK, (b >> 32) as u32, src).0,
-            )
-        };
-        f64::from_bits((hi as u64) << 32 | lo as u64)
-    }
-    #[inline(always)]
-    unsafe fn atomic_add(ptr: *mut Self, v: Self) {
-        // SAFETY: forwarded.
-        unsafe { atomic_add_f64(ptr, v) };
-    }
-    const SIZE: u32 = 8;
     #[inline(always)]
     fn smem() -> u32 {
-        let p: u32;
-        // SAFETY: reads a symbol's shared-window address; touches no memory.
-        unsafe {
-            asm!("mov.u32 {p}, wk_fem_smem64;", p = out(reg32) p, options(pure, nomem, nostack))
-        };
-        p
-    }
-    #[inline(always)]
-    unsafe fn lds(addr: u32) -> Self {
-        let v: f64;
-        // SAFETY: per the caller.
-        unsafe {
-            asm!("ld.shared.f64 {v}, [{a}];", a = in(reg32) addr, v = out(reg64) v,
-                options(pure, nostack, readonly))
-        };
-        v
-    }
-    #[inline(always)]
-    unsafe fn sts(addr: u32, v: Self) {
-        // SAFETY: per the caller.
-        unsafe {
-            asm!("st.shared.f64 [{a}], {v};", a = in(reg32) addr, v = in(reg64) v,
-                options(nostack))
-        };
-    }
-    #[inline(always)]
-    unsafe fn lds4(addr: u32) -> [Self; 4] {
-        let (x, y, z, w): (f64, f64, f64, f64);
-        // SAFETY: per the caller.
-        unsafe {
-            asm!("ld.shared.v2.f64 {{{x}, {y}}}, [{a}];",
-                "ld.shared.v2.f64 {{{z}, {w}}}, [{a}+16];", a = in(reg32) addr,
-                x = out(reg64) x, y = out(reg64) y, z = out(reg64) z, w = out(reg64) w,
-                options(pure, nostack, readonly))
-        };
-        [x, y, z, w]
-    }
-    #[inline(always)]
-    unsafe fn sts4(addr: u32, v: [Self; 4]) {
-        // SAFETY: per the caller.
-        unsafe {
-            asm!("st.shared.v2.f64 [{a}], {{{x}, {y}}};",
-                "st.shared.v2.f64 [{a}+16], {{{z}, {w}}};", a = in(reg32) addr,
-                x = in(reg64) v[0], y = in(reg64) v[1], z = in(reg64) v[2], w = in(reg64) v[3],
-                options(nostack))
-        };
-    }
-    #[inline(always)]
-    unsafe fn red_shared(addr: u32, v: Self) {
-        // SAFETY: per the caller.
-        unsafe {
-            asm!("red.shared.add.f64 [{a}], {v};", a = in(reg32) addr, v = in(reg64) v,
-                options(nostack))
-        };
+        fem_smem64()
     }
 }
 
@@ -325,8 +192,7 @@ unsafe fn node_coords<T: Real>(coords: *const T, node: u32) -> [T; 3] {
 /// Ends the grid with an error: an element reached a kernel with det J ≤ 0.
 #[inline(always)]
 fn inverted() -> ! {
-    // SAFETY: `trap` has no preconditions.
-    unsafe { core::arch::nvptx::trap() }
+    crate::gpu::thread::trap()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -778,13 +644,8 @@ macro_rules! two_kernels {
         ///
         /// # Safety
         /// See `geometry_kernel`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $geo(
-            coords: *const $t,
-            elements: *const u32,
-            n: u32,
-            geometry: *mut $t,
-        ) {
+        #[crate::kernel]
+        pub unsafe fn $geo(coords: *const $t, elements: *const u32, n: u32, geometry: *mut $t) {
             // SAFETY: forwarded contract.
             unsafe { geometry_kernel::<$t>(coords, elements, n, geometry) }
         }
@@ -793,9 +654,9 @@ macro_rules! two_kernels {
         ///
         /// # Safety
         /// See `entries_kernel`.
-        #[unsafe(no_mangle)]
         #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "ptx-kernel" fn $ent(
+        #[crate::kernel]
+        pub unsafe fn $ent(
             geometry: *const $t,
             positions: *const u32,
             list: *const u32,
@@ -821,9 +682,9 @@ macro_rules! kernel {
         ///
         /// # Safety
         /// The buffers must satisfy the module docs' contract.
-        #[unsafe(no_mangle)]
         #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "ptx-kernel" fn $name(
+        #[crate::kernel]
+        pub unsafe fn $name(
             coords: *const $t,
             elements: *const u32,
             positions: *const u32,
@@ -843,92 +704,63 @@ macro_rules! kernel {
     };
 }
 
-kernel!(fem_thread_f32, f32, thread_per_element::<false>);
-kernel!(fem_thread_f64, f64, thread_per_element::<false>);
-kernel!(fem_thread_atomic_f32, f32, thread_per_element::<true>);
-kernel!(fem_thread_atomic_f64, f64, thread_per_element::<true>);
-kernel!(
-    fem_warp4_f32,
-    f32,
-    warp_per_element::<4, false, JAC_SHUFFLE>
-);
-kernel!(
-    fem_warp4_f64,
-    f64,
-    warp_per_element::<4, false, JAC_SHUFFLE>
-);
-kernel!(
-    fem_warp8_f32,
-    f32,
-    warp_per_element::<8, false, JAC_SHUFFLE>
-);
-kernel!(
-    fem_warp8_f64,
-    f64,
-    warp_per_element::<8, false, JAC_SHUFFLE>
-);
-kernel!(
-    fem_warp4_atomic_f32,
-    f32,
-    warp_per_element::<4, true, JAC_SHUFFLE>
-);
-kernel!(
-    fem_warp4_atomic_f64,
-    f64,
-    warp_per_element::<4, true, JAC_SHUFFLE>
-);
-kernel!(
-    fem_warp4_jshared_f32,
-    f32,
-    warp_per_element::<4, false, JAC_SHARED>
-);
-kernel!(
-    fem_warp4_jshared_f64,
-    f64,
-    warp_per_element::<4, false, JAC_SHARED>
-);
-kernel!(
-    fem_warp8_jshared_f32,
-    f32,
-    warp_per_element::<8, false, JAC_SHARED>
-);
-kernel!(
-    fem_warp8_jshared_f64,
-    f64,
-    warp_per_element::<8, false, JAC_SHARED>
-);
-kernel!(
-    fem_warp4_jatomic_f32,
-    f32,
-    warp_per_element::<4, false, JAC_ATOMIC>
-);
-kernel!(
-    fem_warp4_jatomic_f64,
-    f64,
-    warp_per_element::<4, false, JAC_ATOMIC>
-);
-kernel!(
-    fem_warp8_jatomic_f32,
-    f32,
-    warp_per_element::<8, false, JAC_ATOMIC>
-);
-kernel!(
-    fem_warp8_jatomic_f64,
-    f64,
-    warp_per_element::<8, false, JAC_ATOMIC>
-);
-kernel!(fem_ppni4_f32, f32, ppni::<4, false, false>);
-kernel!(fem_ppni4_f64, f64, ppni::<4, false, false>);
-kernel!(fem_ppni8_f32, f32, ppni::<8, false, false>);
-kernel!(fem_ppni8_f64, f64, ppni::<8, false, false>);
-kernel!(fem_ppni4_blocks_f32, f32, ppni::<4, true, false>);
-kernel!(fem_ppni4_blocks_f64, f64, ppni::<4, true, false>);
-kernel!(fem_ppni8_blocks_f32, f32, ppni::<8, true, false>);
-kernel!(fem_ppni8_blocks_f64, f64, ppni::<8, true, false>);
-kernel!(fem_ppni4_blocks_atomic_f32, f32, ppni::<4, true, true>);
-kernel!(fem_ppni4_blocks_atomic_f64, f64, ppni::<4, true, true>);
-kernel!(fem_ppni8_blocks_atomic_f32, f32, ppni::<8, true, true>);
-kernel!(fem_ppni8_blocks_atomic_f64, f64, ppni::<8, true, true>);
+/// Every single-kernel assembly strategy, once: its variant (with doc), command-line name, f32
+/// and f64 kernel names, the device function behind both, whether launches go colour by colour
+/// (else every element at once, with atomic adds), whether the kernel reads the block table
+/// instead of 576 positions per element, and its launch shape (a thread or a warp per element).
+/// This crate expands it into the kernels; the host expands the same table into its `Strategy`
+/// enum and launch dispatch (`warpkit::fem::gpu`), so a strategy is added in one row.
+#[macro_export]
+macro_rules! fem_strategies {
+    ($then:path) => {
+        $then! {
+            /// Thread per element, per colour (the paper's baseline).
+            Thread, "thread", fem_thread_f32, fem_thread_f64, thread_per_element::<false>, coloured, full, thread;
+            /// Warp per element, 4 lanes per row, Jacobian by shuffles; per colour.
+            Warp4, "warp4", fem_warp4_f32, fem_warp4_f64, warp_per_element::<4, false, JAC_SHUFFLE>, coloured, full, warp;
+            /// Warp per element, 8 lanes per row, Jacobian by shuffles; per colour.
+            Warp8, "warp8", fem_warp8_f32, fem_warp8_f64, warp_per_element::<8, false, JAC_SHUFFLE>, coloured, full, warp;
+            /// Thread per element, all elements in one launch, atomic adds, no colouring.
+            ThreadAtomic, "thread-atomic", fem_thread_atomic_f32, fem_thread_atomic_f64, thread_per_element::<true>, atomic, full, thread;
+            /// Warp per element (4 lanes per row), all elements in one launch, atomic adds.
+            Warp4Atomic, "warp4-atomic", fem_warp4_atomic_f32, fem_warp4_atomic_f64, warp_per_element::<4, true, JAC_SHUFFLE>, atomic, full, warp;
+            /// `Warp4` with the Jacobian summed through shared memory (Table 1).
+            Warp4JacShared, "warp4-jshared", fem_warp4_jshared_f32, fem_warp4_jshared_f64, warp_per_element::<4, false, JAC_SHARED>, coloured, full, warp;
+            /// `Warp8` with the Jacobian summed through shared memory (Table 1).
+            Warp8JacShared, "warp8-jshared", fem_warp8_jshared_f32, fem_warp8_jshared_f64, warp_per_element::<8, false, JAC_SHARED>, coloured, full, warp;
+            /// `Warp4` with the Jacobian summed by shared-memory atomics (Table 1).
+            Warp4JacAtomic, "warp4-jatomic", fem_warp4_jatomic_f32, fem_warp4_jatomic_f64, warp_per_element::<4, false, JAC_ATOMIC>, coloured, full, warp;
+            /// `Warp8` with the Jacobian summed by shared-memory atomics (Table 1).
+            Warp8JacAtomic, "warp8-jatomic", fem_warp8_jatomic_f32, fem_warp8_jatomic_f64, warp_per_element::<8, false, JAC_ATOMIC>, coloured, full, warp;
+            /// PPNI, 4 lanes per row: lanes compute the 8 Gauss points' Jacobians, determinants,
+            /// inverses and gradients in parallel and share them through shared memory; per colour.
+            Ppni4, "ppni4", fem_ppni4_f32, fem_ppni4_f64, ppni::<4, false, false>, coloured, full, warp;
+            /// PPNI, 8 lanes per row; per colour.
+            Ppni8, "ppni8", fem_ppni8_f32, fem_ppni8_f64, ppni::<8, false, false>, coloured, full, warp;
+            /// `Ppni4` reading 72 block positions per element instead of 576.
+            Ppni4Blocks, "ppni4-blocks", fem_ppni4_blocks_f32, fem_ppni4_blocks_f64, ppni::<4, true, false>, coloured, blocks, warp;
+            /// `Ppni8` reading 72 block positions per element instead of 576.
+            Ppni8Blocks, "ppni8-blocks", fem_ppni8_blocks_f32, fem_ppni8_blocks_f64, ppni::<8, true, false>, coloured, blocks, warp;
+            /// `Ppni4Blocks` over all elements at once with atomic adds.
+            Ppni4BlocksAtomic, "ppni4-blocks-atomic", fem_ppni4_blocks_atomic_f32, fem_ppni4_blocks_atomic_f64, ppni::<4, true, true>, atomic, blocks, warp;
+            /// `Ppni8Blocks` over all elements at once with atomic adds.
+            Ppni8BlocksAtomic, "ppni8-blocks-atomic", fem_ppni8_blocks_atomic_f32, fem_ppni8_blocks_atomic_f64, ppni::<8, true, true>, atomic, blocks, warp;
+        }
+    };
+}
+
+/// The device side of [`fem_strategies!`]: an f32 and an f64 kernel per row.
+macro_rules! strategy_kernels {
+    ($($(#[$doc:meta])* $variant:ident, $cli:literal, $k32:ident, $k64:ident,
+       $body:ident::<$($g:tt),*>, $colour:ident, $pos:ident, $shape:ident;)*) => {
+        $(
+            kernel!($k32, f32, $body::<$($g),*>);
+            kernel!($k64, f64, $body::<$($g),*>);
+        )*
+    };
+}
+
+crate::fem_strategies!(strategy_kernels);
 
 // ---------------------------------------------------------------------------------------------
 // Jacobi-preconditioned conjugate gradients (f64)
@@ -963,8 +795,8 @@ unsafe fn warp_sum(mut v: f64) -> f64 {
 ///
 /// # Safety
 /// The CSR arrays are consistent, `x` and `y` hold `rows` values.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn fem_spmv_f64(
+#[crate::kernel]
+pub unsafe fn fem_spmv_f64(
     row_ptr: *const u32,
     col: *const u32,
     values: *const f64,
@@ -997,8 +829,8 @@ pub unsafe extern "ptx-kernel" fn fem_spmv_f64(
 ///
 /// # Safety
 /// `a`, `b` hold `n` values; `out` is valid.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn fem_dot_f64(a: *const f64, b: *const f64, n: u32, out: *mut f64) {
+#[crate::kernel]
+pub unsafe fn fem_dot_f64(a: *const f64, b: *const f64, n: u32, out: *mut f64) {
     let mut acc = 0.0;
     let mut i = index_1d();
     // SAFETY: per the contract.
@@ -1019,9 +851,9 @@ pub unsafe extern "ptx-kernel" fn fem_dot_f64(a: *const f64, b: *const f64, n: u
 ///
 /// # Safety
 /// Every vector holds `n` values; `s` holds the PCG scalars.
-#[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe extern "ptx-kernel" fn fem_pcg_update_f64(
+#[crate::kernel]
+pub unsafe fn fem_pcg_update_f64(
     u: *mut f64,
     r: *mut f64,
     p: *const f64,
@@ -1063,13 +895,8 @@ pub unsafe extern "ptx-kernel" fn fem_pcg_update_f64(
 ///
 /// # Safety
 /// `p`, `z` hold `n` values; `s` holds the PCG scalars.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn fem_pcg_direction_f64(
-    p: *mut f64,
-    z: *const f64,
-    n: u32,
-    s: *const f64,
-) {
+#[crate::kernel]
+pub unsafe fn fem_pcg_direction_f64(p: *mut f64, z: *const f64, n: u32, s: *const f64) {
     // SAFETY: per the contract.
     unsafe {
         if *s.add(PCG_DONE) != 0.0 {
@@ -1091,8 +918,8 @@ pub unsafe extern "ptx-kernel" fn fem_pcg_direction_f64(
 ///
 /// # Safety
 /// `s` holds the PCG scalars.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn fem_pcg_scalars_f64(s: *mut f64, it: u32) {
+#[crate::kernel]
+pub unsafe fn fem_pcg_scalars_f64(s: *mut f64, it: u32) {
     if index_1d() != 0 {
         return;
     }

@@ -19,7 +19,6 @@
 //! Node order is VTK's (and Gmsh's) hexahedron: 0–3 the ζ = −1 face counter-clockwise seen from
 //! +ζ, starting at (−1, −1, −1); 4–7 the same on ζ = +1. DOF `3a + i` is node `a`, direction `i`.
 
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels;
 
 use core::ops::{Add, AddAssign, Div, Mul, Neg, Sub};

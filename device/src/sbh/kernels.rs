@@ -31,8 +31,8 @@ macro_rules! tree_kernel {
     ($(#[$m:meta])* fn $name:ident($v:ident; $($p:ident: $t:ty),* $(,)?) $body:block) => {
         $(#[$m])*
         #[allow(clippy::too_many_arguments)]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(
+        #[crate::kernel]
+        pub unsafe fn $name(
             bodies: *const Body,
             body_dipole: *const [f32; 3],
             child: *const i32,
@@ -545,8 +545,8 @@ crate::static_shared!(sbh_brute_tile_dipole: [[f32; 4]; QUERY_BLOCK as usize]);
 /// chunks' sums are added atomically to `out`, which must hold zeros. Launch `QUERY_BLOCK`-thread
 /// blocks; any grid (the blocks stride over the units).
 #[allow(clippy::too_many_arguments)]
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn sbh_brute_force(
+#[crate::kernel]
+pub unsafe fn sbh_brute_force(
     bodies: *const Body,
     body_dipole: *const [f32; 3],
     n: u32,

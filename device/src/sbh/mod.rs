@@ -40,11 +40,9 @@
 //! Tree access goes through [`TreeView`]: [`SliceTree`] on the host, [`RawTree`] in the kernels, so
 //! the traversal code below is the single copy both backends run.
 
-#[cfg(target_arch = "nvptx64")]
-mod kernels;
+pub mod kernels;
 mod wide;
-#[cfg(target_arch = "nvptx64")]
-mod wide_kernels;
+pub mod wide_kernels;
 
 pub use wide::{
     WIDE_BUILD_BLOCK, WIDE_CHAINS, WIDE_EVEN, WIDE_HEAD, WIDE_ODD, WIDE_PAD, WIDE_SCAN_BLOCK,

@@ -118,8 +118,8 @@ const MARK_SPINS: u32 = 1 << 22;
 /// in use is never reached from the root (a wait gives up after [`MARK_SPINS`]: the layout is
 /// then wrong, and the host refuses it). Threads wait on each other: launch a resident grid.
 #[allow(clippy::too_many_arguments)]
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn sbh_wide_mark(
+#[crate::kernel]
+pub unsafe fn sbh_wide_mark(
     child: *const i32,
     header: *const crate::bh::TreeHeader,
     n: u32,
@@ -169,8 +169,8 @@ pub unsafe extern "ptx-kernel" fn sbh_wide_mark(
 
 /// Step 2: `tile_sum[0..tiles]` becomes its exclusive prefix sum, `status[0]` the sum (the
 /// layout's rows). One block of [`WIDE_SCAN_BLOCK`] threads.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn sbh_wide_scan(tile_sum: *mut u32, tiles: u32, status: *mut u32) {
+#[crate::kernel]
+pub unsafe fn sbh_wide_scan(tile_sum: *mut u32, tiles: u32, status: *mut u32) {
     let t = thread_idx_x();
     let mut carry = 0u32;
     let mut base = 0u32;
@@ -197,8 +197,8 @@ pub unsafe extern "ptx-kernel" fn sbh_wide_scan(tile_sum: *mut u32, tiles: u32, 
 }
 
 /// Step 3: `start[j]` for every position `j < used`. Blocks of [`WIDE_TILE`] threads, any grid.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn sbh_wide_start(
+#[crate::kernel]
+pub unsafe fn sbh_wide_start(
     header: *const crate::bh::TreeHeader,
     cells: u32,
     cnt: *const u32,
@@ -228,8 +228,8 @@ pub unsafe extern "ptx-kernel" fn sbh_wide_start(
 
 /// Step 4: the blocks, into `wide_pm` and `wide_meta` (`status[0]` rows from step 2). Any grid.
 #[allow(clippy::too_many_arguments)]
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn sbh_wide_fill(
+#[crate::kernel]
+pub unsafe fn sbh_wide_fill(
     bodies: *const Body,
     child: *const i32,
     next: *const i32,

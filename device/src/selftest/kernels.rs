@@ -13,12 +13,8 @@ use crate::gpu::warp::*;
 
 /// Reduces `x[0..n]` into `*out` (see [`WarpReduction`]); `*out` must start as
 /// `{0, -inf, 0, 0}`. Launch whole warps (any grid size covering n).
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn selftest_warp_reduce(
-    x: *const f32,
-    n: u32,
-    out: *mut WarpReduction,
-) {
+#[crate::kernel]
+pub unsafe fn selftest_warp_reduce(x: *const f32, n: u32, out: *mut WarpReduction) {
     let i = index_1d();
     let active = i < n;
     // SAFETY: i < n is in bounds; inactive lanes read nothing.
@@ -74,8 +70,8 @@ crate::static_shared!(block_is_last: [u32; 1]);
 /// Sums `value(x[i])` per block into `partials[blockIdx]`, then the last block to finish adds the
 /// partials in index order into `*total` (deterministic for a given grid). `*done` must start at 0.
 /// Launch with `BLOCK` threads per block.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn selftest_block_sum(
+#[crate::kernel]
+pub unsafe fn selftest_block_sum(
     x: *const f32,
     n: u32,
     partials: *mut f32,
@@ -125,8 +121,8 @@ pub unsafe extern "ptx-kernel" fn selftest_block_sum(
 // ---------------------------------------------------------------------------------------------
 
 /// Writes the index registers of thread `i < n` to `out[6i..6i+6]`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn probe_indices(out: *mut u32, n: u32) {
+#[crate::kernel]
+pub unsafe fn probe_indices(out: *mut u32, n: u32) {
     let i = index_1d();
     if i < n {
         let vals = [
@@ -146,8 +142,8 @@ pub unsafe extern "ptx-kernel" fn probe_indices(out: *mut u32, n: u32) {
 
 /// For thread `i`: `out[3i] = all(pred)`, `out[3i+1] = any(pred)`, `out[3i+2] = ballot(pred)`
 /// over its warp, with `pred = pred_in[i] != 0`. n must be a multiple of 32.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn probe_vote(pred_in: *const u32, out: *mut u32, n: u32) {
+#[crate::kernel]
+pub unsafe fn probe_vote(pred_in: *const u32, out: *mut u32, n: u32) {
     let i = index_1d();
     if i >= n {
         return; // whole warps only: n % 32 == 0, so no warp is split here
@@ -165,8 +161,8 @@ pub unsafe extern "ptx-kernel" fn probe_vote(pred_in: *const u32, out: *mut u32,
 /// For thread `i`, with `v = x[i]`: `out[8i..8i+8]` holds (value, valid) of `shfl_idx(v, (lane *
 /// 7 + delta) % 32)`, `shfl_up(v, delta)`, `shfl_down(v, delta)`, `shfl_xor(v, delta)`. n must be a
 /// multiple of 32.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn probe_shuffle(x: *const u32, delta: u32, out: *mut u32, n: u32) {
+#[crate::kernel]
+pub unsafe fn probe_shuffle(x: *const u32, delta: u32, out: *mut u32, n: u32) {
     let i = index_1d();
     if i >= n {
         return;
@@ -191,8 +187,8 @@ pub unsafe extern "ptx-kernel" fn probe_shuffle(x: *const u32, delta: u32, out: 
 
 /// Every thread `i < n` hits the counters of [`slot`] once, adds 0.5 to `*fsum`, and records the
 /// old value of its exchange in `exch_old[i]` and its CAS ticket in `tickets[i]`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn probe_atomics(
+#[crate::kernel]
+pub unsafe fn probe_atomics(
     counters: *mut u32,
     fsum: *mut f32,
     exch_old: *mut u32,
@@ -230,8 +226,8 @@ pub unsafe extern "ptx-kernel" fn probe_atomics(
 }
 
 /// `out[4i..4i+4] = math_probe(x[i])`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn probe_math(x: *const f32, out: *mut f32, n: u32) {
+#[crate::kernel]
+pub unsafe fn probe_math(x: *const f32, out: *mut f32, n: u32) {
     let i = index_1d() as usize;
     if i < n as usize {
         // SAFETY: i < n.
@@ -246,8 +242,8 @@ pub unsafe extern "ptx-kernel" fn probe_math(x: *const f32, out: *mut f32, n: u3
 
 /// `out[i] = TRAP_TABLE[index[i]]`: an index ≥ 4 fails Rust's bounds check, and the device panic
 /// handler traps. Exists to prove that the host reports such a kernel by name.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn probe_trap(index: *const u32, out: *mut u32, n: u32) {
+#[crate::kernel]
+pub unsafe fn probe_trap(index: *const u32, out: *mut u32, n: u32) {
     let i = index_1d() as usize;
     if i < n as usize {
         // SAFETY: i < n.

@@ -4,8 +4,7 @@
 //! Everything a kernel computes per element is a function here, called by the kernel on the GPU and
 //! by the host's CPU twin (`warpkit::selftest`) on the CPU.
 
-#[cfg(target_arch = "nvptx64")]
-mod kernels;
+pub mod kernels;
 
 use crate::math;
 

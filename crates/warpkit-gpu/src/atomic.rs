@@ -8,7 +8,9 @@
 //! # Safety (all functions here)
 //! `ptr` must be valid, aligned, and point into global or shared memory that stays allocated for
 //! the call.
+#[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
+use warpkit_macros::gpu_only;
 
 macro_rules! atomic_rmw {
     ($(#[$doc:meta])* $name:ident, $ty:ty, $reg:ident, $op:literal) => {
@@ -17,6 +19,7 @@ macro_rules! atomic_rmw {
         ///
         /// # Safety
         /// See the module docs.
+        #[gpu_only]
         #[inline(always)]
         pub unsafe fn $name(ptr: *mut $ty, value: $ty) -> $ty {
             let old: $ty;
@@ -59,6 +62,7 @@ atomic_rmw!(/// `atomicMax` on `u32`: `atom.relaxed.gpu.max.u32`.
 ///
 /// # Safety
 /// See the module docs.
+#[gpu_only]
 #[inline(always)]
 pub unsafe fn atomic_cas_u32(ptr: *mut u32, compare: u32, new: u32) -> u32 {
     let old: u32;
@@ -128,6 +132,7 @@ pub unsafe fn atomic_min_f32(ptr: *mut f32, value: f32) -> f32 {
 ///
 /// # Safety
 /// See the module docs.
+#[gpu_only]
 #[inline(always)]
 pub unsafe fn load_acquire_u32(ptr: *const u32) -> u32 {
     let v: u32;
@@ -146,6 +151,7 @@ pub unsafe fn load_acquire_u32(ptr: *const u32) -> u32 {
 ///
 /// # Safety
 /// See the module docs.
+#[gpu_only]
 #[inline(always)]
 pub unsafe fn load_relaxed_u32(ptr: *const u32) -> u32 {
     let v: u32;
@@ -161,6 +167,7 @@ pub unsafe fn load_relaxed_u32(ptr: *const u32) -> u32 {
 ///
 /// # Safety
 /// See the module docs.
+#[gpu_only]
 #[inline(always)]
 pub unsafe fn store_release_u32(ptr: *mut u32, value: u32) {
     // SAFETY: caller guarantees `ptr`.
@@ -169,3 +176,26 @@ pub unsafe fn store_release_u32(ptr: *mut u32, value: u32) {
             options(nostack))
     };
 }
+
+/// Types with a hardware `atom.add` at GPU scope: [`AtomicAdd::atomic_add`] picks the instruction.
+pub trait AtomicAdd: Copy {
+    /// `atomicAdd`: returns the value before.
+    ///
+    /// # Safety
+    /// See the module docs.
+    unsafe fn atomic_add(ptr: *mut Self, value: Self) -> Self;
+}
+
+macro_rules! atomic_add_impl {
+    ($($t:ty => $f:ident),*) => {$(
+        impl AtomicAdd for $t {
+            #[inline(always)]
+            unsafe fn atomic_add(ptr: *mut Self, value: Self) -> Self {
+                // SAFETY: forwarded contract.
+                unsafe { $f(ptr, value) }
+            }
+        }
+    )*};
+}
+atomic_add_impl!(u32 => atomic_add_u32, i32 => atomic_add_i32, u64 => atomic_add_u64,
+    f32 => atomic_add_f32, f64 => atomic_add_f64);

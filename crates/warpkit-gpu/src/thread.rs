@@ -1,34 +1,42 @@
 //! Thread, block and grid indices, and the block barrier.
 //!
 //! Indices are special registers (`%tid`, `%ctaid`, `%ntid`, `%nctaid`, `%laneid`) read with `mov`.
+#[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
+#[cfg(target_arch = "nvptx64")]
 use core::arch::nvptx;
+use warpkit_macros::gpu_only;
 
 /// `threadIdx.x`: `mov.u32 %r, %tid.x`.
+#[gpu_only]
 #[inline(always)]
 pub fn thread_idx_x() -> u32 {
     // SAFETY: reading a special register has no preconditions.
     unsafe { nvptx::_thread_idx_x() as u32 }
 }
 /// `threadIdx.y`: `mov.u32 %r, %tid.y`.
+#[gpu_only]
 #[inline(always)]
 pub fn thread_idx_y() -> u32 {
     // SAFETY: as above.
     unsafe { nvptx::_thread_idx_y() as u32 }
 }
 /// `blockIdx.x`: `mov.u32 %r, %ctaid.x`.
+#[gpu_only]
 #[inline(always)]
 pub fn block_idx_x() -> u32 {
     // SAFETY: as above.
     unsafe { nvptx::_block_idx_x() as u32 }
 }
 /// `blockDim.x`: `mov.u32 %r, %ntid.x`.
+#[gpu_only]
 #[inline(always)]
 pub fn block_dim_x() -> u32 {
     // SAFETY: as above.
     unsafe { nvptx::_block_dim_x() as u32 }
 }
 /// `gridDim.x`: `mov.u32 %r, %nctaid.x`.
+#[gpu_only]
 #[inline(always)]
 pub fn grid_dim_x() -> u32 {
     // SAFETY: as above.
@@ -48,6 +56,7 @@ pub fn grid_size_1d() -> u32 {
 }
 
 /// This thread's lane within its warp, 0..32: `mov.u32 %r, %laneid`.
+#[gpu_only]
 #[inline(always)]
 pub fn lane_id() -> u32 {
     let lane: u32;
@@ -58,6 +67,7 @@ pub fn lane_id() -> u32 {
 
 /// Lanes below this one: `mov.u32 %r, %lanemask_lt` (bit k set for k < lane), for ballot-based
 /// prefix sums.
+#[gpu_only]
 #[inline(always)]
 pub fn lanemask_lt() -> u32 {
     let m: u32;
@@ -78,8 +88,18 @@ pub fn warp_idx() -> u32 {
 /// # Safety
 /// Every non-exited thread of the block must reach the same barrier (no divergent call), or the
 /// block deadlocks or behaves undefined.
+#[gpu_only]
 #[inline(always)]
 pub unsafe fn sync_threads() {
     // SAFETY: the caller upholds block-uniform control flow.
     unsafe { nvptx::_syncthreads() }
+}
+
+/// Ends the whole grid with an error (`trap`): the host's next synchronisation reports a launch
+/// failure naming the kernel. For invariants the host should have made impossible.
+#[gpu_only]
+#[inline(always)]
+pub fn trap() -> ! {
+    // SAFETY: `trap` has no preconditions.
+    unsafe { nvptx::trap() }
 }
