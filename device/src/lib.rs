@@ -23,6 +23,7 @@ pub mod fem;
 pub mod rng;
 pub mod sbh;
 pub mod selftest;
+pub mod walk;
 
 /// The device layer, under the name the kernels use.
 pub use warpkit_gpu as gpu;

@@ -6,6 +6,7 @@ use super::gpu::MAX_CELLS;
 use super::{Params, Tree, initial_cells};
 use crate::device::WARP_SIZE;
 use crate::device::bh::{self as dev, Accel, Body, EMPTY, Layout, MAX_DEPTH, Quad, TreeHeader};
+use crate::device::walk::{Interaction, walk_list};
 use rayon::prelude::*;
 
 /// Builds, summarizes and sorts the octree of `bodies` (valid per [`super::validate`]).
@@ -396,13 +397,19 @@ pub fn brute_force_f64(bodies: &[Body], targets: &[usize], p: &Params) -> Vec<[f
 /// its bounding box; the same cells and bodies are accepted as on the GPU.
 /// With `quadrupole`, cells interact through their quadrupole moments too.
 pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params, quadrupole: bool) -> Vec<Accel> {
-    let n = tree.n as i32;
     let (_, root_half) = dev::root_cell(&tree.header);
     let w2: Vec<f32> = (0..=MAX_DEPTH)
         .map(|d| dev::width2_at(root_half, d))
         .collect();
     let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
     let mut acc = vec![Accel::default(); tree.n];
+    let view = dev::SliceOctree {
+        bodies,
+        child: &tree.child,
+        next: &tree.next,
+        cell_pm: &tree.cell_pm,
+        layout: tree.layout,
+    };
     let groups: Vec<Vec<Accel>> = tree
         .groups
         .par_iter()
@@ -414,49 +421,33 @@ pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params, quadrupole: bool)
             let hi =
                 std::array::from_fn(|k| pos.iter().map(|q| q[k]).fold(f32::NEG_INFINITY, f32::max));
             let (bc, bh) = dev::box_of(lo, hi);
-            let mut list: Vec<(Body, Quad)> = Vec::new();
-            let mut stack = vec![(tree.root(), 0usize)];
-            while let Some((cell, depth)) = stack.pop() {
-                for o in 0..8 {
-                    let ch = tree.child[tree.layout.slot(cell, o)];
-                    if ch >= n {
-                        let pm = tree.cell_pm[(ch - n) as usize];
-                        if dev::is_far_from_box(pm.pos(), w2[depth + 1], bc, bh, theta2) {
-                            let q = if quadrupole {
-                                tree.cell_quad[(ch - n) as usize]
-                            } else {
-                                Quad::default()
-                            };
-                            list.push((pm, q));
-                        } else {
-                            stack.push((ch - n, depth + 1));
+            let far =
+                |s: &Body, depth: usize| dev::is_far_from_box(s.pos(), w2[depth], bc, bh, theta2);
+            // The kernels' walk and interaction; one target per body here.
+            let sums = |inter: &dyn Fn(&mut dev::Targets<1>)| {
+                pos.iter()
+                    .map(|&q| {
+                        let mut t = dev::Targets::at([q]);
+                        inter(&mut t);
+                        let a = t.a[0];
+                        Accel {
+                            x: p.g * a[0],
+                            y: p.g * a[1],
+                            z: p.g * a[2],
                         }
-                    } else {
-                        let mut b = ch;
-                        while b >= 0 {
-                            list.push((bodies[b as usize], Quad::default()));
-                            b = tree.next[b as usize];
-                        }
-                    }
-                }
+                    })
+                    .collect::<Vec<_>>()
+            };
+            if quadrupole {
+                let quads: &[Quad] = &tree.cell_quad;
+                let inter = dev::Quadrupole::<_, 1, false> { eps2, quads };
+                let list = walk_list(&view, &inter, far);
+                sums(&|t| list.iter().for_each(|(s, e)| inter.add(t, s, e)))
+            } else {
+                let inter = dev::Monopole::<1, false> { eps2 };
+                let list = walk_list(&view, &inter, far);
+                sums(&|t| list.iter().for_each(|(s, e)| inter.add(t, s, e)))
             }
-            pos.iter()
-                .map(|&q| {
-                    let mut a = [0.0f32; 3];
-                    for (e, eq) in &list {
-                        if quadrupole {
-                            dev::add_pair_accel_quad::<false>(&mut a, q, e.pos(), e.m, eq, eps2);
-                        } else {
-                            dev::add_pair_accel::<false>(&mut a, q, e.pos(), e.m, eps2);
-                        }
-                    }
-                    Accel {
-                        x: p.g * a[0],
-                        y: p.g * a[1],
-                        z: p.g * a[2],
-                    }
-                })
-                .collect()
         })
         .collect();
     for (&[first, _], out) in tree.groups.iter().zip(groups) {

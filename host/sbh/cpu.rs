@@ -8,6 +8,7 @@ use super::{
 };
 use crate::device::bh::Body;
 use crate::device::sbh::{self as dev, KernelSpec, SbhParams};
+use crate::device::walk::{Interaction, walk_list};
 use rayon::prelude::*;
 
 /// Stochastic Barnes–Hut sums at `queries` (see `warpkit_device::sbh::sbh_estimate`); `coherent`
@@ -109,7 +110,6 @@ pub fn barnes_hut_grouped(
     warps: Warps,
     moments: Moments,
 ) -> Result<Vec<f32>, SbhError> {
-    use crate::device::sbh::TreeView;
     validate(src, queries, k)?;
     validate_beta(beta)?;
     moments.validate(k)?;
@@ -122,7 +122,7 @@ pub fn barnes_hut_grouped(
     // The kernel's warps: Morton order cut at block edges (idle lanes marked), or rows.
     let positions: Vec<u32> =
         bh_positions(queries, order, warps).unwrap_or_else(|| (0..queries.len() as u32).collect());
-    let (n, root_half, root) = (v.n(), v.root_half(), v.root());
+    let quads: &[crate::device::bh::Quad] = &tree.tree.cell_quad;
     let sums: Vec<(u32, f32)> = positions
         .par_chunks(crate::device::WARP_SIZE as usize)
         .flat_map_iter(|w| {
@@ -132,55 +132,27 @@ pub fn barnes_hut_grouped(
             let hi =
                 std::array::from_fn(|c| qs.iter().map(|q| q[c]).fold(f32::NEG_INFINITY, f32::max));
             let (bc, bh) = crate::device::bh::box_of(lo, hi);
-            // (summary, dipole, quadrupole): bodies and monopole runs carry a zero moment.
-            let cell = |c: i32| {
-                let q = if quad {
-                    dev::QuadTerm::of(&tree.tree.cell_quad[c as usize])
-                } else {
-                    dev::QuadTerm::default()
+            // The kernels' interaction for this kind and moment form (one instance per kind).
+            macro_rules! sums {
+                ($inter:expr) => {
+                    warp_sums(&v, &$inter, &qs, bc, bh, beta)
                 };
-                (v.cell(c), dev::dipole_of(&v, k, true, c), q)
-            };
-            let mut list = Vec::new();
-            let s_root = v.cell(root);
-            if dev::is_far_from_box(bc, bh, s_root.pos(), dev::diameter_at(root_half, 0), beta) {
-                list.push(cell(root));
-            } else {
-                let mut stack = vec![(root, 0u32)];
-                while let Some((c, depth)) = stack.pop() {
-                    for o in 0..8 {
-                        let ch = v.child(c, o);
-                        if ch >= n {
-                            let dia = dev::diameter_at(root_half, depth + 1);
-                            if dev::is_far_from_box(bc, bh, v.cell(ch - n).pos(), dia, beta) {
-                                list.push(cell(ch - n));
-                            } else {
-                                stack.push((ch - n, depth + 1));
-                            }
-                        } else {
-                            let mut b = ch;
-                            while b >= 0 {
-                                let a = dev::dipole_of(&v, k, false, b);
-                                list.push((v.body(b), a, dev::QuadTerm::default()));
-                                b = v.next(b);
-                            }
-                        }
-                    }
-                }
             }
-            w.iter()
-                .zip(&qs)
-                .map(|(&j, &q)| {
-                    let sum = list.iter().fold(0.0, |t, (s, a, m)| {
-                        if quad {
-                            dev::term_quad_add(k, q, s, m, t)
-                        } else {
-                            dev::term_add(k, q, s, *a, t)
-                        }
-                    });
-                    (j, sum)
-                })
-                .collect::<Vec<_>>()
+            let param = k.param;
+            let sums = match (quad, k.kind) {
+                (true, dev::KIND_SHIFTED) => {
+                    sums!(dev::QuadTerms::<_, { dev::KIND_SHIFTED }> { param, quads })
+                }
+                (true, dev::KIND_PLUMMER) => {
+                    sums!(dev::QuadTerms::<_, { dev::KIND_PLUMMER }> { param, quads })
+                }
+                (true, _) => sums!(dev::QuadTerms::<_, { dev::KIND_SMOOTH }> { param, quads }),
+                (false, dev::KIND_SHIFTED) => sums!(dev::Terms::<{ dev::KIND_SHIFTED }> { param }),
+                (false, dev::KIND_PLUMMER) => sums!(dev::Terms::<{ dev::KIND_PLUMMER }> { param }),
+                (false, dev::KIND_WINDING) => sums!(dev::WindingTerms { tree: &v }),
+                (false, _) => sums!(dev::Terms::<{ dev::KIND_SMOOTH }> { param }),
+            };
+            w.into_iter().zip(sums).collect::<Vec<_>>()
         })
         .collect();
     let mut out = vec![0.0f32; queries.len()];
@@ -188,6 +160,42 @@ pub fn barnes_hut_grouped(
         out[j as usize] = sum;
     }
     Ok(out)
+}
+
+/// One warp's list (the root alone when it is far from the warp's box `bc ± bh`, else
+/// [`walk_list`]'s sources) summed at each of its queries: the twin of the group kernels' walk
+/// and flushes.
+fn warp_sums<V, I>(
+    v: &V,
+    inter: &I,
+    qs: &[[f32; 3]],
+    bc: [f32; 3],
+    bh: [f32; 3],
+    beta: f32,
+) -> Vec<f32>
+where
+    V: crate::device::sbh::TreeView,
+    I: Interaction<Target = dev::Query>,
+{
+    let (root, root_half) = (v.root(), v.root_half());
+    let s_root = v.cell(root);
+    let list = if dev::is_far_from_box(bc, bh, s_root.pos(), dev::diameter_at(root_half, 0), beta) {
+        vec![(s_root, inter.cell_extra(root))]
+    } else {
+        walk_list(v, inter, |s: &Body, depth: usize| {
+            let dia = dev::diameter_at(root_half, depth as u32);
+            dev::is_far_from_box(bc, bh, s.pos(), dia, beta)
+        })
+    };
+    qs.iter()
+        .map(|&q| {
+            let mut t = dev::Query { q, total: 0.0 };
+            for (s, e) in &list {
+                inter.add(&mut t, s, e);
+            }
+            t.total
+        })
+        .collect()
 }
 
 /// Direct summation, the twin of `sbh_brute_force`: each term in float32 through the device

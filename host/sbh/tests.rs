@@ -586,38 +586,23 @@ fn authors_table_on_the_cpu() {
     // consecutive queries (grid order), to compare with their table's (GPU) errors.
     let v = t.view(&src);
     let voted = |beta: f32| -> Vec<f32> {
-        use crate::device::sbh::{TreeView, diameter_at, is_far, term};
+        use crate::device::sbh::{Terms, TreeView, diameter_at, is_far, term};
+        use crate::device::walk::walk_list;
         q.par_chunks(32)
             .flat_map_iter(|w| {
-                let mut out = vec![0.0f32; w.len()];
-                let n = v.n();
-                let mut stack = vec![(v.root(), 0u32)];
-                while let Some((c, d)) = stack.pop() {
-                    for o in 0..8 {
-                        let ch = v.child(c, o);
-                        if ch >= n {
-                            let s = v.cell(ch - n);
-                            let dia = diameter_at(v.root_half(), d + 1);
-                            if w.iter().all(|x| is_far(*x, s.pos(), dia, beta)) {
-                                w.iter()
-                                    .zip(&mut out)
-                                    .for_each(|(x, o)| *o += term(k, *x, &s, [0.0; 3]));
-                            } else {
-                                stack.push((ch - n, d + 1));
-                            }
-                        } else {
-                            let mut b = ch;
-                            while b >= 0 {
-                                let s = v.body(b);
-                                w.iter()
-                                    .zip(&mut out)
-                                    .for_each(|(x, o)| *o += term(k, *x, &s, [0.0; 3]));
-                                b = v.next(b);
-                            }
-                        }
-                    }
-                }
-                out
+                // The generic walk with the vote as its opening test; monopoles listed.
+                let far = |s: &Body, d: usize| {
+                    let dia = diameter_at(v.root_half(), d as u32);
+                    w.iter().all(|x| is_far(*x, s.pos(), dia, beta))
+                };
+                let list = walk_list(&v, &Terms::<0> { param: 0.0 }, far);
+                w.iter()
+                    .map(|x| {
+                        list.iter()
+                            .map(|(s, _)| term(k, *x, s, [0.0; 3]))
+                            .sum::<f32>()
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect()
     };

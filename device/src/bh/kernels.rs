@@ -8,6 +8,7 @@ use crate::gpu::fence::{fence_acq_rel_device, fence_device};
 use crate::gpu::shared::{ld_shared_v4, shared_addr};
 use crate::gpu::thread::*;
 use crate::gpu::warp::*;
+use crate::walk::{DevArray, Shares, walk_warp};
 use core::ptr::{read_volatile, write_volatile};
 
 // ---------------------------------------------------------------------------------------------
@@ -674,74 +675,6 @@ crate::static_shared!(group_list: [Body; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(group_quads: [Quad; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(group_w2: [f32; STACK]);
 
-/// Adds this lane's share of the warp's interaction list to each of its `K` accelerations and
-/// empties the list: with `2^shift` lanes per body, share `part` of `2^shift` consecutive ranges
-/// (`shift = 0`: the whole list; the loop is the same, only its bounds move).
-///
-/// # Safety
-/// Whole warp, convergent; `list` (and `quads`, unless null) hold `*len` entries written before
-/// the call.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-unsafe fn flush_list<const K: usize, const SOFT: bool>(
-    list: *const Body,
-    quads: *const Quad,
-    len: &mut usize,
-    (part, shift): (u32, u32),
-    p: &[[f32; 3]; K],
-    eps2: f32,
-    a: &mut [[f32; 3]; K],
-    listed: &mut u64,
-) {
-    let share = (*len as u32 + (1 << shift) - 1) >> shift;
-    let begin = (part * share).min(*len as u32);
-    let count = share.min(*len as u32 - begin);
-    // SAFETY: per the contract.
-    unsafe {
-        sync_warp(FULL_MASK); // entries written by other lanes are visible
-        if quads.is_null() {
-            let mut at = shared_addr(list) + 16 * begin;
-            let end = at + 16 * count;
-            // A `while` on the address, not a `for` over a range (see `brute_tile_sum`).
-            while at < end {
-                // One shared-memory load serves all K bodies of the lane.
-                let [x, y, z, m] = ld_shared_v4(at);
-                for k in 0..K {
-                    add_pair_accel::<SOFT>(&mut a[k], p[k], [x, y, z], m, eps2);
-                }
-                at += 16;
-            }
-        } else {
-            let mut at = shared_addr(list) + 16 * begin;
-            let mut qat = shared_addr(quads) + 32 * begin;
-            let end = at + 16 * count;
-            while at < end {
-                let [x, y, z, m] = ld_shared_v4(at);
-                let [xx, yy, zz, xy] = ld_shared_v4(qat);
-                let [xz, yz, tr, _] = ld_shared_v4(qat + 16);
-                let q = Quad {
-                    xx,
-                    yy,
-                    zz,
-                    xy,
-                    xz,
-                    yz,
-                    tr,
-                    _pad: 0.0,
-                };
-                for k in 0..K {
-                    add_pair_accel_quad::<SOFT>(&mut a[k], p[k], [x, y, z], m, &q, eps2);
-                }
-                at += 16;
-                qat += 32;
-            }
-        }
-        sync_warp(FULL_MASK); // everyone has read before the list is refilled
-    }
-    *listed += *len as u64;
-    *len = 0;
-}
-
 /// The bounding box (centre, half-extents) of the points whose per-lane bounds are `lo..hi`,
 /// reduced over the warp (every lane takes part).
 ///
@@ -878,9 +811,7 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
     g: f32,
     acc: *mut Accel,
 ) {
-    let ni = n as i32;
     let lane = lane_id();
-    let below = lanemask_lt();
     let wib = warp_idx() as usize;
     let stack = unsafe { group_stack().add(wib * GROUP_STACK) };
     let list = unsafe { group_list().add(wib * GROUP_LIST) };
@@ -900,7 +831,6 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
             *w2.add(t) = width2_at(root_half, t);
         }
         sync_threads();
-        let root = layout.root();
         let ngroups = (*header).groups;
         let next_group = &raw mut (*header).next_group;
         let take_group = || {
@@ -933,92 +863,22 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
             }
             let (bc, bh) = warp_box(lo, hi);
 
-            let mut a = [[0.0f32; 3]; K];
-            let mut len = 0usize;
-            let (mut listed, mut popped) = (0u64, 0u64);
-            // Every flush sums this lane's share of the list into its accelerations.
-            macro_rules! flush {
-                () => {
-                    flush_list::<K, SOFT>(
-                        list,
-                        lq,
-                        &mut len,
-                        (part, shift),
-                        &p,
-                        eps2,
-                        &mut a,
-                        &mut listed,
-                    )
-                };
-            }
-            // Stack entries: cell * 32 + depth (depth ≤ MAX_DEPTH < 32).
-            if lane == 0 {
-                *stack = root * 32;
-            }
-            let mut sp = 1usize;
-            // Lanes 8s..8s+8 test the children of popped cell s.
-            let (slot, octant) = ((lane / 8) as usize, lane % 8);
-            while sp > 0 {
-                let (np, e) = pop_cells(stack, &mut sp, slot);
-                popped += np as u64;
-                let (cell, depth) = (e >> 5, (e & 31) as usize);
-                // kind: 0 nothing, 1 interact, 2 open (push), 3 bucket chain
-                let (mut kind, mut ch, mut q) = (0u32, EMPTY, Body::default());
-                if slot < np {
-                    ch = *child.add(layout.slot(cell, octant));
-                    if ch >= ni {
-                        q = *cell_pm.add((ch - ni) as usize);
-                        let far = is_far_from_box(q.pos(), *w2.add(depth + 1), bc, bh, theta2);
-                        kind = if far { 1 } else { 2 };
-                    } else if ch >= 0 {
-                        q = *bodies.add(ch as usize);
-                        kind = if *next.add(ch as usize) >= 0 { 3 } else { 1 };
-                    }
-                }
-                let take = ballot(FULL_MASK, kind == 1);
-                if kind == 1 {
-                    let at = len + (take & below).count_ones() as usize;
-                    *list.add(at) = q;
-                    if !lq.is_null() {
-                        // Bodies carry no moment.
-                        *lq.add(at) = if ch >= ni {
-                            *cell_quad.add((ch - ni) as usize)
-                        } else {
-                            Quad::default()
-                        };
-                    }
-                }
-                len += take.count_ones() as usize;
-                let open = ballot(FULL_MASK, kind == 2);
-                if kind == 2 {
-                    *stack.add(sp + (open & below).count_ones() as usize) =
-                        (ch - ni) * 32 + depth as i32 + 1;
-                }
-                sp += open.count_ones() as usize;
-                let mut chains = ballot(FULL_MASK, kind == 3);
-                while chains != 0 {
-                    let src = chains.trailing_zeros();
-                    chains &= chains - 1;
-                    let mut b = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
-                    while b >= 0 {
-                        if len == GROUP_LIST {
-                            flush!();
-                        }
-                        if lane == 0 {
-                            *list.add(len) = *bodies.add(b as usize);
-                            if !lq.is_null() {
-                                *lq.add(len) = Quad::default();
-                            }
-                        }
-                        len += 1;
-                        b = *next.add(b as usize);
-                    }
-                }
-                if len > GROUP_LIST - crate::WARP_SIZE as usize {
-                    flush!();
-                }
-            }
-            flush!();
+            // One walk of the group's box; the interaction sums each lane's share of the list.
+            let tree = RawOctree::new(bodies, child, next, cell_pm, n, layout);
+            let far =
+                |s: &Body, depth: usize| is_far_from_box(s.pos(), *w2.add(depth), bc, bh, theta2);
+            let shares = Shares { part, shift };
+            let mut t = Targets::at(p);
+            let stats = if QUAD {
+                let quads = DevArray::new(cell_quad);
+                let inter = Quadrupole::<_, K, SOFT> { eps2, quads };
+                walk_warp(&tree, &inter, far, stack, list, lq, shares, &mut t)
+            } else {
+                let inter = Monopole::<K, SOFT> { eps2 };
+                let none = core::ptr::NonNull::<()>::dangling().as_ptr();
+                walk_warp(&tree, &inter, far, stack, list, none, shares, &mut t)
+            };
+            let (mut a, listed, popped) = (t.a, stats.listed, stats.popped);
             // The shares of a body's lanes (lanes `seat + seats j`) summed into each of them.
             let mut off = seats;
             while off < crate::WARP_SIZE {

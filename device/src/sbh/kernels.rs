@@ -312,72 +312,22 @@ struct GroupArgs {
     cell_quad: *const Quad,
 }
 
-/// Adds every list entry's term at `q` to `total` and empties the list.
-///
-/// # Safety
-/// Whole warp, convergent; the list's `*len` entries (and dipoles, for the winding number, or
-/// moments when `QUAD`) are written before the call.
-#[inline(always)]
-unsafe fn flush_group<const KIND: u32, const QUAD: bool>(
-    list: u32,
-    dipoles: u32,
-    quads: u32,
-    len: &mut usize,
-    k: KernelSpec,
-    q: [f32; 3],
-    total: &mut f32,
-) {
-    use crate::gpu::shared::ld_shared_v4;
-    use crate::gpu::warp::{FULL_MASK, sync_warp};
-    // SAFETY: per the contract.
-    unsafe {
-        sync_warp(FULL_MASK); // entries written by other lanes are visible
-        let end = list + 16 * *len as u32;
-        let (mut at, mut dat, mut qat) = (list, dipoles, quads);
-        while at < end {
-            let [x, y, z, m] = ld_shared_v4(at);
-            if QUAD {
-                let [dx, dy, dz, o3xy] = ld_shared_v4(qat);
-                let [o3xz, o3yz, t3, _] = ld_shared_v4(qat + 16);
-                #[rustfmt::skip]
-                let mq = QuadTerm { d6: [dx, dy, dz], o3xy, o3xz, o3yz, t3, _pad: 0.0 };
-                *total = term_quad_add(k, q, &Body { x, y, z, m }, &mq, *total);
-                qat += 32;
-            } else {
-                let a = if KIND == KIND_WINDING {
-                    let [ax, ay, az, _] = ld_shared_v4(dat);
-                    [ax, ay, az]
-                } else {
-                    [0.0; 3]
-                };
-                *total = term_add(k, q, &Body { x, y, z, m }, a, *total);
-                dat += 16;
-            }
-            at += 16;
-        }
-        sync_warp(FULL_MASK); // everyone has read before the list is refilled
-    }
-    *len = 0;
-}
-
-/// [`sbh_bh_group_kernel`] for one kernel kind.
+/// [`sbh_bh_group_kernel`] for one kernel kind: the warp's box walks the tree once
+/// ([`walk_warp`]) and every lane sums the listed sources' terms at its query.
 ///
 /// # Safety
 /// As the kernel.
 #[inline(always)]
 unsafe fn bh_group<const KIND: u32, const QUAD: bool>(v: &RawTree, g: &GroupArgs) {
-    use crate::bh::kernels::{pop_cells, warp_box};
+    use crate::bh::kernels::warp_box;
     use crate::bh::{GROUP_LIST, GROUP_STACK};
-    use crate::gpu::shared::shared_addr;
-    use crate::gpu::warp::*;
+    use crate::walk::{DevArray, Shares, walk_warp};
     let k = KernelSpec {
         kind: KIND,
         param: g.param,
     };
-    let winding = KIND == KIND_WINDING;
-    let (n, root_half, root) = (v.n(), v.root_half(), v.root());
+    let (root_half, root) = (v.root_half(), v.root());
     let lane = lane_id();
-    let below = lanemask_lt();
     let wib = warp_idx() as usize;
     // SAFETY: shared arrays sized for GROUP_BLOCK-thread blocks; whole warps throughout (lanes past
     // `nq` stand on the warp's first query and stay in the loop); `order` is a permutation.
@@ -386,20 +336,8 @@ unsafe fn bh_group<const KIND: u32, const QUAD: bool>(v: &RawTree, g: &GroupArgs
         let list = sbh_group_list().add(wib * GROUP_LIST);
         // Each entry point reserves shared memory only for the lists it reads: dipoles for the
         // winding number (monopole entry), moments for the quadrupole entry.
-        let dip = if QUAD {
-            core::ptr::null_mut()
-        } else {
-            sbh_group_dipole().add(wib * GROUP_LIST)
-        };
-        let lq: *mut QuadTerm = if QUAD {
-            sbh_group_quads().add(wib * GROUP_LIST)
-        } else {
-            core::ptr::null_mut()
-        };
-        let list_at = shared_addr(list);
-        let dip_at = if QUAD { 0 } else { shared_addr(dip) };
-        let quad_at = if QUAD { shared_addr(lq) } else { 0 };
-        let dipole = |cell: bool, i: i32| dipole_of(v, k, cell, i);
+        let dip = sbh_group_dipole().add(wib * GROUP_LIST);
+        let lq = sbh_group_quads().add(wib * GROUP_LIST);
         let warps_total = grid_size_1d() / crate::WARP_SIZE;
         let mut w = index_1d() / crate::WARP_SIZE;
         while w * crate::WARP_SIZE < g.nq {
@@ -418,108 +356,44 @@ unsafe fn bh_group<const KIND: u32, const QUAD: bool>(v: &RawTree, g: &GroupArgs
             }
             let q = *g.queries.add(j as usize);
             let (bc, bh) = warp_box(q, q);
-            let mut total = 0.0f32;
+            let mut t = Query { q, total: 0.0 };
             let s_root = v.cell(root);
             if is_far_from_box(bc, bh, s_root.pos(), diameter_at(root_half, 0), g.beta) {
-                total = if QUAD {
+                t.total = if QUAD {
                     let m = QuadTerm::of(&*g.cell_quad.add(root as usize));
                     term_quad_add(k, q, &s_root, &m, 0.0)
                 } else {
-                    term(k, q, &s_root, dipole(true, root))
+                    term(k, q, &s_root, dipole_of(v, k, true, root))
                 };
             } else {
-                let mut len = 0usize;
-                // Every flush adds the list's terms at this lane's query to its sum.
-                macro_rules! flush {
-                    () => {
-                        flush_group::<KIND, QUAD>(
-                            list_at, dip_at, quad_at, &mut len, k, q, &mut total,
-                        )
+                let far = |s: &Body, depth: usize| {
+                    is_far_from_box(
+                        bc,
+                        bh,
+                        s.pos(),
+                        diameter_at(root_half, depth as u32),
+                        g.beta,
+                    )
+                };
+                let whole = Shares::default();
+                if QUAD {
+                    let quads = DevArray::new(g.cell_quad);
+                    let inter = QuadTerms::<_, KIND> {
+                        param: g.param,
+                        quads,
                     };
+                    walk_warp(v, &inter, far, stack, list.cast(), lq, whole, &mut t);
+                } else if KIND == KIND_WINDING {
+                    let inter = WindingTerms { tree: v };
+                    walk_warp(v, &inter, far, stack, list.cast(), dip, whole, &mut t);
+                } else {
+                    let inter = Terms::<KIND> { param: g.param };
+                    let none = core::ptr::NonNull::<()>::dangling().as_ptr();
+                    walk_warp(v, &inter, far, stack, list.cast(), none, whole, &mut t);
                 }
-                // Stack entries: cell * 32 + depth (depth ≤ MAX_DEPTH < 32).
-                if lane == 0 {
-                    *stack = root * 32;
-                }
-                let mut sp = 1usize;
-                let (slot, octant) = ((lane / 8) as usize, lane % 8);
-                while sp > 0 {
-                    let (np, e) = pop_cells(stack, &mut sp, slot);
-                    let (cell, depth) = (e >> 5, (e & 31) as u32);
-                    // kind: 0 nothing, 1 listed, 2 open (push), 3 bucket chain
-                    let (mut what, mut ch, mut s, mut a) = (0u32, -1i32, Body::default(), [0.0; 3]);
-                    if slot < np {
-                        ch = v.child(cell, octant);
-                        if ch >= n {
-                            s = v.cell(ch - n);
-                            let dia = diameter_at(root_half, depth + 1);
-                            if is_far_from_box(bc, bh, s.pos(), dia, g.beta) {
-                                what = 1;
-                                a = dipole(true, ch - n);
-                            } else {
-                                what = 2;
-                            }
-                        } else if ch >= 0 {
-                            s = v.body(ch);
-                            a = dipole(false, ch);
-                            what = if v.next(ch) >= 0 { 3 } else { 1 };
-                        }
-                    }
-                    let take = ballot(FULL_MASK, what == 1);
-                    if what == 1 {
-                        let at = len + (take & below).count_ones() as usize;
-                        *list.add(at) = [s.x, s.y, s.z, s.m];
-                        if winding {
-                            *dip.add(at) = [a[0], a[1], a[2], 0.0];
-                        }
-                        if QUAD {
-                            // Bodies carry no moment.
-                            *lq.add(at) = if ch >= n {
-                                QuadTerm::of(&*g.cell_quad.add((ch - n) as usize))
-                            } else {
-                                QuadTerm::default()
-                            };
-                        }
-                    }
-                    len += take.count_ones() as usize;
-                    let open = ballot(FULL_MASK, what == 2);
-                    if what == 2 {
-                        *stack.add(sp + (open & below).count_ones() as usize) =
-                            (ch - n) * 32 + depth as i32 + 1;
-                    }
-                    sp += open.count_ones() as usize;
-                    let mut chains = ballot(FULL_MASK, what == 3);
-                    while chains != 0 {
-                        let src = chains.trailing_zeros();
-                        chains &= chains - 1;
-                        let mut b = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
-                        while b >= 0 {
-                            if len == GROUP_LIST {
-                                flush!();
-                            }
-                            if lane == 0 {
-                                let sb = v.body(b);
-                                *list.add(len) = [sb.x, sb.y, sb.z, sb.m];
-                                if winding {
-                                    let d = v.body_dipole(b);
-                                    *dip.add(len) = [d[0], d[1], d[2], 0.0];
-                                }
-                                if QUAD {
-                                    *lq.add(len) = QuadTerm::default();
-                                }
-                            }
-                            len += 1;
-                            b = v.next(b);
-                        }
-                    }
-                    if len > GROUP_LIST - crate::WARP_SIZE as usize {
-                        flush!();
-                    }
-                }
-                flush!();
             }
             if active {
-                *g.out.add(j as usize) = total;
+                *g.out.add(j as usize) = t.total;
             }
             w += warps_total;
         }

@@ -50,6 +50,7 @@ pub use wide::{
 };
 
 use crate::bh::{Body, MAX_DEPTH, Quad};
+use crate::walk::{CellData, Interaction, ListExtra, Octree};
 use crate::{math, rng};
 
 /// `-w / (r + δ)`: the softened potential of the paper's experiments (δ = 0.1 in their table).
@@ -251,17 +252,11 @@ pub fn is_singular(k: KernelSpec) -> bool {
 
 /// Read access to an octree in `crate::bh`'s layout: child slots (`n + cell` for a cell, a body
 /// index heading a bucket chain through `next`, or negative for empty), cell summaries, bodies.
-pub trait TreeView {
-    /// Number of bodies: slot values `>= n` are cells.
-    fn n(&self) -> i32;
-    /// The root cell (the last one).
-    fn root(&self) -> i32;
+/// The octree part (bodies, slots, summaries; the root is the last cell) is [`Octree`], which
+/// the generic walk reads.
+pub trait TreeView: Octree {
     /// Half the root cell's width.
     fn root_half(&self) -> f32;
-    fn child(&self, cell: i32, octant: u32) -> i32;
-    fn next(&self, body: i32) -> i32;
-    fn body(&self, i: i32) -> Body;
-    fn cell(&self, c: i32) -> Body;
     /// Area-weighted normal of body `i` (winding number only).
     fn body_dipole(&self, i: i32) -> [f32; 3];
     /// Summed area-weighted normal of cell `c` (winding number only).
@@ -309,32 +304,8 @@ const DENSE: crate::bh::Layout = crate::bh::Layout::dense(0);
 
 impl TreeView for SliceTree<'_> {
     #[inline(always)]
-    fn n(&self) -> i32 {
-        self.bodies.len() as i32
-    }
-    #[inline(always)]
-    fn root(&self) -> i32 {
-        self.cell_pm.len() as i32 - 1
-    }
-    #[inline(always)]
     fn root_half(&self) -> f32 {
         self.root_half
-    }
-    #[inline(always)]
-    fn child(&self, cell: i32, octant: u32) -> i32 {
-        self.child[DENSE.slot(cell, octant)]
-    }
-    #[inline(always)]
-    fn next(&self, body: i32) -> i32 {
-        self.next[body as usize]
-    }
-    #[inline(always)]
-    fn body(&self, i: i32) -> Body {
-        self.bodies[i as usize]
-    }
-    #[inline(always)]
-    fn cell(&self, c: i32) -> Body {
-        self.cell_pm[c as usize]
     }
     #[inline(always)]
     fn body_dipole(&self, i: i32) -> [f32; 3] {
@@ -360,6 +331,33 @@ impl TreeView for SliceTree<'_> {
     fn wide_dipole(&self, r: u32) -> [f32; 3] {
         let d = self.wide_dipole[r as usize];
         [d.x, d.y, d.z]
+    }
+}
+
+impl Octree for SliceTree<'_> {
+    #[inline(always)]
+    fn n(&self) -> i32 {
+        self.bodies.len() as i32
+    }
+    #[inline(always)]
+    fn root(&self) -> i32 {
+        self.cell_pm.len() as i32 - 1
+    }
+    #[inline(always)]
+    fn child(&self, cell: i32, octant: u32) -> i32 {
+        self.child[DENSE.slot(cell, octant)]
+    }
+    #[inline(always)]
+    fn next(&self, body: i32) -> i32 {
+        self.next[body as usize]
+    }
+    #[inline(always)]
+    fn body(&self, i: i32) -> Body {
+        self.bodies[i as usize]
+    }
+    #[inline(always)]
+    fn cell(&self, c: i32) -> Body {
+        self.cell_pm[c as usize]
     }
 }
 
@@ -425,32 +423,8 @@ impl RawTree {
 // `RawTree::new` makes complete and in bounds.
 impl TreeView for RawTree {
     #[inline(always)]
-    fn n(&self) -> i32 {
-        self.n
-    }
-    #[inline(always)]
-    fn root(&self) -> i32 {
-        self.cells - 1
-    }
-    #[inline(always)]
     fn root_half(&self) -> f32 {
         self.root_half
-    }
-    #[inline(always)]
-    fn child(&self, cell: i32, octant: u32) -> i32 {
-        unsafe { *self.child.add(DENSE.slot(cell, octant)) }
-    }
-    #[inline(always)]
-    fn next(&self, body: i32) -> i32 {
-        unsafe { *self.next.add(body as usize) }
-    }
-    #[inline(always)]
-    fn body(&self, i: i32) -> Body {
-        unsafe { *self.bodies.add(i as usize) }
-    }
-    #[inline(always)]
-    fn cell(&self, c: i32) -> Body {
-        unsafe { *self.cell_pm.add(c as usize) }
     }
     #[inline(always)]
     fn body_dipole(&self, i: i32) -> [f32; 3] {
@@ -489,6 +463,34 @@ impl TreeView for RawTree {
     fn wide_dipole(&self, r: u32) -> [f32; 3] {
         let d = unsafe { *self.wide_dipole.add(r as usize) };
         [d.x, d.y, d.z]
+    }
+}
+
+// SAFETY (every read below): as above.
+impl Octree for RawTree {
+    #[inline(always)]
+    fn n(&self) -> i32 {
+        self.n
+    }
+    #[inline(always)]
+    fn root(&self) -> i32 {
+        self.cells - 1
+    }
+    #[inline(always)]
+    fn child(&self, cell: i32, octant: u32) -> i32 {
+        unsafe { *self.child.add(DENSE.slot(cell, octant)) }
+    }
+    #[inline(always)]
+    fn next(&self, body: i32) -> i32 {
+        unsafe { *self.next.add(body as usize) }
+    }
+    #[inline(always)]
+    fn body(&self, i: i32) -> Body {
+        unsafe { *self.bodies.add(i as usize) }
+    }
+    #[inline(always)]
+    fn cell(&self, c: i32) -> Body {
+        unsafe { *self.cell_pm.add(c as usize) }
     }
 }
 
@@ -1062,6 +1064,113 @@ pub fn bh_estimate<V: TreeView>(v: &V, k: KernelSpec, beta: f32, q: [f32; 3]) ->
         }
     }
     total
+}
+
+// ---------------------------------------------------------------------------------------------
+// Barnes–Hut at query points as interactions of the generic walk (`crate::walk`)
+// ---------------------------------------------------------------------------------------------
+
+/// One query and its running sum.
+#[derive(Clone, Copy, Debug)]
+pub struct Query {
+    pub q: [f32; 3],
+    pub total: f32,
+}
+
+/// The terms of a radial kernel `KIND` (not the winding number) of listed monopoles.
+#[derive(Clone, Copy, Debug)]
+pub struct Terms<const KIND: u32> {
+    pub param: f32,
+}
+
+impl<const KIND: u32> Interaction for Terms<KIND> {
+    type Extra = ();
+    type Target = Query;
+    #[inline(always)]
+    fn cell_extra(&self, _: i32) {}
+    #[inline(always)]
+    fn body_extra(&self, _: i32) {}
+    #[inline(always)]
+    fn add(&self, t: &mut Query, s: &Body, _: &()) {
+        let k = KernelSpec {
+            kind: KIND,
+            param: self.param,
+        };
+        t.total = term_add(k, t.q, s, [0.0; 3], t.total);
+    }
+}
+
+/// The winding number's terms: each listed source with its area-weighted normal.
+#[derive(Clone, Copy, Debug)]
+pub struct WindingTerms<'v, V> {
+    pub tree: &'v V,
+}
+
+impl<V: TreeView> Interaction for WindingTerms<'_, V> {
+    type Extra = [f32; 4];
+    type Target = Query;
+    #[inline(always)]
+    fn cell_extra(&self, c: i32) -> [f32; 4] {
+        let d = self.tree.cell_dipole(c);
+        [d[0], d[1], d[2], 0.0]
+    }
+    #[inline(always)]
+    fn body_extra(&self, b: i32) -> [f32; 4] {
+        let d = self.tree.body_dipole(b);
+        [d[0], d[1], d[2], 0.0]
+    }
+    #[inline(always)]
+    fn add(&self, t: &mut Query, s: &Body, d: &[f32; 4]) {
+        let k = KernelSpec {
+            kind: KIND_WINDING,
+            param: 0.0,
+        };
+        t.total = term_add(k, t.q, s, [d[0], d[1], d[2]], t.total);
+    }
+}
+
+/// A radial kernel's terms with listed cells' quadrupole moments ([`term_quad_add`]), each
+/// prepared once per listed cell as a [`QuadTerm`]; bodies carry none.
+#[derive(Clone, Copy, Debug)]
+pub struct QuadTerms<Q, const KIND: u32> {
+    pub param: f32,
+    /// Per cell, as `crate::bh`'s summary computes them.
+    pub quads: Q,
+}
+
+impl<Q: CellData<Quad>, const KIND: u32> Interaction for QuadTerms<Q, KIND> {
+    type Extra = QuadTerm;
+    type Target = Query;
+    #[inline(always)]
+    fn cell_extra(&self, c: i32) -> QuadTerm {
+        QuadTerm::of(&self.quads.get(c))
+    }
+    #[inline(always)]
+    fn body_extra(&self, _: i32) -> QuadTerm {
+        QuadTerm::default()
+    }
+    #[inline(always)]
+    fn add(&self, t: &mut Query, s: &Body, m: &QuadTerm) {
+        let k = KernelSpec {
+            kind: KIND,
+            param: self.param,
+        };
+        t.total = term_quad_add(k, t.q, s, m, t.total);
+    }
+}
+
+impl ListExtra for QuadTerm {
+    const V4: u32 = 2;
+    #[inline(always)]
+    unsafe fn load(addr: u32) -> Self {
+        use crate::gpu::shared::ld_shared_v4;
+        // SAFETY: per the contract.
+        let ([dx, dy, dz, o3xy], [o3xz, o3yz, t3, _]) =
+            unsafe { (ld_shared_v4(addr), ld_shared_v4(addr + 16)) };
+        #[rustfmt::skip]
+        let m = QuadTerm { d6: [dx, dy, dz], o3xy, o3xz, o3yz, t3, _pad: 0.0 };
+        m
+    }
 }
 
 #[cfg(test)]
