@@ -25,6 +25,7 @@ pub mod fem;
 #[cfg(target_arch = "nvptx64")]
 pub mod gpu;
 pub mod math;
+pub mod nbody;
 pub mod rng;
 pub mod sbh;
 pub mod selftest;
