@@ -203,12 +203,11 @@ impl Diagnostics {
             virial_ratio: 0.0,
             lagrangian_radii: [0.0; 5],
         };
-        for i in 0..p.len() {
-            let (m, x, v) = (p.mass[i], p.pos[i], p.vel[i]);
+        for (((&m, &x), &v), &phi) in p.mass.iter().zip(&p.pos).zip(&p.vel).zip(pot) {
             d.kinetic += dev::kinetic_energy(m, v);
-            d.potential += dev::potential_energy(m, pot[i]);
-            for k in 0..3 {
-                d.momentum[k] += m * v[k];
+            d.potential += dev::potential_energy(m, phi);
+            for (pk, vk) in d.momentum.iter_mut().zip(v) {
+                *pk += m * vk;
             }
             d.angular_momentum[0] += m * (x[1] * v[2] - x[2] * v[1]);
             d.angular_momentum[1] += m * (x[2] * v[0] - x[0] * v[2]);

@@ -13,6 +13,7 @@
 
 use crate::fem::Real;
 use crate::math;
+use core::cmp::Ordering::{Equal, Less};
 
 /// [`Real`] plus a square root: what the N-body formulas need of f32 and f64.
 pub trait Float: Real {
@@ -110,8 +111,9 @@ pub fn level_for<T: Float>(dt: T, dt_max: T, max_level: u32) -> u32 {
     let mut level = 0;
     let mut step = dt_max;
     let half = T::from_f64(0.5);
-    // Halving is exact in binary floating point, so the comparison sees the true block steps.
-    while level < max_level && !(step <= dt) {
+    // Halving is exact in binary floating point, so the comparison sees the true block steps;
+    // an unordered (NaN) comparison keeps halving.
+    while level < max_level && !matches!(step.partial_cmp(&dt), Some(Less | Equal)) {
         step = step * half;
         level += 1;
     }
