@@ -303,7 +303,8 @@ pub struct DiskGalaxy {
 impl Default for DiskGalaxy {
     /// A Milky-Way-like galaxy in units of the disk: M_disk = 1, h = 1 (≈ 5·10^10 M☉ and 3.5 kpc,
     /// so the unit of velocity is ≈ 250 km/s and of time ≈ 14 Myr), a Hernquist halo of 20 disk
-    /// masses and scale 10 (an NFW halo of concentration 10 with the same inner mass), no bulge.
+    /// masses and scale 10 (the Hernquist match `a = r_s·sqrt(2[ln(1+c) − c/(1+c)])` of Springel,
+    /// Di Matteo & Hernquist 2005 to an NFW halo of r_s ≈ 20 kpc, c = 10), no bulge, Q = 1.5.
     fn default() -> Self {
         DiskGalaxy {
             halo: Halo::Hernquist {
