@@ -20,6 +20,7 @@ extern crate std;
 
 pub mod bh;
 pub mod fem;
+pub mod nbody;
 pub mod rng;
 pub mod sbh;
 pub mod selftest;

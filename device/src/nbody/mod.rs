@@ -1,0 +1,228 @@
+//! N-body time integration: the per-particle formulas of the kick-drift-kick leapfrog, the softened
+//! pair interaction with its potential, Gadget's individual time-step criterion on a power-of-two
+//! block hierarchy, and the energy terms of the diagnostics. Plain functions on `[T; 3]` so that a
+//! kernel (one thread per particle) and the CPU backend (`warpkit::nbody::cpu`) run the same code;
+//! generic over f32 and f64 through [`Float`].
+//!
+//! Kick-drift-kick (symplectic, time reversible, second order) for one step of length `dt`:
+//! `v += a·dt/2` ([`half_kick`]), `x += v·dt` ([`drift`]), new forces, `v += a·dt/2` again.
+//!
+//! Block time steps (Gadget-2, Springel 2005, §5): the step of a particle is
+//! `dt_max / 2^level`; time runs on an integer timeline of `2^max_level` ticks per `dt_max`, and a
+//! particle of level `k` is active (kicked) on ticks that are multiples of `2^(max_level - k)`.
+
+use crate::fem::Real;
+use crate::math;
+use core::cmp::Ordering::{Equal, Less};
+
+/// [`Real`] plus a square root: what the N-body formulas need of f32 and f64.
+pub trait Float: Real {
+    fn sqrt(self) -> Self;
+}
+
+impl Float for f32 {
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        math::sqrt(self)
+    }
+}
+
+impl Float for f64 {
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        math::sqrt_f64(self)
+    }
+}
+
+/// Parameters of the individual time-step criterion, as a kernel argument.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Timestep {
+    /// Accuracy parameter η of `dt = η·sqrt(ε/|a|)` (Gadget's ErrTolIntAccuracy; 0.025 typical).
+    pub eta: f32,
+    /// Softening length ε.
+    pub eps: f32,
+    /// The largest step, the length of one block.
+    pub dt_max: f32,
+    /// The deepest level: the smallest step is `dt_max / 2^max_level` (at most [`MAX_LEVEL`]).
+    pub max_level: u32,
+}
+
+crate::shared_type!(Timestep);
+
+/// Levels are tick counts in a u64 timeline; 62 leaves room for the sum of two steps.
+pub const MAX_LEVEL: u32 = 62;
+
+/// `v += a·dt/2`: the half kick that opens and closes each leapfrog step.
+#[inline(always)]
+pub fn half_kick<T: Float>(v: &mut [T; 3], a: [T; 3], dt: T) {
+    let h = dt * T::from_f64(0.5);
+    for k in 0..3 {
+        v[k] = a[k].mul_add(h, v[k]);
+    }
+}
+
+/// `x += v·dt`: the drift between the two half kicks.
+#[inline(always)]
+pub fn drift<T: Float>(x: &mut [T; 3], v: [T; 3], dt: T) {
+    for k in 0..3 {
+        x[k] = v[k].mul_add(dt, x[k]);
+    }
+}
+
+/// Acceleration on a particle from mass `m` at offset `d` (the source's position minus the
+/// particle's), Plummer-softened with `eps2 = ε²`, and the potential it contributes, per unit G:
+/// `a = m·d/(|d|² + ε²)^{3/2}`, `φ = −m/(|d|² + ε²)^{1/2}`. Swapping the two particles negates `d`
+/// exactly, so the pair's accelerations are exactly antisymmetric per unit source mass: that is
+/// what keeps the direct sum's momentum to rounding. A coincident pair (`d = 0`) needs `ε > 0`.
+#[inline(always)]
+pub fn pair_accel_pot<T: Float>(d: [T; 3], m: T, eps2: T) -> ([T; 3], T) {
+    let r2 = d[0].mul_add(d[0], d[1].mul_add(d[1], d[2].mul_add(d[2], eps2)));
+    let inv = T::ONE / r2.sqrt();
+    let m_inv = m * inv;
+    let s = m_inv * inv * inv;
+    ([d[0] * s, d[1] * s, d[2] * s], -m_inv)
+}
+
+/// Kinetic energy `m|v|²/2` of one particle.
+#[inline(always)]
+pub fn kinetic_energy<T: Float>(m: T, v: [T; 3]) -> T {
+    T::from_f64(0.5) * m * v[0].mul_add(v[0], v[1].mul_add(v[1], v[2] * v[2]))
+}
+
+/// A particle's share `mφ/2` of the potential energy (each pair is counted by both partners).
+#[inline(always)]
+pub fn potential_energy<T: Float>(m: T, phi: T) -> T {
+    T::from_f64(0.5) * m * phi
+}
+
+/// Gadget's time-step criterion `η·sqrt(ε/|a|)` for an acceleration `a`: infinite when `a = 0`.
+#[inline(always)]
+pub fn criterion<T: Float>(eta: T, eps: T, a: [T; 3]) -> T {
+    let a2 = a[0].mul_add(a[0], a[1].mul_add(a[1], a[2] * a[2]));
+    eta * (eps / a2.sqrt()).sqrt()
+}
+
+/// The level `k` of the largest power-of-two step `dt_max / 2^k` that does not exceed `dt`,
+/// at most `max_level` (a particle that wants a shorter step gets the shortest there is). A NaN
+/// `dt` (a blown-up acceleration) gets `max_level`, so it cannot stall the hierarchy at level 0.
+#[inline(always)]
+pub fn level_for<T: Float>(dt: T, dt_max: T, max_level: u32) -> u32 {
+    let mut level = 0;
+    let mut step = dt_max;
+    let half = T::from_f64(0.5);
+    // Halving is exact in binary floating point, so the comparison sees the true block steps;
+    // an unordered (NaN) comparison keeps halving.
+    while level < max_level && !matches!(step.partial_cmp(&dt), Some(Less | Equal)) {
+        step = step * half;
+        level += 1;
+    }
+    level
+}
+
+/// The level a particle gets from [`criterion`] under `p`.
+#[inline(always)]
+pub fn timestep_level(p: &Timestep, a: [f32; 3]) -> u32 {
+    level_for(criterion(p.eta, p.eps, a), p.dt_max, p.max_level)
+}
+
+/// Ticks in one step of `level` on a timeline of `2^max_level` ticks per `dt_max`.
+#[inline(always)]
+pub fn ticks(level: u32, max_level: u32) -> u64 {
+    1u64 << (max_level - level)
+}
+
+/// Whether a particle of `level` begins (and so is kicked at) a step on `tick`.
+#[inline(always)]
+pub fn is_active(tick: u64, level: u32, max_level: u32) -> bool {
+    tick.is_multiple_of(ticks(level, max_level))
+}
+
+/// The level an active particle moves to at `tick` when it wants `wanted`: any shorter step is
+/// taken at once; a longer one only as far as `tick` lies on a boundary of it, so that all
+/// particles of a level stay synchronised (Gadget-2 likewise only lengthens aligned steps).
+#[inline(always)]
+pub fn next_level(current: u32, wanted: u32, tick: u64, max_level: u32) -> u32 {
+    let mut level = wanted;
+    while level < current && !is_active(tick, level, max_level) {
+        level += 1;
+    }
+    level
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kick_and_drift_advance_by_half_and_whole_steps() {
+        let mut v = [1.0f64, -2.0, 0.5];
+        half_kick(&mut v, [2.0, 4.0, -1.0], 0.5);
+        assert_eq!(v, [1.5, -1.0, 0.25]);
+        let mut x = [0.0f32, 1.0, 2.0];
+        drift(&mut x, [1.0, -2.0, 0.5], 0.25);
+        assert_eq!(x, [0.25, 0.5, 2.125]);
+    }
+
+    #[test]
+    fn pair_interaction_is_newtonian_and_antisymmetric() {
+        let d = [3.0f64, 0.0, 4.0];
+        let (a, phi) = pair_accel_pot(d, 2.0, 0.0);
+        // |a| = m/r² = 2/25 along d/|d|; φ = −m/r.
+        assert!((a[0] - 2.0 / 25.0 * 0.6).abs() < 1e-15 && (a[2] - 2.0 / 25.0 * 0.8).abs() < 1e-15);
+        assert!((phi + 0.4).abs() < 1e-15);
+        let (b, psi) = pair_accel_pot([-3.0, -0.0, -4.0], 2.0, 0.0);
+        assert_eq!(b.map(|x| -x), a);
+        assert_eq!(psi, phi);
+        // Softening: a coincident pair has zero force and potential −m/ε.
+        let (c, phi0) = pair_accel_pot([0.0f32; 3], 1.0, 0.01);
+        assert_eq!(c, [0.0; 3]);
+        assert!((phi0 + 10.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn energy_terms() {
+        assert_eq!(kinetic_energy(2.0f64, [1.0, 2.0, 2.0]), 9.0);
+        assert_eq!(potential_energy(2.0f64, -3.0), -3.0);
+    }
+
+    #[test]
+    fn level_is_the_largest_block_step_not_above_the_criterion() {
+        // η·sqrt(ε/|a|) = 0.1·sqrt(0.01/0.04) = 0.05 → dt_max = 1 halves to 1/32 = 0.03125.
+        let p = Timestep {
+            eta: 0.1,
+            eps: 0.01,
+            dt_max: 1.0,
+            max_level: 20,
+        };
+        let dt = criterion(p.eta, p.eps, [0.0f32, 0.04, 0.0]);
+        assert!((dt - 0.05).abs() < 1e-7);
+        assert_eq!(timestep_level(&p, [0.0, 0.04, 0.0]), 5);
+        for k in 0..10 {
+            let want = 0.5f64.powi(k);
+            assert_eq!(level_for(want, 1.0, 20), k as u32, "exactly a block step");
+            assert_eq!(level_for(want * 0.999, 1.0, 20), k as u32 + 1);
+            assert_eq!(level_for(want * 1.999, 1.0, 20), k as u32);
+        }
+        // No force: the longest step; too short or NaN: the shortest.
+        assert_eq!(timestep_level(&p, [0.0; 3]), 0);
+        assert_eq!(level_for(1e-30f64, 1.0, 20), 20);
+        assert_eq!(level_for(f64::NAN, 1.0, 20), 20);
+    }
+
+    #[test]
+    fn block_hierarchy_stays_synchronised() {
+        let m = 4; // 16 ticks per block
+        assert_eq!(ticks(0, m), 16);
+        assert_eq!(ticks(4, m), 1);
+        let active: usize = (0..16).filter(|&t| is_active(t, 2, m)).count();
+        assert_eq!(active, 4);
+        assert!(is_active(8, 1, m) && !is_active(4, 1, m));
+        // Shorter steps are taken at once; longer ones only where the timeline is aligned.
+        assert_eq!(next_level(2, 3, 4, m), 3);
+        assert_eq!(next_level(3, 0, 2, m), 3, "tick 2 ends no level-2 step");
+        assert_eq!(next_level(3, 0, 4, m), 2);
+        assert_eq!(next_level(3, 0, 8, m), 1);
+        assert_eq!(next_level(3, 0, 16, m), 0);
+    }
+}
