@@ -215,18 +215,30 @@ pub fn build_device_tree_with(
     cells: usize,
     quadrupole: bool,
 ) -> Result<DeviceOctree, BhError> {
-    let n = bodies.len();
-    let n32 = n as u32;
-    let mut layout = storage.layout(cells);
     let (free, _) = gpu.memory()?;
-    if device_bytes(n, layout) > free {
+    let layout = storage.layout(cells);
+    if device_bytes(bodies.len(), layout) > free {
         return Err(BhError::TooLarge {
-            n,
-            need: device_bytes(n, layout) >> 20,
+            n: bodies.len(),
+            need: device_bytes(bodies.len(), layout) >> 20,
             free: free >> 20,
         });
     }
-    let d_bodies = gpu.upload(bodies)?;
+    build_tree_on_device(gpu, gpu.upload(bodies)?, storage, cells, quadrupole)
+}
+
+/// [`build_device_tree_with`] for bodies already on the device (validated: finite, positive
+/// masses), which the returned octree owns: the N-body loop's tree stages, with no copy.
+pub fn build_tree_on_device(
+    gpu: &Gpu,
+    d_bodies: CudaSlice<Body>,
+    storage: Storage,
+    cells: usize,
+    quadrupole: bool,
+) -> Result<DeviceOctree, BhError> {
+    let n = d_bodies.len();
+    let n32 = n as u32;
+    let mut layout = storage.layout(cells);
     let mut times = StageTimes::default();
     let mut retries = 0;
     let bbox_cfg = gpu.resident_grid(k::bh_bounding_box, dev::TREE_BLOCK)?;
@@ -337,82 +349,22 @@ pub fn gravity_with(
         ));
     }
     let n = bodies.len();
-    let n32 = n as u32;
+    let mut octree = build_device_tree_with(gpu, bodies, o.storage, cells, o.quadrupole)?;
+    let mut bufs = TraversalBuffers::new(gpu, n)?;
+    let times = traverse(gpu, &mut octree, p, o, &mut bufs)?;
     let DeviceOctree {
-        bodies: d_bodies,
-        tree: mut t,
+        tree: t,
         layout,
         retries,
-        mut times,
-    } = build_device_tree_with(gpu, bodies, o.storage, cells, o.quadrupole)?;
+        ..
+    } = octree;
+    let TraversalBuffers {
+        sort: d_sort,
+        groups: d_groups,
+        acc: d_acc,
+    } = bufs;
     let cells = layout.cells as usize;
-    let mut d_sort = gpu.alloc_poisoned::<u32>(n)?;
-    let mut d_groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
-    let group = o.traversal.grouped();
     let group_size = o.traversal.group_size();
-    if sorted || keep_tree || group {
-        let sort_cfg = gpu.resident_grid(k::bh_sort, dev::TREE_BLOCK)?;
-        times.sort = gpu
-            .time(|| unsafe {
-                let args = (
-                    n32,
-                    &mut t.header,
-                    &t.child,
-                    &t.next,
-                    &t.count,
-                    &mut t.start,
-                    &mut d_sort,
-                    &mut d_groups,
-                    group_size,
-                    layout,
-                );
-                gpu.launch(k::bh_sort, sort_cfg, args)
-            })?
-            .1;
-    }
-    let mut d_acc = gpu.alloc_poisoned::<Accel>(n)?;
-    let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
-    // The four group kernels share one signature.
-    macro_rules! group {
-        ($k:expr) => {{
-            let cfg = gpu.resident_grid($k, dev::GROUP_BLOCK)?;
-            let quad = o.quadrupole.then_some(&t.cell_quad);
-            let args = (
-                &d_bodies,
-                n32,
-                &d_sort,
-                &d_groups,
-                &mut t.header,
-                &t.child,
-                &t.next,
-                &t.cell_pm,
-                quad,
-                layout,
-                theta2,
-                eps2,
-                p.g,
-                &mut d_acc,
-            );
-            gpu.time(|| unsafe { gpu.launch($k, cfg, args) })?.1
-        }};
-    }
-    // SAFETY (each launch): buffers sized as the kernel's doc requires.
-    times.gravity = match (o.traversal, o.quadrupole) {
-        (Traversal::Vote, _) => {
-            let cfg = gpu.resident_grid(k::bh_gravity, dev::GRAVITY_BLOCK)?;
-            let order = sorted.then_some(&d_sort);
-            let args = (
-                &d_bodies, n32, order, &t.header, &t.child, &t.next, &t.cell_pm, layout, theta2,
-                eps2, p.g, &mut d_acc,
-            );
-            gpu.time(|| unsafe { gpu.launch(k::bh_gravity, cfg, args) })?
-                .1
-        }
-        (Traversal::Group, false) => group!(k::bh_gravity_group),
-        (Traversal::Group, true) => group!(k::bh_gravity_group_quad),
-        (Traversal::Group2, false) => group!(k::bh_gravity_group2),
-        (Traversal::Group2, true) => group!(k::bh_gravity_group2_quad),
-    };
     let acc = gpu.download(&d_acc)?;
     // The final header: groups, interaction and opening counts of this evaluation.
     let header = gpu.download(&t.header)?[0];
@@ -450,6 +402,150 @@ pub fn gravity_with(
         retries,
         tree,
     })
+}
+
+/// Device buffers of a traversal: the tree order and warp groups (written by the sort) and the
+/// accelerations. Reused across steps by the N-body loop.
+pub struct TraversalBuffers {
+    pub sort: CudaSlice<u32>,
+    pub groups: CudaSlice<[u32; 2]>,
+    pub acc: CudaSlice<Accel>,
+}
+
+impl TraversalBuffers {
+    /// Poisoned buffers for `n` bodies.
+    pub fn new(gpu: &Gpu, n: usize) -> Result<Self, GpuError> {
+        Ok(TraversalBuffers {
+            sort: gpu.alloc_poisoned(n)?,
+            groups: gpu.alloc_poisoned(n)?,
+            acc: gpu.alloc_poisoned(n)?,
+        })
+    }
+}
+
+/// Sorts a built octree (when the traversal or `o.sorted`/`o.keep_tree` needs it) and runs the
+/// gravity kernel of `o` into `bufs.acc`; returns the octree's stage times with the sort's and
+/// gravity's. The octree must have been built with moments when `o.quadrupole`.
+pub fn traverse(
+    gpu: &Gpu,
+    octree: &mut DeviceOctree,
+    p: &Params,
+    o: &Options,
+    bufs: &mut TraversalBuffers,
+) -> Result<StageTimes, BhError> {
+    let sorted = o.sorted;
+    let keep_tree = o.keep_tree;
+    let n32 = octree.bodies.len() as u32;
+    let mut times = octree.times;
+    let group = o.traversal.grouped();
+    let group_size = o.traversal.group_size();
+    if sorted || keep_tree || group {
+        let sort_cfg = gpu.resident_grid(k::bh_sort, dev::TREE_BLOCK)?;
+        times.sort = gpu
+            .time(|| unsafe {
+                let args = (
+                    n32,
+                    &mut octree.tree.header,
+                    &octree.tree.child,
+                    &octree.tree.next,
+                    &octree.tree.count,
+                    &mut octree.tree.start,
+                    &mut bufs.sort,
+                    &mut bufs.groups,
+                    group_size,
+                    octree.layout,
+                );
+                gpu.launch(k::bh_sort, sort_cfg, args)
+            })?
+            .1;
+    }
+    let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
+    // The four group kernels share one signature.
+    macro_rules! group {
+        ($k:expr) => {{
+            let cfg = gpu.resident_grid($k, dev::GROUP_BLOCK)?;
+            let quad = o.quadrupole.then_some(&octree.tree.cell_quad);
+            let args = (
+                &octree.bodies,
+                n32,
+                &bufs.sort,
+                &bufs.groups,
+                &mut octree.tree.header,
+                &octree.tree.child,
+                &octree.tree.next,
+                &octree.tree.cell_pm,
+                quad,
+                octree.layout,
+                theta2,
+                eps2,
+                p.g,
+                &mut bufs.acc,
+            );
+            gpu.time(|| unsafe { gpu.launch($k, cfg, args) })?.1
+        }};
+    }
+    // SAFETY (each launch): buffers sized as the kernel's doc requires.
+    times.gravity = match (o.traversal, o.quadrupole) {
+        (Traversal::Vote, _) => {
+            let cfg = gpu.resident_grid(k::bh_gravity, dev::GRAVITY_BLOCK)?;
+            let order = sorted.then_some(&bufs.sort);
+            let args = (
+                &octree.bodies, n32, order, &octree.tree.header, &octree.tree.child, &octree.tree.next, &octree.tree.cell_pm, octree.layout, theta2,
+                eps2, p.g, &mut bufs.acc,
+            );
+            gpu.time(|| unsafe { gpu.launch(k::bh_gravity, cfg, args) })?
+                .1
+        }
+        (Traversal::Group, false) => group!(k::bh_gravity_group),
+        (Traversal::Group, true) => group!(k::bh_gravity_group_quad),
+        (Traversal::Group2, false) => group!(k::bh_gravity_group2),
+        (Traversal::Group2, true) => group!(k::bh_gravity_group2_quad),
+    };
+    Ok(times)
+}
+
+/// Each body's potential `pot[i]` (per the kernel `bh_gravity_group2_pot`: monopoles, the other
+/// bodies only) from a built and sorted octree, with accelerations into the scratch `acc`; returns
+/// the kernel's time in ms. Groups of up to 64 bodies (any grouped traversal's sort).
+pub fn potential(
+    gpu: &Gpu,
+    octree: &mut DeviceOctree,
+    p: &Params,
+    bufs: &TraversalBuffers,
+    acc: &mut CudaSlice<Accel>,
+    pot: &mut CudaSlice<f32>,
+) -> Result<f64, BhError> {
+    let n = octree.bodies.len();
+    if acc.len() < n || pot.len() < n {
+        return Err(BhError::Option(format!(
+            "potential: {n} bodies but buffers of {} and {}",
+            acc.len(),
+            pot.len()
+        )));
+    }
+    let cfg = gpu.resident_grid(k::bh_gravity_group2_pot, dev::GROUP_BLOCK)?;
+    let t = &mut octree.tree;
+    let args = (
+        &octree.bodies,
+        n as u32,
+        &bufs.sort,
+        &bufs.groups,
+        &mut t.header,
+        &t.child,
+        &t.next,
+        &t.cell_pm,
+        octree.layout,
+        p.theta * p.theta,
+        p.eps * p.eps,
+        p.g,
+        acc,
+        pot,
+    );
+    // SAFETY: a summarized, sorted tree of n bodies; groups of at most 64 from the sort; both
+    // outputs hold n entries (checked above).
+    Ok(gpu
+        .time(|| unsafe { gpu.launch(k::bh_gravity_group2_pot, cfg, args) })?
+        .1)
 }
 
 /// Direct summation on the GPU: float32 (`bh_brute_force`) and its time in ms.

@@ -3,6 +3,8 @@
 //! over the per-particle formulas of `warpkit_device::nbody`. Units: G = 1 throughout.
 
 pub mod cpu;
+pub mod gpu;
+pub mod run;
 pub mod ic;
 pub mod snapshot;
 

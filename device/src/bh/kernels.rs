@@ -742,15 +742,16 @@ macro_rules! group_kernel {
         ) {
             // SAFETY: forwarded contract.
             unsafe {
+                let pot = core::ptr::null_mut();
                 if softened(eps2) {
-                    gravity_group::<$k, true, $quad>(
+                    gravity_group::<$k, true, $quad, false>(
                         bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
-                        theta2, eps2, g, acc,
+                        theta2, eps2, g, acc, pot,
                     )
                 } else {
-                    gravity_group::<$k, false, $quad>(
+                    gravity_group::<$k, false, $quad, false>(
                         bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
-                        theta2, eps2, g, acc,
+                        theta2, eps2, g, acc, pot,
                     )
                 }
             }
@@ -787,6 +788,44 @@ group_kernel!(
     bh_gravity_group2_quad, 2, true
 );
 
+/// [`bh_gravity_group2`] that also writes each body's potential `pot[i] = G Σ_j −m_j /
+/// √(r_ij² + ε²)` over the other bodies (monopoles, the same list as the accelerations): the
+/// N-body diagnostics' potential energy. Same launch as [`bh_gravity_group2`].
+#[allow(clippy::too_many_arguments)]
+#[crate::kernel]
+pub unsafe fn bh_gravity_group2_pot(
+    bodies: *const Body,
+    n: u32,
+    sort: *const u32,
+    groups: *const [u32; 2],
+    header: *mut TreeHeader,
+    child: *const i32,
+    next: *const i32,
+    cell_pm: *const Body,
+    layout: Layout,
+    theta2: f32,
+    eps2: f32,
+    g: f32,
+    acc: *mut Accel,
+    pot: *mut f32,
+) {
+    let q = core::ptr::null();
+    // SAFETY: forwarded contract.
+    unsafe {
+        if softened(eps2) {
+            gravity_group::<2, true, false, true>(
+                bodies, n, sort, groups, header, child, next, cell_pm, q, layout, theta2, eps2, g,
+                acc, pot,
+            )
+        } else {
+            gravity_group::<2, false, false, true>(
+                bodies, n, sort, groups, header, child, next, cell_pm, q, layout, theta2, eps2, g,
+                acc, pot,
+            )
+        }
+    }
+}
+
 /// The warp-group traversal with `K` bodies per lane (lane `l` holds group members `l + 32 k`;
 /// in a group of at most a half or a quarter of `32 K` bodies, lanes `l` and `l ± 16` (and `± 8`)
 /// hold the same members and split the list between them).
@@ -795,7 +834,7 @@ group_kernel!(
 /// As [`bh_gravity_group`]; groups hold at most `32 K` bodies.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
+unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool, const POT: bool>(
     bodies: *const Body,
     n: u32,
     sort: *const u32,
@@ -810,6 +849,7 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
     eps2: f32,
     g: f32,
     acc: *mut Accel,
+    pot: *mut f32,
 ) {
     let lane = lane_id();
     let wib = warp_idx() as usize;
@@ -869,7 +909,11 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
                 |s: &Body, depth: usize| is_far_from_box(s.pos(), *w2.add(depth), bc, bh, theta2);
             let shares = Shares { part, shift };
             let mut t = Targets::at(p);
-            let stats = if QUAD {
+            let stats = if POT {
+                let inter = MonopolePot::<K, SOFT> { eps2 };
+                let none = core::ptr::NonNull::<()>::dangling().as_ptr();
+                walk_warp(&tree, &inter, far, stack, list, none, shares, &mut t)
+            } else if QUAD {
                 let quads = DevArray::new(cell_quad);
                 let inter = Quadrupole::<_, K, SOFT> { eps2, quads };
                 walk_warp(&tree, &inter, far, stack, list, lq, shares, &mut t)
@@ -878,13 +922,18 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
                 let none = core::ptr::NonNull::<()>::dangling().as_ptr();
                 walk_warp(&tree, &inter, far, stack, list, none, shares, &mut t)
             };
-            let (mut a, listed, popped) = (t.a, stats.listed, stats.popped);
+            let (mut a, mut phi, listed, popped) = (t.a, t.phi, stats.listed, stats.popped);
             // The shares of a body's lanes (lanes `seat + seats j`) summed into each of them.
             let mut off = seats;
             while off < crate::WARP_SIZE {
                 for ak in a.iter_mut() {
                     for c in ak.iter_mut() {
                         *c += shfl_xor_f32(FULL_MASK, *c, off).0;
+                    }
+                }
+                if POT {
+                    for pk in phi.iter_mut() {
+                        *pk += shfl_xor_f32(FULL_MASK, *pk, off).0;
                     }
                 }
                 off <<= 1;
@@ -900,6 +949,11 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool>(
                         y: g * a[k][1],
                         z: g * a[k][2],
                     };
+                    if POT {
+                        // The potential of the others: the body's own term taken out.
+                        let m = (*bodies.add(i[k] as usize)).m;
+                        *pot.add(i[k] as usize) = g * (phi[k] - self_potential::<SOFT>(m, eps2));
+                    }
                 }
             }
             w = take_group();

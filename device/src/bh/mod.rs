@@ -548,6 +548,34 @@ pub fn add_pair_accel<const SOFT: bool>(
     }
 }
 
+/// [`add_pair_accel`] and the potential: also `phi -= m / √(|d|² + ε²)` (per unit G). A body on
+/// itself adds `−m/ε` (nothing when ε = 0); callers that need the potential of the others remove
+/// it with [`self_potential`].
+#[inline(always)]
+pub fn add_pair_accel_pot<const SOFT: bool>(
+    a: &mut [f32; 3],
+    phi: &mut f32,
+    p: [f32; 3],
+    q: [f32; 3],
+    m: f32,
+    eps2: f32,
+) {
+    let (d, inv) = offset_inv_r::<SOFT>(p, q, eps2);
+    let m_inv = m * inv;
+    let f = m_inv * (inv * inv);
+    for c in 0..3 {
+        a[c] = math::fma(d[c], f, a[c]);
+    }
+    *phi -= m_inv;
+}
+
+/// The term a body of mass `m` adds to its own potential in [`add_pair_accel_pot`]: `−m/ε` with
+/// the same rounding (0 when not softened).
+#[inline(always)]
+pub fn self_potential<const SOFT: bool>(m: f32, eps2: f32) -> f32 {
+    -m * offset_inv_r::<SOFT>([0.0; 3], [0.0; 3], eps2).1
+}
+
 /// The offset `d = q − p` and the softened inverse distance `1/√(|d|² + ε²)` of the interaction
 /// formulas, or 0 for a zero softened distance (a body on itself with ε = 0); `SOFT` as in
 /// [`add_pair_accel`].
@@ -706,12 +734,14 @@ impl Octree for RawOctree {
     }
 }
 
-/// `K` bodies' positions and accelerations (one lane's in the group kernels; one body's on the
-/// CPU).
+/// `K` bodies' positions, accelerations and potentials (one lane's in the group kernels; one
+/// body's on the CPU). Interactions without the potential leave `phi` alone (and the kernels'
+/// registers do not hold it).
 #[derive(Clone, Copy, Debug)]
 pub struct Targets<const K: usize> {
     pub p: [[f32; 3]; K],
     pub a: [[f32; 3]; K],
+    pub phi: [f32; K],
 }
 
 impl<const K: usize> Targets<K> {
@@ -720,6 +750,28 @@ impl<const K: usize> Targets<K> {
         Targets {
             p,
             a: [[0.0; 3]; K],
+            phi: [0.0; K],
+        }
+    }
+}
+
+/// [`Monopole`] with the potential ([`add_pair_accel_pot`]): for N-body diagnostics.
+#[derive(Clone, Copy, Debug)]
+pub struct MonopolePot<const K: usize, const SOFT: bool> {
+    pub eps2: f32,
+}
+
+impl<const K: usize, const SOFT: bool> Interaction for MonopolePot<K, SOFT> {
+    type Extra = ();
+    type Target = Targets<K>;
+    #[inline(always)]
+    fn cell_extra(&self, _: i32) {}
+    #[inline(always)]
+    fn body_extra(&self, _: i32) {}
+    #[inline(always)]
+    fn add(&self, t: &mut Targets<K>, s: &Body, _: &()) {
+        for k in 0..K {
+            add_pair_accel_pot::<SOFT>(&mut t.a[k], &mut t.phi[k], t.p[k], s.pos(), s.m, self.eps2);
         }
     }
 }

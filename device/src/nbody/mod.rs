@@ -11,6 +11,8 @@
 //! `dt_max / 2^level`; time runs on an integer timeline of `2^max_level` ticks per `dt_max`, and a
 //! particle of level `k` is active (kicked) on ticks that are multiples of `2^(max_level - k)`.
 
+pub mod kernels;
+
 use crate::fem::Real;
 use crate::math;
 use core::cmp::Ordering::{Equal, Less};
@@ -50,16 +52,25 @@ pub struct Timestep {
 
 crate::shared_type!(Timestep);
 
+/// Threads per block of the N-body kernels (memory bound: any whole number of warps).
+pub const NBODY_BLOCK: u32 = 256;
+
 /// Levels are tick counts in a u64 timeline; 62 leaves room for the sum of two steps.
 pub const MAX_LEVEL: u32 = 62;
+
+/// `v += a·dt`: a kick. The GPU loop merges one step's closing half kick with the next step's
+/// opening one into a kick of `dt` when no output falls between them.
+#[inline(always)]
+pub fn kick<T: Float>(v: &mut [T; 3], a: [T; 3], dt: T) {
+    for k in 0..3 {
+        v[k] = a[k].mul_add(dt, v[k]);
+    }
+}
 
 /// `v += a·dt/2`: the half kick that opens and closes each leapfrog step.
 #[inline(always)]
 pub fn half_kick<T: Float>(v: &mut [T; 3], a: [T; 3], dt: T) {
-    let h = dt * T::from_f64(0.5);
-    for k in 0..3 {
-        v[k] = a[k].mul_add(h, v[k]);
-    }
+    kick(v, a, dt * T::from_f64(0.5));
 }
 
 /// `x += v·dt`: the drift between the two half kicks.

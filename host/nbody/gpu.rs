@@ -1,0 +1,317 @@
+//! The N-body loop on the GPU: positions, velocities, accelerations and particle ids stay in device
+//! memory for the whole run; each step rebuilds the octree with the Barnes–Hut stages
+//! (`crate::bh::gpu`), and the host is woken only for diagnostics and output.
+//!
+//! One shared step of length `dt` (kick-drift-kick):
+//! 1. `nbody_kick_drift`: `v += a·dt/2`, `x += v·dt` (and a flag for any non-finite particle);
+//! 2. tree stages on the new positions (bounding box, build, summary, sort) and forces;
+//! 3. `nbody_permute`: the state gathered into the tree's order, so the next step's traversal
+//!    reads neighbouring particles from neighbouring memory (skipped on diagnostic steps, whose
+//!    potential is in the tree's input order);
+//! 4. `nbody_kick_drift` with no drift: `v += a·dt/2`.
+
+use super::Particles;
+use crate::bh::gpu::{
+    self as bhgpu, BhError, DeviceOctree, Options, StageTimes, Storage, Traversal,
+    TraversalBuffers,
+};
+use crate::bh::{Params, initial_cells};
+use crate::device::bh::{Accel, Body};
+use crate::device::nbody::{NBODY_BLOCK, kernels as k};
+use crate::runtime::{CudaSlice, Gpu, GpuError, grid_for};
+use std::collections::HashMap;
+
+/// How forces are evaluated in the loop.
+#[derive(Clone, Copy, Debug)]
+pub struct ForceOptions {
+    pub params: Params,
+    pub traversal: Traversal,
+    /// Quadrupole moments in the cell interactions (group kernels).
+    pub quadrupole: bool,
+}
+
+impl Default for ForceOptions {
+    /// The fastest accurate setting: two bodies per lane, quadrupoles, θ = 0.5.
+    fn default() -> Self {
+        ForceOptions {
+            params: Params::default(),
+            traversal: Traversal::Group2,
+            quadrupole: true,
+        }
+    }
+}
+
+/// Milliseconds spent per stage, summed over the steps run so far.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoopTimes {
+    /// Tree stages and forces, as [`StageTimes`].
+    pub tree: StageTimes,
+    pub kick_drift: f64,
+    pub permute: f64,
+    /// The potential on diagnostic steps.
+    pub potential: f64,
+}
+
+impl LoopTimes {
+    pub fn total(&self) -> f64 {
+        self.tree.total() + self.kick_drift + self.permute + self.potential
+    }
+}
+
+/// Failures of the GPU loop.
+#[derive(Debug, thiserror::Error)]
+pub enum NbodyGpuError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error(transparent)]
+    Tree(#[from] BhError),
+    #[error(
+        "step {step} (t = {time}): particle {id} has a non-finite position or velocity; the last good state is kept"
+    )]
+    BlowUp { step: u64, time: f64, id: u64 },
+    #[error("{0}")]
+    Input(String),
+}
+
+/// A system evolving on the GPU.
+pub struct GpuSim<'g> {
+    gpu: &'g Gpu,
+    n: usize,
+    /// `None` only while the tree stages own the bodies.
+    bodies: Option<CudaSlice<Body>>,
+    vel: CudaSlice<[f32; 3]>,
+    ids: CudaSlice<u64>,
+    /// Permutation targets, swapped with the state after each gather.
+    spare_bodies: CudaSlice<Body>,
+    spare_vel: CudaSlice<[f32; 3]>,
+    spare_acc: CudaSlice<Accel>,
+    spare_ids: CudaSlice<u64>,
+    bufs: TraversalBuffers,
+    pot: CudaSlice<f32>,
+    bad: CudaSlice<u32>,
+    /// Particle type by id (ids are not reordered on the host).
+    types: HashMap<u64, u8>,
+    pub forces: ForceOptions,
+    /// Cells of the last successful build: the next starts there (no retries in a steady run).
+    cells: usize,
+    /// Whether `pot` holds the current state's potential (a diagnostic step just ran).
+    pot_fresh: bool,
+    pub time: f64,
+    pub steps: u64,
+    pub times: LoopTimes,
+}
+
+impl<'g> GpuSim<'g> {
+    /// Uploads `p` (float64 on the host, float32 on the device) and computes the first forces.
+    pub fn new(gpu: &'g Gpu, p: &Particles, forces: ForceOptions) -> Result<Self, NbodyGpuError> {
+        let n = p.len();
+        if n == 0 {
+            return Err(NbodyGpuError::Input("no particles".into()));
+        }
+        if n > (i32::MAX / 2) as usize {
+            return Err(NbodyGpuError::Input(format!(
+                "{n} particles: at most 2^30 fit the tree's indices"
+            )));
+        }
+        let bodies: Vec<Body> = (0..n)
+            .map(|i| Body {
+                x: p.pos[i][0] as f32,
+                y: p.pos[i][1] as f32,
+                z: p.pos[i][2] as f32,
+                m: p.mass[i] as f32,
+            })
+            .collect();
+        crate::bh::validate(&bodies, &forces.params).map_err(BhError::from)?;
+        let vel: Vec<[f32; 3]> = p.vel.iter().map(|v| v.map(|c| c as f32)).collect();
+        if let Some(i) = vel.iter().position(|v| !v.iter().all(|c| c.is_finite())) {
+            return Err(NbodyGpuError::Input(format!(
+                "particle {} (id {}) has a non-finite velocity",
+                i, p.id[i]
+            )));
+        }
+        let types = p.id.iter().copied().zip(p.ptype.iter().copied()).collect();
+        let mut sim = GpuSim {
+            gpu,
+            n,
+            bodies: Some(gpu.upload(&bodies)?),
+            vel: gpu.upload(&vel)?,
+            ids: gpu.upload(&p.id)?,
+            spare_bodies: gpu.alloc_poisoned(n)?,
+            spare_vel: gpu.alloc_poisoned(n)?,
+            spare_acc: gpu.alloc_poisoned(n)?,
+            spare_ids: gpu.alloc_poisoned(n)?,
+            bufs: TraversalBuffers::new(gpu, n)?,
+            pot: gpu.alloc_poisoned(n)?,
+            bad: gpu.upload(&[u32::MAX])?,
+            types,
+            forces,
+            cells: initial_cells(n),
+            pot_fresh: false,
+            time: 0.0,
+            steps: 0,
+            times: LoopTimes::default(),
+        };
+        sim.evaluate_forces(true)?;
+        Ok(sim)
+    }
+
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Tree and forces on the current positions (and the potential when `potential`); gathers
+    /// the state into tree order unless the potential was asked for.
+    fn evaluate_forces(&mut self, potential: bool) -> Result<(), NbodyGpuError> {
+        let gpu = self.gpu;
+        let f = self.forces;
+        let bodies = self.bodies.take().expect("bodies are home between steps");
+        let mut octree: DeviceOctree = bhgpu::build_tree_on_device(
+            gpu,
+            bodies,
+            Storage::Dense,
+            self.cells,
+            f.quadrupole,
+        )?;
+        self.cells = octree.layout.cells as usize;
+        let o = Options {
+            sorted: true,
+            traversal: f.traversal,
+            quadrupole: f.quadrupole,
+            ..Default::default()
+        };
+        let t = bhgpu::traverse(gpu, &mut octree, &f.params, &o, &mut self.bufs)?;
+        add_times(&mut self.times.tree, &t);
+        if potential {
+            // Accelerations again (monopoles) into the spare buffer, which is free now.
+            self.times.potential += bhgpu::potential(
+                gpu,
+                &mut octree,
+                &f.params,
+                &self.bufs,
+                &mut self.spare_acc,
+                &mut self.pot,
+            )?;
+            self.bodies = Some(octree.bodies);
+            self.pot_fresh = true;
+            return Ok(());
+        }
+        self.pot_fresh = false;
+        let n = self.n as u32;
+        let cfg = grid_for(n, NBODY_BLOCK);
+        let args = (
+            &self.bufs.sort,
+            n,
+            &octree.bodies,
+            &mut self.spare_bodies,
+            &self.vel,
+            &mut self.spare_vel,
+            &self.bufs.acc,
+            &mut self.spare_acc,
+            &self.ids,
+            &mut self.spare_ids,
+        );
+        // SAFETY: `sort` is the tree's permutation of 0..n; every array holds n entries.
+        let ((), ms) = gpu.time(|| unsafe { gpu.launch(k::nbody_permute, cfg, args) })?;
+        self.times.permute += ms;
+        self.bodies = Some(std::mem::replace(&mut self.spare_bodies, octree.bodies));
+        std::mem::swap(&mut self.vel, &mut self.spare_vel);
+        std::mem::swap(&mut self.bufs.acc, &mut self.spare_acc);
+        std::mem::swap(&mut self.ids, &mut self.spare_ids);
+        Ok(())
+    }
+
+    /// `v += a·dt_kick`, `x += v·dt_drift` on every particle; stops at a non-finite one.
+    fn kick_drift(&mut self, dt_kick: f32, dt_drift: f32) -> Result<(), NbodyGpuError> {
+        let gpu = self.gpu;
+        let n = self.n as u32;
+        let bodies = self.bodies.as_mut().expect("bodies are home between steps");
+        let args = (
+            bodies,
+            &mut self.vel,
+            &self.bufs.acc,
+            n,
+            dt_kick,
+            dt_drift,
+            &mut self.bad,
+        );
+        // SAFETY: every array holds n entries; `bad` one.
+        let ((), ms) =
+            gpu.time(|| unsafe { gpu.launch(k::nbody_kick_drift, grid_for(n, NBODY_BLOCK), args) })?;
+        self.times.kick_drift += ms;
+        let bad = gpu.download(&self.bad)?[0];
+        if bad != u32::MAX {
+            let id = gpu.download(&self.ids)?[bad as usize];
+            return Err(NbodyGpuError::BlowUp {
+                step: self.steps + 1,
+                time: self.time,
+                id,
+            });
+        }
+        Ok(())
+    }
+
+    /// One kick-drift-kick step of length `dt`; with `potential`, the potential of the new state
+    /// is computed too (for [`Self::state`]).
+    pub fn step(&mut self, dt: f64, potential: bool) -> Result<(), NbodyGpuError> {
+        if !(dt.is_finite() && dt > 0.0) {
+            return Err(NbodyGpuError::Input(format!("dt = {dt} must be finite and > 0")));
+        }
+        let h = (0.5 * dt) as f32;
+        self.kick_drift(h, dt as f32)?;
+        self.evaluate_forces(potential)?;
+        self.kick_drift(h, 0.0)?;
+        self.time += dt;
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// Computes the current state's potential if the last step did not.
+    pub fn ensure_potential(&mut self) -> Result<(), NbodyGpuError> {
+        if !self.pot_fresh {
+            self.evaluate_forces(true)?;
+        }
+        Ok(())
+    }
+
+    /// The current state on the host (float64), with each particle's potential (computing it if
+    /// needed), in the device's current order.
+    pub fn state(&mut self) -> Result<(Particles, Vec<f64>), NbodyGpuError> {
+        self.ensure_potential()?;
+        let gpu = self.gpu;
+        let bodies = gpu.download(self.bodies.as_ref().expect("bodies are home"))?;
+        let vel = gpu.download(&self.vel)?;
+        let ids = gpu.download(&self.ids)?;
+        let pot = gpu.download(&self.pot)?;
+        let mut p = Particles::with_capacity(self.n);
+        for i in 0..self.n {
+            let b = bodies[i];
+            let id = ids[i];
+            p.push(
+                [b.x as f64, b.y as f64, b.z as f64],
+                vel[i].map(|c| c as f64),
+                b.m as f64,
+                id,
+                self.types.get(&id).copied().unwrap_or(0),
+            );
+        }
+        Ok((p, pot.into_iter().map(f64::from).collect()))
+    }
+
+    /// The accelerations of the current state, in the device's current order (for checks).
+    pub fn accelerations(&self) -> Result<Vec<Accel>, NbodyGpuError> {
+        Ok(self.gpu.download(&self.bufs.acc)?)
+    }
+}
+
+fn add_times(sum: &mut StageTimes, t: &StageTimes) {
+    sum.reset += t.reset;
+    sum.bounding_box += t.bounding_box;
+    sum.build += t.build;
+    sum.summarize += t.summarize;
+    sum.sort += t.sort;
+    sum.gravity += t.gravity;
+}

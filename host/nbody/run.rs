@@ -1,0 +1,538 @@
+//! `warpkit nbody`: a whole run — initial conditions, the loop on either backend, diagnostics as
+//! CSV, snapshots, an energy plot and a timing table — configured by one [`RunConfig`] (a TOML
+//! file and command-line overrides). The GPU backend runs [`super::gpu::GpuSim`] (tree forces);
+//! the CPU backend runs [`super::cpu::Simulation`] (float64 direct summation), the reference at
+//! small N.
+
+use super::cpu::{Diagnostics, Simulation};
+use super::gpu::{ForceOptions, GpuSim, LoopTimes, NbodyGpuError};
+use super::ic::{DiskGalaxy, Encounter, Hernquist, Plummer};
+use super::snapshot::{self, Format, Precision, Snapshot};
+use super::Particles;
+use crate::backend::Backend;
+use crate::bh::Params;
+use crate::bh::gpu::Traversal;
+use crate::repro::output::{Csv, OutDir, progress};
+use crate::repro::plot::{self, Axis, LineChart, Scale, Series};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Which initial conditions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum IcKind {
+    /// Plummer sphere in equilibrium, Hénon units (M = 1, E = −1/4).
+    Plummer,
+    /// Hernquist sphere, M = 1, a = 1, from its isotropic distribution function.
+    Hernquist,
+    /// One disk galaxy: Hernquist halo + exponential disk (DICE-like).
+    Disk,
+    /// Two disk galaxies on a parabolic orbit: the self-gravity document's collision.
+    Collision,
+    /// A Gadget snapshot (`ic.file`).
+    Snapshot,
+}
+
+/// Initial conditions: `[ic]` in the TOML file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IcConfig {
+    pub kind: IcKind,
+    /// Total particles (split between galaxies and components in their default proportions).
+    pub n: usize,
+    pub seed: u64,
+    /// The snapshot to start from (`kind = "snapshot"`), e.g. a restart.
+    pub file: Option<PathBuf>,
+    /// Collision: secondary / primary mass.
+    pub mass_ratio: f64,
+    /// Collision: pericentre distance (disk scale lengths).
+    pub pericentre: f64,
+    /// Collision: initial separation.
+    pub separation: f64,
+    /// Collision: eccentricity of the orbit (1: parabolic).
+    pub eccentricity: f64,
+    /// Collision: the two disks' inclinations to the orbital plane, degrees.
+    pub inclination_deg: [f64; 2],
+    /// Disk galaxies: Toomre Q.
+    pub toomre_q: f64,
+}
+
+impl Default for IcConfig {
+    /// The document's run: 5·10^6 particles in two halo + disk galaxies on a parabolic orbit.
+    fn default() -> Self {
+        let e = Encounter::default();
+        IcConfig {
+            kind: IcKind::Collision,
+            n: 5_000_000,
+            seed: 1,
+            file: None,
+            mass_ratio: e.mass_ratio,
+            pericentre: e.pericentre,
+            separation: e.separation,
+            eccentricity: e.eccentricity,
+            inclination_deg: e.inclination_deg,
+            toomre_q: e.primary.toomre_q,
+        }
+    }
+}
+
+/// The integration: `[run]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StepConfig {
+    /// Length of the run in time units (G = 1).
+    pub t_end: f64,
+    /// The shared time step.
+    pub dt: f64,
+    /// Plummer softening ε.
+    pub eps: f64,
+    /// Opening angle θ (GPU tree).
+    pub theta: f64,
+    /// Quadrupole moments in the tree forces.
+    pub quadrupole: bool,
+}
+
+impl Default for StepConfig {
+    /// The collision: 80 time units (first pericentre near t ≈ 25, tails well formed by the
+    /// end) in steps of 0.02, ε = 0.05 disk scale lengths.
+    fn default() -> Self {
+        StepConfig {
+            t_end: 80.0,
+            dt: 0.02,
+            eps: 0.05,
+            theta: 0.5,
+            quadrupole: true,
+        }
+    }
+}
+
+/// Outputs: `[output]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OutputConfig {
+    pub dir: PathBuf,
+    /// Diagnostics every this many steps (and at the start and end).
+    pub diag_every: u64,
+    /// A snapshot every this many steps (0: only the last).
+    pub snapshot_every: u64,
+    /// Gadget format 1 or 2.
+    pub format: SnapshotFormat,
+    /// Also save the initial conditions as `ic.gadget`.
+    pub write_ic: bool,
+}
+
+/// Snapshot file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SnapshotFormat {
+    Gadget1,
+    Gadget2,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig {
+            dir: PathBuf::from("nbody-out"),
+            diag_every: 50,
+            snapshot_every: 1000,
+            format: SnapshotFormat::Gadget2,
+            write_ic: false,
+        }
+    }
+}
+
+/// Everything a run needs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunConfig {
+    pub ic: IcConfig,
+    pub run: StepConfig,
+    pub output: OutputConfig,
+}
+
+impl RunConfig {
+    /// Reads a TOML file; unknown keys are errors (a typo must not be ignored).
+    pub fn from_toml_file(path: &Path) -> Result<Self, RunError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RunError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| RunError::Config(format!("{}: {e}", path.display())))
+    }
+
+    /// The CPU backend's default: the same collision, small enough for float64 direct summation
+    /// in about a minute on two cores.
+    pub fn cpu_default() -> Self {
+        let mut c = RunConfig::default();
+        c.ic.n = 3000;
+        c.run.dt = 0.1;
+        c.output.snapshot_every = 200;
+        c.output.diag_every = 10;
+        c
+    }
+
+    /// Checks every value before any work.
+    pub fn validate(&self) -> Result<(), RunError> {
+        let bad = |m: String| Err(RunError::Config(m));
+        let r = &self.run;
+        if !(r.dt.is_finite() && r.dt > 0.0) {
+            return bad(format!("run.dt = {} must be finite and > 0", r.dt));
+        }
+        if !(r.t_end.is_finite() && r.t_end >= 0.0) {
+            return bad(format!("run.t_end = {} must be finite and ≥ 0", r.t_end));
+        }
+        if r.t_end / r.dt > 1e9 {
+            return bad(format!("run.t_end / run.dt = {:.3e} steps is too many", r.t_end / r.dt));
+        }
+        if !(r.eps.is_finite() && r.eps >= 0.0) {
+            return bad(format!("run.eps = {} must be finite and ≥ 0", r.eps));
+        }
+        if !(r.theta.is_finite() && r.theta >= 0.0) {
+            return bad(format!("run.theta = {} must be finite and ≥ 0", r.theta));
+        }
+        if self.ic.kind != IcKind::Snapshot && self.ic.n < 2 {
+            return bad(format!("ic.n = {} must be at least 2", self.ic.n));
+        }
+        if self.ic.kind != IcKind::Snapshot && self.ic.n > 1 << 30 {
+            return bad(format!("ic.n = {} exceeds 2^30 particles", self.ic.n));
+        }
+        if self.ic.kind == IcKind::Snapshot && self.ic.file.is_none() {
+            return bad("ic.kind = \"snapshot\" needs ic.file".into());
+        }
+        if self.output.diag_every == 0 {
+            return bad("output.diag_every must be ≥ 1".into());
+        }
+        Ok(())
+    }
+
+    /// The steps this run takes.
+    pub fn steps(&self) -> u64 {
+        (self.run.t_end / self.run.dt).round() as u64
+    }
+}
+
+/// Failures of a run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Ic(#[from] super::ic::IcError),
+    #[error(transparent)]
+    Snapshot(#[from] snapshot::SnapshotError),
+    #[error(transparent)]
+    Gpu(#[from] NbodyGpuError),
+    #[error(transparent)]
+    Cpu(#[from] super::cpu::SimError),
+    #[error(transparent)]
+    Output(#[from] crate::repro::output::OutputError),
+    #[error("plot: {0}")]
+    Plot(String),
+}
+
+/// The initial conditions of `c`.
+pub fn initial_conditions(c: &IcConfig) -> Result<Particles, RunError> {
+    Ok(match c.kind {
+        IcKind::Plummer => Plummer::henon(c.n, c.seed).try_generate()?,
+        IcKind::Hernquist => Hernquist::new(c.n, 1.0, 1.0, c.seed).try_generate()?,
+        IcKind::Disk => galaxy(c, c.n).try_generate()?,
+        IcKind::Collision => {
+            let per = (c.n as f64 / (1.0 + c.mass_ratio)).round() as usize;
+            let e = Encounter {
+                primary: galaxy(c, per),
+                mass_ratio: c.mass_ratio,
+                pericentre: c.pericentre,
+                eccentricity: c.eccentricity,
+                separation: c.separation,
+                inclination_deg: c.inclination_deg,
+                seed: c.seed,
+                ..Encounter::default()
+            };
+            e.try_generate()?
+        }
+        IcKind::Snapshot => {
+            let path = c.file.as_ref().expect("validated");
+            snapshot::read_gadget(path)?.particles
+        }
+    })
+}
+
+/// A default galaxy with `n` particles in its default halo : disk proportion.
+fn galaxy(c: &IcConfig, n: usize) -> DiskGalaxy {
+    let d = DiskGalaxy::default();
+    let total = (d.n_halo + d.n_disk) as f64;
+    let n_disk = ((n as f64) * d.n_disk as f64 / total).round().max(1.0) as usize;
+    DiskGalaxy {
+        n_halo: n.saturating_sub(n_disk).max(1),
+        n_disk,
+        toomre_q: c.toomre_q,
+        seed: c.seed,
+        ..d
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub backend: &'static str,
+    pub n: usize,
+    pub steps: u64,
+    pub time: f64,
+    pub wall_s: f64,
+    /// GPU stage times summed over the run (ms); zero on the CPU.
+    pub gpu_times: LoopTimes,
+    /// Host time writing snapshots and diagnostics (s).
+    pub io_s: f64,
+    pub first: Diagnostics,
+    pub last: Diagnostics,
+    pub interrupted: bool,
+    pub dir: PathBuf,
+}
+
+impl RunSummary {
+    /// |ΔE/E| between the first and last diagnostics.
+    pub fn energy_drift(&self) -> f64 {
+        ((self.last.total - self.first.total) / self.first.total).abs()
+    }
+}
+
+/// The loop on either backend.
+enum Sim<'g> {
+    Gpu(Box<GpuSim<'g>>),
+    Cpu(Box<Simulation>),
+}
+
+impl Sim<'_> {
+    fn step(&mut self, dt: f64, potential: bool) -> Result<(), RunError> {
+        match self {
+            Sim::Gpu(s) => s.step(dt, potential)?,
+            Sim::Cpu(s) => s.step()?,
+        }
+        Ok(())
+    }
+
+    fn diagnostics(&mut self) -> Result<(Diagnostics, Particles), RunError> {
+        match self {
+            Sim::Gpu(s) => {
+                let time = s.time;
+                let (p, pot) = s.state()?;
+                Ok((Diagnostics::compute(&p, &pot, time), p))
+            }
+            Sim::Cpu(s) => Ok((s.diagnostics(), s.particles.clone())),
+        }
+    }
+
+    fn time(&self) -> f64 {
+        match self {
+            Sim::Gpu(s) => s.time,
+            Sim::Cpu(s) => s.time,
+        }
+    }
+}
+
+/// Runs `c` on `backend`, writing into `c.output.dir`: `diagnostics.csv` (a row every
+/// `diag_every` steps, written as measured), `snapshot_NNNNNN.gadget`, `energy.png/svg`,
+/// `timing.md`, `config.toml` (the configuration used). Ctrl-C (when `stop` is set) ends the run
+/// after the current step with a final snapshot and the logs. A blow-up stops the run naming the
+/// step and particle; the snapshots written before it are kept.
+pub fn run(backend: &Backend, c: &RunConfig, stop: Arc<AtomicBool>) -> Result<RunSummary, RunError> {
+    c.validate()?;
+    // The output directory first: a run must not fail at its end for want of a place to write.
+    let dir = OutDir::create(
+        c.output.dir.parent().unwrap_or(Path::new(".")),
+        &c.output
+            .dir
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "nbody-out".into()),
+    )?;
+    let config_text =
+        toml::to_string_pretty(c).map_err(|e| RunError::Config(format!("serialising: {e}")))?;
+    dir.write("config.toml", config_text.as_bytes())?;
+
+    let t0 = Instant::now();
+    let particles = initial_conditions(&c.ic)?;
+    eprintln!(
+        "nbody: {} particles ({:?}), generated in {:.2} s",
+        particles.len(),
+        c.ic.kind,
+        t0.elapsed().as_secs_f64()
+    );
+    let format = match c.output.format {
+        SnapshotFormat::Gadget1 => Format::Gadget1,
+        SnapshotFormat::Gadget2 => Format::Gadget2,
+    };
+    let mut io_s = 0.0;
+    let mut write_snapshot = |name: &str, p: &Particles, time: f64| -> Result<(), RunError> {
+        let t = Instant::now();
+        let mut s = Snapshot {
+            particles: p.clone(),
+            ..Default::default()
+        };
+        s.header = snapshot::header_for(&s);
+        s.header.time = time;
+        snapshot::write_gadget(&dir.file(name), &s, format, Precision::Single)?;
+        io_s += t.elapsed().as_secs_f64();
+        Ok(())
+    };
+    if c.output.write_ic {
+        write_snapshot("ic.gadget", &particles, 0.0)?;
+    }
+
+    let n = particles.len();
+    let mut sim = match backend {
+        Backend::Gpu(gpu) => {
+            let forces = ForceOptions {
+                params: Params {
+                    theta: c.run.theta as f32,
+                    eps: c.run.eps as f32,
+                    g: 1.0,
+                },
+                traversal: Traversal::Group2,
+                quadrupole: c.run.quadrupole,
+            };
+            // SAFETY of lifetimes: the Arc outlives the loop below.
+            Sim::Gpu(Box::new(GpuSim::new(gpu.as_ref(), &particles, forces)?))
+        }
+        Backend::Cpu => Sim::Cpu(Box::new(Simulation::new(particles, c.run.eps, c.run.dt)?)),
+    };
+
+    let header: Vec<&str> = Diagnostics::CSV_HEADER.split(',').collect();
+    let mut csv = Csv::create(dir.file("diagnostics.csv"), &header)?;
+    let (first, _) = sim.diagnostics()?;
+    let mut history = vec![first.clone()];
+    csv.row(&first.csv_row().split(',').map(str::to_string).collect::<Vec<_>>())?;
+
+    let steps = c.steps();
+    let bar = progress(steps, "nbody");
+    let wall = Instant::now();
+    let mut last = first.clone();
+    let mut interrupted = false;
+    let mut diag_s = 0.0;
+    let mut done = 0u64;
+    for s in 1..=steps {
+        let diag = s % c.output.diag_every == 0 || s == steps;
+        sim.step(c.run.dt, diag)?;
+        done = s;
+        if diag {
+            let t = Instant::now();
+            let (d, p) = sim.diagnostics()?;
+            csv.row(&d.csv_row().split(',').map(str::to_string).collect::<Vec<_>>())?;
+            diag_s += t.elapsed().as_secs_f64();
+            if c.output.snapshot_every > 0 && s % c.output.snapshot_every == 0 {
+                write_snapshot(&format!("snapshot_{s:06}.gadget"), &p, d.time)?;
+            }
+            last = d.clone();
+            history.push(d);
+        }
+        bar.set_position(s);
+        let rate = s as f64 / wall.elapsed().as_secs_f64().max(1e-9);
+        bar.set_message(format!("{rate:.1} steps/s, t = {:.3}", sim.time()));
+        if stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    // The final state: always a snapshot (interrupted runs too).
+    let (d, p) = sim.diagnostics()?;
+    if d.time != last.time {
+        csv.row(&d.csv_row().split(',').map(str::to_string).collect::<Vec<_>>())?;
+        history.push(d.clone());
+    }
+    write_snapshot("snapshot_final.gadget", &p, d.time)?;
+    let wall_s = wall.elapsed().as_secs_f64();
+
+    drop(write_snapshot);
+    io_s += diag_s;
+    let gpu_times = match &sim {
+        Sim::Gpu(s) => s.times,
+        Sim::Cpu(_) => LoopTimes::default(),
+    };
+    energy_plot(&dir, &history).map_err(|e| RunError::Plot(e.to_string()))?;
+    let summary = RunSummary {
+        backend: backend.name(),
+        n,
+        steps: done,
+        time: d.time,
+        wall_s,
+        gpu_times,
+        io_s,
+        first,
+        last: d,
+        interrupted,
+        dir: dir.path().to_path_buf(),
+    };
+    dir.write("timing.md", timing_table(&summary).as_bytes())?;
+    Ok(summary)
+}
+
+/// Relative energy change and virial ratio against time.
+fn energy_plot(dir: &OutDir, h: &[Diagnostics]) -> Result<(), plot::PlotError> {
+    let e0 = h[0].total;
+    let de: Vec<(f64, f64)> = h
+        .iter()
+        .map(|d| (d.time, ((d.total - e0) / e0).abs().max(1e-16)))
+        .collect();
+    let chart = LineChart {
+        title: "energy conservation: |E(t) − E(0)| / |E(0)|".into(),
+        x: Axis::new("time", Scale::Linear),
+        y: Axis::new("|ΔE/E|", Scale::Log10),
+        series: vec![Series::data("total energy", de)],
+    };
+    plot::line_chart(dir.path(), "energy", &chart)?;
+    let q: Vec<(f64, f64)> = h.iter().map(|d| (d.time, d.virial_ratio)).collect();
+    let chart = LineChart {
+        title: "virial ratio 2K/|W|".into(),
+        x: Axis::new("time", Scale::Linear),
+        y: Axis::new("2K/|W|", Scale::Linear),
+        series: vec![Series::data("2K/|W|", q)],
+    };
+    plot::line_chart(dir.path(), "virial", &chart)?;
+    Ok(())
+}
+
+/// The run's time per step by stage (Markdown).
+pub fn timing_table(s: &RunSummary) -> String {
+    let per = |ms: f64| ms / s.steps.max(1) as f64;
+    let t = &s.gpu_times;
+    let mut out = format!(
+        "# nbody run: {} particles, {} steps to t = {:.3} on the {} backend\n\n\
+         wall {:.2} s ({:.2} steps/s), output {:.2} s, |ΔE/E| = {:.3e}{}\n\n",
+        s.n,
+        s.steps,
+        s.time,
+        s.backend,
+        s.wall_s,
+        s.steps as f64 / s.wall_s.max(1e-9),
+        s.io_s,
+        s.energy_drift(),
+        if s.interrupted { " (interrupted)" } else { "" }
+    );
+    if s.backend == "gpu" {
+        out.push_str("| stage | ms per step |\n| --- | --- |\n");
+        let rows = [
+            ("bounding box + reset", t.tree.reset + t.tree.bounding_box),
+            ("build", t.tree.build),
+            ("centre of mass (summary)", t.tree.summarize),
+            ("sort", t.tree.sort),
+            ("forces", t.tree.gravity),
+            ("kick / drift", t.kick_drift),
+            ("reorder (tree order)", t.permute),
+            ("potential (diagnostic steps)", t.potential),
+            ("total GPU", t.total()),
+        ];
+        for (name, ms) in rows {
+            out.push_str(&format!("| {name} | {:.3} |\n", per(ms)));
+        }
+    }
+    out
+}
