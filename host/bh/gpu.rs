@@ -490,8 +490,18 @@ pub fn traverse(
             let cfg = gpu.resident_grid(k::bh_gravity, dev::GRAVITY_BLOCK)?;
             let order = sorted.then_some(&bufs.sort);
             let args = (
-                &octree.bodies, n32, order, &octree.tree.header, &octree.tree.child, &octree.tree.next, &octree.tree.cell_pm, octree.layout, theta2,
-                eps2, p.g, &mut bufs.acc,
+                &octree.bodies,
+                n32,
+                order,
+                &octree.tree.header,
+                &octree.tree.child,
+                &octree.tree.next,
+                &octree.tree.cell_pm,
+                octree.layout,
+                theta2,
+                eps2,
+                p.g,
+                &mut bufs.acc,
             );
             gpu.time(|| unsafe { gpu.launch(k::bh_gravity, cfg, args) })?
                 .1

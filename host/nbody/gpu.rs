@@ -12,8 +12,7 @@
 
 use super::Particles;
 use crate::bh::gpu::{
-    self as bhgpu, BhError, DeviceOctree, Options, StageTimes, Storage, Traversal,
-    TraversalBuffers,
+    self as bhgpu, BhError, DeviceOctree, Options, StageTimes, Storage, Traversal, TraversalBuffers,
 };
 use crate::bh::{Params, initial_cells};
 use crate::device::bh::{Accel, Body};
@@ -169,13 +168,8 @@ impl<'g> GpuSim<'g> {
         let gpu = self.gpu;
         let f = self.forces;
         let bodies = self.bodies.take().expect("bodies are home between steps");
-        let mut octree: DeviceOctree = bhgpu::build_tree_on_device(
-            gpu,
-            bodies,
-            Storage::Dense,
-            self.cells,
-            f.quadrupole,
-        )?;
+        let mut octree: DeviceOctree =
+            bhgpu::build_tree_on_device(gpu, bodies, Storage::Dense, self.cells, f.quadrupole)?;
         self.cells = octree.layout.cells as usize;
         let o = Options {
             sorted: true,
@@ -239,8 +233,8 @@ impl<'g> GpuSim<'g> {
             &mut self.bad,
         );
         // SAFETY: every array holds n entries; `bad` one.
-        let ((), ms) =
-            gpu.time(|| unsafe { gpu.launch(k::nbody_kick_drift, grid_for(n, NBODY_BLOCK), args) })?;
+        let ((), ms) = gpu
+            .time(|| unsafe { gpu.launch(k::nbody_kick_drift, grid_for(n, NBODY_BLOCK), args) })?;
         self.times.kick_drift += ms;
         let bad = gpu.download(&self.bad)?[0];
         if bad != u32::MAX {
@@ -258,7 +252,9 @@ impl<'g> GpuSim<'g> {
     /// is computed too (for [`Self::state`]).
     pub fn step(&mut self, dt: f64, potential: bool) -> Result<(), NbodyGpuError> {
         if !(dt.is_finite() && dt > 0.0) {
-            return Err(NbodyGpuError::Input(format!("dt = {dt} must be finite and > 0")));
+            return Err(NbodyGpuError::Input(format!(
+                "dt = {dt} must be finite and > 0"
+            )));
         }
         let h = (0.5 * dt) as f32;
         self.kick_drift(h, dt as f32)?;

@@ -4,8 +4,8 @@
 
 pub mod cpu;
 pub mod gpu;
-pub mod run;
 pub mod ic;
+pub mod run;
 pub mod snapshot;
 
 /// Gadget's particle types: 0 gas, 1 halo, 2 disk, 3 bulge (4 stars, 5 boundary).

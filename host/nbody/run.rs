@@ -4,11 +4,11 @@
 //! the CPU backend runs [`super::cpu::Simulation`] (float64 direct summation), the reference at
 //! small N.
 
+use super::Particles;
 use super::cpu::{Diagnostics, Simulation};
 use super::gpu::{ForceOptions, GpuSim, LoopTimes, NbodyGpuError};
 use super::ic::{DiskGalaxy, Encounter, Hernquist, Plummer};
 use super::snapshot::{self, Format, Precision, Snapshot};
-use super::Particles;
 use crate::backend::Backend;
 use crate::bh::Params;
 use crate::bh::gpu::Traversal;
@@ -185,7 +185,10 @@ impl RunConfig {
             return bad(format!("run.t_end = {} must be finite and ≥ 0", r.t_end));
         }
         if r.t_end / r.dt > 1e9 {
-            return bad(format!("run.t_end / run.dt = {:.3e} steps is too many", r.t_end / r.dt));
+            return bad(format!(
+                "run.t_end / run.dt = {:.3e} steps is too many",
+                r.t_end / r.dt
+            ));
         }
         if !(r.eps.is_finite() && r.eps >= 0.0) {
             return bad(format!("run.eps = {} must be finite and ≥ 0", r.eps));
@@ -343,7 +346,11 @@ impl Sim<'_> {
 /// `timing.md`, `config.toml` (the configuration used). Ctrl-C (when `stop` is set) ends the run
 /// after the current step with a final snapshot and the logs. A blow-up stops the run naming the
 /// step and particle; the snapshots written before it are kept.
-pub fn run(backend: &Backend, c: &RunConfig, stop: Arc<AtomicBool>) -> Result<RunSummary, RunError> {
+pub fn run(
+    backend: &Backend,
+    c: &RunConfig,
+    stop: Arc<AtomicBool>,
+) -> Result<RunSummary, RunError> {
     c.validate()?;
     // The output directory first: a run must not fail at its end for want of a place to write.
     let dir = OutDir::create(
@@ -408,13 +415,19 @@ pub fn run(backend: &Backend, c: &RunConfig, stop: Arc<AtomicBool>) -> Result<Ru
     let header: Vec<&str> = Diagnostics::CSV_HEADER.split(',').collect();
     let mut csv = Csv::create(dir.file("diagnostics.csv"), &header)?;
     let (first, _) = sim.diagnostics()?;
-    let mut history = vec![first.clone()];
-    csv.row(&first.csv_row().split(',').map(str::to_string).collect::<Vec<_>>())?;
+    let mut history = vec![first];
+    csv.row(
+        &first
+            .csv_row()
+            .split(',')
+            .map(str::to_string)
+            .collect::<Vec<_>>(),
+    )?;
 
     let steps = c.steps();
     let bar = progress(steps, "nbody");
     let wall = Instant::now();
-    let mut last = first.clone();
+    let mut last = first;
     let mut interrupted = false;
     let mut diag_s = 0.0;
     let mut done = 0u64;
@@ -425,12 +438,17 @@ pub fn run(backend: &Backend, c: &RunConfig, stop: Arc<AtomicBool>) -> Result<Ru
         if diag {
             let t = Instant::now();
             let (d, p) = sim.diagnostics()?;
-            csv.row(&d.csv_row().split(',').map(str::to_string).collect::<Vec<_>>())?;
+            csv.row(
+                &d.csv_row()
+                    .split(',')
+                    .map(str::to_string)
+                    .collect::<Vec<_>>(),
+            )?;
             diag_s += t.elapsed().as_secs_f64();
             if c.output.snapshot_every > 0 && s % c.output.snapshot_every == 0 {
                 write_snapshot(&format!("snapshot_{s:06}.gadget"), &p, d.time)?;
             }
-            last = d.clone();
+            last = d;
             history.push(d);
         }
         bar.set_position(s);
@@ -445,13 +463,17 @@ pub fn run(backend: &Backend, c: &RunConfig, stop: Arc<AtomicBool>) -> Result<Ru
     // The final state: always a snapshot (interrupted runs too).
     let (d, p) = sim.diagnostics()?;
     if d.time != last.time {
-        csv.row(&d.csv_row().split(',').map(str::to_string).collect::<Vec<_>>())?;
-        history.push(d.clone());
+        csv.row(
+            &d.csv_row()
+                .split(',')
+                .map(str::to_string)
+                .collect::<Vec<_>>(),
+        )?;
+        history.push(d);
     }
     write_snapshot("snapshot_final.gadget", &p, d.time)?;
     let wall_s = wall.elapsed().as_secs_f64();
 
-    drop(write_snapshot);
     io_s += diag_s;
     let gpu_times = match &sim {
         Sim::Gpu(s) => s.times,
