@@ -122,6 +122,20 @@ impl Particles {
         self.ptype = order.iter().map(|&i| self.ptype[i]).collect();
     }
 
+    /// Orders the particles by type, then id: the snapshot order, the same whatever order a
+    /// backend keeps them in.
+    pub fn sort_by_type_and_id(&mut self) {
+        use rayon::prelude::*;
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.par_sort_unstable_by_key(|&i| (self.ptype[i], self.id[i]));
+        let take = |v: &[[f64; 3]]| order.par_iter().map(|&i| v[i]).collect::<Vec<_>>();
+        self.pos = take(&self.pos);
+        self.vel = take(&self.vel);
+        self.mass = order.par_iter().map(|&i| self.mass[i]).collect();
+        self.id = order.par_iter().map(|&i| self.id[i]).collect();
+        self.ptype = order.par_iter().map(|&i| self.ptype[i]).collect();
+    }
+
     /// Particles of each type.
     pub fn count_by_type(&self) -> [usize; TYPES] {
         let mut n = [0; TYPES];

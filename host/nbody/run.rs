@@ -384,6 +384,7 @@ pub fn run(
             particles: p.clone(),
             ..Default::default()
         };
+        s.particles.sort_by_type_and_id();
         s.header = snapshot::header_for(&s);
         s.header.time = time;
         snapshot::write_gadget(&dir.file(name), &s, format, Precision::Single)?;
