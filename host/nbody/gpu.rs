@@ -89,7 +89,7 @@ pub struct GpuSim<'g> {
     pot: CudaSlice<f32>,
     bad: CudaSlice<u32>,
     /// Particle type by id (ids are not reordered on the host).
-    types: HashMap<u64, u8>,
+    types: Types,
     pub forces: ForceOptions,
     /// Cells of the last successful build: the next starts there (no retries in a steady run).
     cells: usize,
@@ -128,7 +128,7 @@ impl<'g> GpuSim<'g> {
                 i, p.id[i]
             )));
         }
-        let types = p.id.iter().copied().zip(p.ptype.iter().copied()).collect();
+        let types = Types::new(&p.id, &p.ptype);
         let mut sim = GpuSim {
             gpu,
             n,
@@ -291,15 +291,48 @@ impl<'g> GpuSim<'g> {
                 vel[i].map(|c| c as f64),
                 b.m as f64,
                 id,
-                self.types.get(&id).copied().unwrap_or(0),
+                self.types.of(id),
             );
         }
         Ok((p, pot.into_iter().map(f64::from).collect()))
     }
 
+    /// The particle ids in the device's current order.
+    pub fn ids(&self) -> Result<Vec<u64>, NbodyGpuError> {
+        Ok(self.gpu.download(&self.ids)?)
+    }
+
     /// The accelerations of the current state, in the device's current order (for checks).
     pub fn accelerations(&self) -> Result<Vec<Accel>, NbodyGpuError> {
         Ok(self.gpu.download(&self.bufs.acc)?)
+    }
+}
+
+/// Particle types by id: a table when the ids are dense (the generators' 1..=N), else a map.
+enum Types {
+    Dense(Vec<u8>),
+    Map(HashMap<u64, u8>),
+}
+
+impl Types {
+    fn new(ids: &[u64], types: &[u8]) -> Self {
+        let max = ids.iter().copied().max().unwrap_or(0);
+        if max <= 4 * ids.len() as u64 + 16 {
+            let mut t = vec![0u8; max as usize + 1];
+            for (&id, &ty) in ids.iter().zip(types) {
+                t[id as usize] = ty;
+            }
+            Types::Dense(t)
+        } else {
+            Types::Map(ids.iter().copied().zip(types.iter().copied()).collect())
+        }
+    }
+
+    fn of(&self, id: u64) -> u8 {
+        match self {
+            Types::Dense(t) => t.get(id as usize).copied().unwrap_or(0),
+            Types::Map(m) => m.get(&id).copied().unwrap_or(0),
+        }
     }
 }
 

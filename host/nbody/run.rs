@@ -93,6 +93,9 @@ pub struct StepConfig {
     pub theta: f64,
     /// Quadrupole moments in the tree forces.
     pub quadrupole: bool,
+    /// Particles sampled at the start for the force error against float64 direct summation
+    /// (GPU backend; 0: none).
+    pub check: usize,
 }
 
 impl Default for StepConfig {
@@ -103,8 +106,9 @@ impl Default for StepConfig {
             t_end: 80.0,
             dt: 0.02,
             eps: 0.05,
-            theta: 0.5,
+            theta: 0.7,
             quadrupole: true,
+            check: 1000,
         }
     }
 }
@@ -294,6 +298,10 @@ pub struct RunSummary {
     pub gpu_times: LoopTimes,
     /// Host time writing snapshots and diagnostics (s).
     pub io_s: f64,
+    /// Snapshots written and their total time (s).
+    pub snapshots: (u32, f64),
+    /// Median and 99th-percentile relative force error at the start (GPU, sampled).
+    pub force_error: Option<(f64, f64)>,
     pub first: Diagnostics,
     pub last: Diagnostics,
     pub interrupted: bool,
@@ -378,6 +386,7 @@ pub fn run(
         SnapshotFormat::Gadget2 => Format::Gadget2,
     };
     let mut io_s = 0.0;
+    let mut snapshots = (0u32, 0.0f64);
     let mut write_snapshot = |name: &str, p: &Particles, time: f64| -> Result<(), RunError> {
         let t = Instant::now();
         let mut s = Snapshot {
@@ -389,6 +398,8 @@ pub fn run(
         s.header.time = time;
         snapshot::write_gadget(&dir.file(name), &s, format, Precision::Single)?;
         io_s += t.elapsed().as_secs_f64();
+        snapshots.0 += 1;
+        snapshots.1 += t.elapsed().as_secs_f64();
         Ok(())
     };
     if c.output.write_ic {
@@ -396,6 +407,7 @@ pub fn run(
     }
 
     let n = particles.len();
+    let mut force_error = None;
     let mut sim = match backend {
         Backend::Gpu(gpu) => {
             let forces = ForceOptions {
@@ -407,8 +419,18 @@ pub fn run(
                 traversal: Traversal::Group2,
                 quadrupole: c.run.quadrupole,
             };
-            // SAFETY of lifetimes: the Arc outlives the loop below.
-            Sim::Gpu(Box::new(GpuSim::new(gpu.as_ref(), &particles, forces)?))
+            let sim = GpuSim::new(gpu.as_ref(), &particles, forces)?;
+            if c.run.check > 0 {
+                force_error = Some(force_error_sample(
+                    &sim,
+                    &particles,
+                    c.run.eps,
+                    c.run.check,
+                )?);
+                let (med, p99) = force_error.expect("set above");
+                eprintln!("nbody: force error at t = 0: median {med:.3e}, p99 {p99:.3e}");
+            }
+            Sim::Gpu(Box::new(sim))
         }
         Backend::Cpu => Sim::Cpu(Box::new(Simulation::new(particles, c.run.eps, c.run.dt)?)),
     };
@@ -489,6 +511,8 @@ pub fn run(
         wall_s,
         gpu_times,
         io_s,
+        snapshots,
+        force_error,
         first,
         last: d,
         interrupted,
@@ -540,6 +564,19 @@ pub fn timing_table(s: &RunSummary) -> String {
         s.energy_drift(),
         if s.interrupted { " (interrupted)" } else { "" }
     );
+    if s.snapshots.0 > 0 {
+        out.push_str(&format!(
+            "snapshots: {} written, {:.3} s each\n\n",
+            s.snapshots.0,
+            s.snapshots.1 / s.snapshots.0 as f64
+        ));
+    }
+    if let Some((med, p99)) = s.force_error {
+        out.push_str(&format!(
+            "force error at t = 0 (sampled, against float64 direct summation): median {med:.3e}, \
+             99th percentile {p99:.3e}\n\n"
+        ));
+    }
     if s.backend == "gpu" {
         out.push_str("| stage | ms per step |\n| --- | --- |\n");
         let rows = [
@@ -558,4 +595,49 @@ pub fn timing_table(s: &RunSummary) -> String {
         }
     }
     out
+}
+
+/// Median and 99th-percentile relative acceleration error of the GPU's first forces on `k`
+/// particles drawn at random, against float64 direct summation over all particles (host).
+fn force_error_sample(
+    sim: &GpuSim,
+    p: &Particles,
+    eps: f64,
+    k: usize,
+) -> Result<(f64, f64), RunError> {
+    use rayon::prelude::*;
+    let n = p.len();
+    let k = k.min(n);
+    // The GPU's current order: match its particles by id.
+    let acc = sim.accelerations()?;
+    let ids = sim.ids()?;
+    let index: std::collections::HashMap<u64, usize> =
+        p.id.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let eps2 = eps * eps;
+    let mut err: Vec<f64> = (0..k)
+        .into_par_iter()
+        .map(|s| {
+            let j = (crate::device::rng::draw_u64(0x5eed, s as u64) % n as u64) as usize;
+            let i = index[&ids[j]];
+            let x = p.pos[i];
+            let mut a = [0.0f64; 3];
+            for (q, &m) in p.pos.iter().zip(&p.mass) {
+                let d = [q[0] - x[0], q[1] - x[1], q[2] - x[2]];
+                let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2;
+                if r2 > 0.0 {
+                    let f = m / (r2 * r2.sqrt());
+                    for c in 0..3 {
+                        a[c] += f * d[c];
+                    }
+                }
+            }
+            let g = acc[j];
+            let e = [g.x as f64 - a[0], g.y as f64 - a[1], g.z as f64 - a[2]];
+            let norm = |v: [f64; 3]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+            norm(e) / norm(a)
+        })
+        .collect();
+    err.sort_by(f64::total_cmp);
+    let at = |q: f64| err[((err.len() - 1) as f64 * q).round() as usize];
+    Ok((at(0.5), at(0.99)))
 }
