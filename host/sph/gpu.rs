@@ -135,6 +135,11 @@ impl DeviceSph {
         Ok(())
     }
 
+    /// The smoothing lengths in use.
+    pub fn h_host(&self) -> &[f32] {
+        &self.h_host
+    }
+
     /// The cells' boxes (for checks against the CPU twin).
     pub fn download_boxes(&self, gpu: &Gpu) -> Result<Vec<CellBox>, SphGpuError> {
         Ok(gpu.download(&self.boxes)?)

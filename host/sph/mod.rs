@@ -3,6 +3,7 @@
 //! formulas of `warpkit_device::sph` (whose module docs state the conventions: `h` is the
 //! kernel's support radius, the neighbour boundary is strict).
 
+pub mod cli;
 pub mod cpu;
 pub mod gpu;
 #[cfg(test)]
