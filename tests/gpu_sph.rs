@@ -90,7 +90,7 @@ fn gpu_neighbour_sets_equal_the_cpu_exactly() {
             "{what}: root box"
         );
         for crit in Criterion::ALL {
-            let want = cpu::neighbours(Method::Cells, b, h, crit, DEFAULT_MAX_PAIRS).unwrap();
+            let want = cpu::neighbours(Method::Group, b, h, crit, DEFAULT_MAX_PAIRS).unwrap();
             for method in Method::ALL {
                 let (c, _) = d.counts(&gpu, method, crit).unwrap();
                 assert_eq!(c, want.counts(), "{what} {method:?} {crit:?}: counts");
@@ -114,7 +114,7 @@ fn gpu_counts_at_2_16_equal_the_cpu() {
         let h = random_h(n, 78, 0.5 * h0, 1.5 * h0, false);
         let mut d = DeviceSph::new(&gpu, &b, &h).unwrap();
         for crit in Criterion::ALL {
-            let want = cpu::counts(Method::Cells, &b, &h, crit).unwrap();
+            let want = cpu::counts(Method::Group, &b, &h, crit).unwrap();
             for method in Method::ALL {
                 let (c, ms) = d.counts(&gpu, method, crit).unwrap();
                 assert_eq!(c, want, "{scene:?} {method:?} {crit:?}");
@@ -193,7 +193,7 @@ fn gpu_h_iteration_converges_and_agrees_with_its_counts() {
                 "{scene:?} {method:?}: {}",
                 r.report()
             );
-            let c = cpu::counts(Method::Cells, &b, &r.h, Criterion::Gather).unwrap();
+            let c = cpu::counts(Method::Group, &b, &r.h, Criterion::Gather).unwrap();
             assert_eq!(c, r.counts, "{scene:?} {method:?}");
             println!("{scene:?} 2^16 {method:?}: {} in {ms:.2} ms", r.report());
         }
