@@ -18,6 +18,7 @@ pub mod repro;
 pub mod runtime;
 pub mod sbh;
 pub mod selftest;
+pub mod sph;
 pub mod stats;
 
 pub use warpkit_device as device;

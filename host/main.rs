@@ -45,6 +45,8 @@ enum Command {
     /// Stochastic Barnes–Hut against Barnes–Hut and direct summation at query points: time and
     /// mean/median/max absolute error of each.
     Sbh(SbhArgs),
+    /// SPH neighbour search (tree walks or linked cells): counts, time, optionally density.
+    Neighbours(warpkit::sph::cli::NeighboursArgs),
     /// Hex8 cantilever: assemble (CPU or GPU), clamp x = 0, load the free end, solve by PCG, and
     /// compare the tip deflection with Timoshenko beam theory.
     Fem {
@@ -147,6 +149,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Selftest { n, seed } => selftest(cli.backend, n, seed),
         Command::Gravity(args) => gravity(cli.backend, args),
         Command::Sbh(args) => sbh(cli.backend, args),
+        Command::Neighbours(args) => warpkit::sph::cli::run(cli.backend, args),
         Command::Fem {
             size,
             cells,

@@ -10,6 +10,7 @@
 //! | [`math`] | sqrt, rsqrt, fma, exp2, log2 as single PTX instructions (`warpkit_gpu::math`) | the same functions through `std` |
 //! | [`rng`] | a counter-based generator for reproducible inputs on either side | yes |
 //! | [`sbh`] | stochastic Barnes–Hut and Barnes–Hut at query points: kernel functions, estimators | formulas, CPU twin's traversal |
+//! | [`sph`] | SPH neighbour search (tree walks, linked cells), density, smoothing lengths | formulas; the CPU twins' tests |
 //! | [`selftest`] | the warp-reduction self test and one probe kernel per intrinsic | formulas and launch shapes |
 #![no_std]
 // asm_experimental_arch: the layer's shared-memory macros expand their `asm!` here.
@@ -24,6 +25,7 @@ pub mod nbody;
 pub mod rng;
 pub mod sbh;
 pub mod selftest;
+pub mod sph;
 pub mod walk;
 
 /// The device layer, under the name the kernels use.

@@ -1,0 +1,735 @@
+//! SPH kernels. Searches take `mode` ([`MODE_COUNT`]: `counts[i]`; [`MODE_FILL`]: row `i` of a
+//! CSR list, `list[offsets[i]..offsets[i+1]]`, never written past its end; [`MODE_DENSITY`]:
+//! `rho[i]` with smoothing kernel `kernel`); pointers a mode does not use may be null.
+//! `sph_cell_boxes` waits on other threads' results, so its whole grid must be resident.
+
+use super::*;
+use crate::bh::kernels::pop_cells;
+use crate::bh::{EMPTY, GROUP_LIST, GROUP_POP, GROUP_STACK, Layout, MAX_DEPTH};
+use crate::gpu::atomic::*;
+use crate::gpu::thread::*;
+use crate::gpu::warp::*;
+use core::ptr::read_volatile;
+
+/// Threads per block of the vote search.
+pub const VOTE_BLOCK: u32 = 256;
+/// Threads per block of the warp-group search.
+pub const GROUP_BLOCK: u32 = 128;
+/// Threads per block of the per-particle and per-cell kernels.
+pub const CELL_BLOCK: u32 = 256;
+/// Threads of the one block of `sph_scan`.
+pub const SCAN_BLOCK: u32 = 1024;
+
+/// Where a search writes (see the module docs).
+#[derive(Clone, Copy)]
+struct Outputs {
+    kernel: u32,
+    counts: *mut u32,
+    offsets: *const u32,
+    list: *mut u32,
+    rho: *mut f32,
+}
+
+/// A [`Sink`] that a lane starts for its target `i` and finishes into the [`Outputs`].
+trait LaneSink: Sink + Sized {
+    /// # Safety
+    /// `i` is a particle; the outputs of this mode are sized per the module docs.
+    unsafe fn start(o: &Outputs, i: u32, hi: f32) -> Self;
+    /// # Safety
+    /// As `start`, for the same `i`.
+    unsafe fn finish(self, o: &Outputs, i: u32);
+}
+
+impl LaneSink for Count {
+    #[inline(always)]
+    unsafe fn start(_: &Outputs, _: u32, _: f32) -> Self {
+        Count(0)
+    }
+    #[inline(always)]
+    unsafe fn finish(self, o: &Outputs, i: u32) {
+        // SAFETY: per the contract.
+        unsafe { *o.counts.add(i as usize) = self.0 }
+    }
+}
+
+impl LaneSink for Density {
+    #[inline(always)]
+    unsafe fn start(o: &Outputs, _: u32, hi: f32) -> Self {
+        Density {
+            kernel: o.kernel,
+            h: hi,
+            rho: 0.0,
+        }
+    }
+    #[inline(always)]
+    unsafe fn finish(self, o: &Outputs, i: u32) {
+        // SAFETY: per the contract.
+        unsafe { *o.rho.add(i as usize) = self.rho }
+    }
+}
+
+/// Writes a target's neighbours into its CSR row, never past the row's end.
+struct Fill {
+    list: *mut u32,
+    at: u32,
+    end: u32,
+}
+
+impl Sink for Fill {
+    #[inline(always)]
+    fn take(&mut self, j: u32, _: f32, _: f32) {
+        if self.at < self.end {
+            // SAFETY: `at` is inside the target's row (`start`'s contract sizes the list).
+            unsafe { *self.list.add(self.at as usize) = j };
+            self.at += 1;
+        }
+    }
+}
+
+impl LaneSink for Fill {
+    #[inline(always)]
+    unsafe fn start(o: &Outputs, i: u32, _: f32) -> Self {
+        // SAFETY: per the contract (`offsets` has n + 1 entries).
+        unsafe {
+            Fill {
+                list: o.list,
+                at: *o.offsets.add(i as usize),
+                end: *o.offsets.add(i as usize + 1),
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn finish(self, _: &Outputs, _: u32) {}
+}
+
+/// Runs `$f::<S>($args)` with the sink of `$mode`.
+macro_rules! by_mode {
+    ($mode:expr, $f:ident($($a:expr),* $(,)?)) => {
+        match $mode {
+            MODE_COUNT => $f::<Count>($($a),*),
+            MODE_FILL => $f::<Fill>($($a),*),
+            _ => $f::<Density>($($a),*),
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// cell boxes: bottom-up over the existing octree
+// ---------------------------------------------------------------------------------------------
+
+/// Each cell's box of its particles and largest `h` ([`summarize_box`]) into `boxes`, children
+/// before parents as `bh_summarize` orders them; `ready` (`layout.cells` entries, zeroed before
+/// the launch) is set to 1 once a cell's box is written, and a parent waits for it. The tree is
+/// built (`header.bottom` final). All blocks must be resident; `CELL_BLOCK`-thread blocks.
+#[crate::kernel]
+pub unsafe fn sph_cell_boxes(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    header: *const crate::bh::TreeHeader,
+    child: *const i32,
+    next: *const i32,
+    boxes: *mut CellBox,
+    ready: *mut u32,
+    layout: Layout,
+) {
+    let ni = n as i32;
+    let cells = layout.cells as i32;
+    let stride = grid_size_1d() as i32;
+    // SAFETY: arrays sized per bh_build; every visited cell is in use.
+    unsafe {
+        let bottom = (*header).bottom;
+        let mut j = index_1d() as i32;
+        loop {
+            let k = if layout.is_sparse() {
+                cells - 1 - j
+            } else {
+                bottom + j
+            };
+            if k < 0 || k >= cells {
+                break;
+            }
+            j += stride;
+            if layout.is_sparse() && k != 0 && *child.add(k as usize) != ni + k {
+                continue;
+            }
+            let c = DeviceBoxChildren {
+                layout,
+                cell: k,
+                bodies,
+                h,
+                child,
+                next,
+                boxes,
+                ready,
+            };
+            *boxes.add(k as usize) = summarize_box(&c, ni);
+            store_release_u32(ready.add(k as usize), 1);
+        }
+    }
+}
+
+struct DeviceBoxChildren {
+    layout: Layout,
+    cell: i32,
+    bodies: *const Body,
+    h: *const f32,
+    child: *const i32,
+    next: *const i32,
+    boxes: *const CellBox,
+    ready: *const u32,
+}
+
+// SAFETY (every read below): pointers and indices as in `sph_cell_boxes`' contract.
+impl BoxChildren for DeviceBoxChildren {
+    #[inline(always)]
+    fn slot(&self, octant: u32) -> i32 {
+        unsafe { *self.child.add(self.layout.slot(self.cell, octant)) }
+    }
+    #[inline(always)]
+    fn cell(&self, cc: usize) -> CellBox {
+        unsafe {
+            // Published with release after the box: poll relaxed, then one acquire.
+            while load_relaxed_u32(self.ready.add(cc)) == 0 {}
+            load_acquire_u32(self.ready.add(cc));
+            read_volatile(self.boxes.add(cc))
+        }
+    }
+    #[inline(always)]
+    fn body(&self, b: i32) -> ([f32; 3], f32) {
+        unsafe {
+            (
+                (*self.bodies.add(b as usize)).pos(),
+                *self.h.add(b as usize),
+            )
+        }
+    }
+    #[inline(always)]
+    fn next(&self, b: i32) -> i32 {
+        unsafe { *self.next.add(b as usize) }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// seed-style search: one walk per warp, a warp vote per cell
+// ---------------------------------------------------------------------------------------------
+
+const STACK: usize = MAX_DEPTH + 1;
+const VOTE_WARPS: usize = (VOTE_BLOCK / crate::WARP_SIZE) as usize;
+crate::static_shared!(sph_vote_stack: [i32; VOTE_WARPS * STACK]);
+
+/// Neighbours by the seed's traversal: lane k of the grid serves particle `sort[k]` (tree order),
+/// the warp walks the tree once and opens a cell when any lane can reach it
+/// ([`cell_reachable`], `vote.any`); particles of leaves and buckets are tested by each lane
+/// ([`is_neighbour`]). Outputs per `mode` (module docs). `VOTE_BLOCK`-thread blocks, any grid.
+#[crate::kernel]
+pub unsafe fn sph_vote(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    sort: *const u32,
+    child: *const i32,
+    next: *const i32,
+    boxes: *const CellBox,
+    layout: Layout,
+    crit: u32,
+    mode: u32,
+    kernel: u32,
+    counts: *mut u32,
+    offsets: *const u32,
+    list: *mut u32,
+    rho: *mut f32,
+) {
+    let o = Outputs {
+        kernel,
+        counts,
+        offsets,
+        list,
+        rho,
+    };
+    // SAFETY: forwarded contract.
+    unsafe {
+        by_mode!(
+            mode,
+            vote(bodies, h, n, sort, child, next, boxes, layout, crit, &o)
+        )
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn vote<S: LaneSink>(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    sort: *const u32,
+    child: *const i32,
+    next: *const i32,
+    boxes: *const CellBox,
+    layout: Layout,
+    crit: u32,
+    o: &Outputs,
+) {
+    let ni = n as i32;
+    let lane = lane_id();
+    let stack = sph_vote_stack();
+    let base = warp_idx() as usize * STACK;
+    let warps_total = grid_size_1d() / crate::WARP_SIZE;
+    let mut w = index_1d() / crate::WARP_SIZE;
+    // SAFETY: tree complete and boxed; the stack holds a walk of at most MAX_DEPTH levels; whole
+    // warps throughout (lanes past n stand on the warp's first particle and vote false).
+    unsafe {
+        while w * crate::WARP_SIZE < n {
+            let k = w * crate::WARP_SIZE + lane;
+            let active = k < n;
+            let i = *sort.add(if active { k } else { w * crate::WARP_SIZE } as usize);
+            let p = (*bodies.add(i as usize)).pos();
+            let hi = *h.add(i as usize);
+            let mut s = S::start(o, i, hi);
+            let (mut cell, mut oct, mut depth) = (layout.root(), 0u32, 0usize);
+            loop {
+                if oct == 8 {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                    sync_warp(FULL_MASK); // lane 0's push is visible
+                    let e = *stack.add(base + depth);
+                    cell = e >> 4;
+                    oct = (e & 15) as u32;
+                    continue;
+                }
+                let ch = *child.add(layout.slot(cell, oct));
+                oct += 1;
+                if ch >= ni {
+                    let b = *boxes.add((ch - ni) as usize);
+                    let reach = active && cell_reachable(crit, p, p, hi, &b);
+                    if vote_any(FULL_MASK, reach) {
+                        sync_warp(FULL_MASK); // all lanes read the slot lane 0 overwrites
+                        if lane == 0 {
+                            *stack.add(base + depth) = cell * 16 + oct as i32;
+                        }
+                        depth += 1;
+                        cell = ch - ni;
+                        oct = 0;
+                    }
+                } else {
+                    let mut j = ch;
+                    while j >= 0 {
+                        if active {
+                            let q = *bodies.add(j as usize);
+                            let r2 = dist2(p, q.pos());
+                            if is_neighbour(crit, r2, hi, *h.add(j as usize)) {
+                                s.take(j as u32, r2, q.m);
+                            }
+                        }
+                        j = *next.add(j as usize);
+                    }
+                }
+            }
+            if active {
+                s.finish(o, i);
+            }
+            w += warps_total;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// warp-group search: one walk per group of tree-sorted particles against their box
+// ---------------------------------------------------------------------------------------------
+
+const GROUP_WARPS: usize = (GROUP_BLOCK / crate::WARP_SIZE) as usize;
+crate::static_shared!(sph_group_stack: [i32; GROUP_WARPS * GROUP_STACK]);
+crate::static_shared!(sph_group_list: [Body; GROUP_WARPS * GROUP_LIST]);
+crate::static_shared!(sph_group_lh: [f32; GROUP_WARPS * GROUP_LIST]);
+crate::static_shared!(sph_group_li: [u32; GROUP_WARPS * GROUP_LIST]);
+
+/// Neighbours by warp groups (`groups[g]` = (first, size ≤ 32) in `sort`, as `bh_sort` packs
+/// them; `ngroups` of them, handed out by the counter `*next_group`, zero before the launch): a
+/// warp walks the tree once for its group's box and largest `h`, popping up to `GROUP_POP` cells
+/// a step whose children lanes `8s..8s+8` test ([`cell_reachable`], [`body_reachable`]); candidate
+/// particles go to a list in shared memory that every lane tests against its own particle.
+/// Outputs per `mode` (module docs). `GROUP_BLOCK`-thread blocks, any grid.
+#[crate::kernel]
+pub unsafe fn sph_group(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    sort: *const u32,
+    groups: *const [u32; 2],
+    ngroups: u32,
+    next_group: *mut u32,
+    child: *const i32,
+    next: *const i32,
+    boxes: *const CellBox,
+    layout: Layout,
+    crit: u32,
+    mode: u32,
+    kernel: u32,
+    counts: *mut u32,
+    offsets: *const u32,
+    list: *mut u32,
+    rho: *mut f32,
+) {
+    let o = Outputs {
+        kernel,
+        counts,
+        offsets,
+        list,
+        rho,
+    };
+    // SAFETY: forwarded contract.
+    unsafe {
+        by_mode!(
+            mode,
+            group(
+                bodies, h, n, sort, groups, ngroups, next_group, child, next, boxes, layout, crit,
+                &o
+            )
+        )
+    }
+}
+
+/// What one child slot asks of the group walk.
+const NOTHING: u32 = 0;
+const LIST: u32 = 1;
+const OPEN: u32 = 2;
+const CHAIN: u32 = 3;
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn group<S: LaneSink>(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    sort: *const u32,
+    groups: *const [u32; 2],
+    ngroups: u32,
+    next_group: *mut u32,
+    child: *const i32,
+    next: *const i32,
+    boxes: *const CellBox,
+    layout: Layout,
+    crit: u32,
+    o: &Outputs,
+) {
+    let ni = n as i32;
+    let lane = lane_id();
+    let below = lanemask_lt();
+    let wib = warp_idx() as usize;
+    // SAFETY: shared arrays sized above, one share per warp; tree complete and boxed; whole warps
+    // throughout (lanes without a particle stand on the group's first and take nothing).
+    unsafe {
+        let stack = sph_group_stack().add(wib * GROUP_STACK);
+        let lpos = sph_group_list().add(wib * GROUP_LIST);
+        let lh = sph_group_lh().add(wib * GROUP_LIST);
+        let li = sph_group_li().add(wib * GROUP_LIST);
+        let take_group = || {
+            let w = if lane == 0 {
+                atomic_add_u32(next_group, 1)
+            } else {
+                0
+            };
+            shfl_idx(FULL_MASK, w, 0).0
+        };
+        let mut w = take_group();
+        while w < ngroups {
+            let [first, size] = *groups.add(w as usize);
+            let active = lane < size;
+            let i = *sort.add((first + if active { lane } else { 0 }) as usize);
+            let p = (*bodies.add(i as usize)).pos();
+            let hi = *h.add(i as usize);
+            let tlo: [f32; 3] = core::array::from_fn(|k| all_reduce(p[k], f32::min));
+            let thi: [f32; 3] = core::array::from_fn(|k| all_reduce(p[k], f32::max));
+            let th = all_reduce(hi, f32::max);
+            let mut s = S::start(o, i, hi);
+            let mut len = 0usize;
+            let flush = |len: &mut usize, s: &mut S| {
+                sync_warp(FULL_MASK); // entries written by other lanes are visible
+                if active {
+                    for e in 0..*len {
+                        let q = *lpos.add(e);
+                        let r2 = dist2(p, q.pos());
+                        if is_neighbour(crit, r2, hi, *lh.add(e)) {
+                            s.take(*li.add(e), r2, q.m);
+                        }
+                    }
+                }
+                sync_warp(FULL_MASK); // everyone has read before the list is refilled
+                *len = 0;
+            };
+            if lane == 0 {
+                *stack = layout.root();
+            }
+            let mut sp = 1usize;
+            let (slot, octant) = ((lane / 8) as usize, lane % 8);
+            while sp > 0 {
+                let (np, cell) = pop_cells(stack, &mut sp, slot);
+                let (mut what, mut ch, mut q, mut hj) = (NOTHING, EMPTY, Body::default(), 0.0);
+                if slot < np {
+                    ch = *child.add(layout.slot(cell, octant));
+                    if ch >= ni {
+                        if cell_reachable(crit, tlo, thi, th, &*boxes.add((ch - ni) as usize)) {
+                            what = OPEN;
+                        }
+                    } else if ch >= 0 {
+                        if *next.add(ch as usize) >= 0 {
+                            what = CHAIN;
+                        } else {
+                            q = *bodies.add(ch as usize);
+                            hj = *h.add(ch as usize);
+                            if body_reachable(crit, tlo, thi, th, q.pos(), hj) {
+                                what = LIST;
+                            }
+                        }
+                    }
+                }
+                let take = ballot(FULL_MASK, what == LIST);
+                if what == LIST {
+                    let at = len + (take & below).count_ones() as usize;
+                    *lpos.add(at) = q;
+                    *lh.add(at) = hj;
+                    *li.add(at) = ch as u32;
+                }
+                len += take.count_ones() as usize;
+                let open = ballot(FULL_MASK, what == OPEN);
+                if what == OPEN {
+                    *stack.add(sp + (open & below).count_ones() as usize) = ch - ni;
+                }
+                sp += open.count_ones() as usize;
+                let mut chains = ballot(FULL_MASK, what == CHAIN);
+                while chains != 0 {
+                    let src = chains.trailing_zeros();
+                    chains &= chains - 1;
+                    let mut j = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
+                    while j >= 0 {
+                        if len == GROUP_LIST {
+                            flush(&mut len, &mut s);
+                        }
+                        if lane == 0 {
+                            *lpos.add(len) = *bodies.add(j as usize);
+                            *lh.add(len) = *h.add(j as usize);
+                            *li.add(len) = j as u32;
+                        }
+                        len += 1;
+                        j = *next.add(j as usize);
+                    }
+                }
+                if len > GROUP_LIST - crate::WARP_SIZE as usize {
+                    flush(&mut len, &mut s);
+                }
+            }
+            flush(&mut len, &mut s);
+            if active {
+                s.finish(o, i);
+            }
+            w = take_group();
+        }
+    }
+}
+
+const _: () = assert!(GROUP_POP * 8 == crate::WARP_SIZE as usize);
+
+// ---------------------------------------------------------------------------------------------
+// linked cells: hash, counting sort, 27-cell stencil
+// ---------------------------------------------------------------------------------------------
+
+/// Each particle's cell (`cell_of`), its rank among its cell's particles (`rank`) and the cells'
+/// particle counts (`cell_count`, `grid.cells()` entries, zero before the launch). Any grid of
+/// `CELL_BLOCK`-thread blocks.
+#[crate::kernel]
+pub unsafe fn sph_cell_hash(
+    bodies: *const Body,
+    n: u32,
+    grid: Grid,
+    cell_of: *mut u32,
+    rank: *mut u32,
+    cell_count: *mut u32,
+) {
+    let mut i = index_1d();
+    // SAFETY: i < n; cell indices < grid.cells().
+    unsafe {
+        while i < n {
+            let c = grid.index(grid.coords((*bodies.add(i as usize)).pos()));
+            *cell_of.add(i as usize) = c;
+            *rank.add(i as usize) = atomic_add_u32(cell_count.add(c as usize), 1);
+            i += grid_size_1d();
+        }
+    }
+}
+
+crate::static_shared!(sph_scan_tile: [u64; SCAN_BLOCK as usize]);
+
+/// Exclusive prefix sum of `counts[0..m]` into `offsets[0..=m]` (`offsets[m]` the total, both
+/// modulo 2^32) and the exact total into `*total`. One block of `SCAN_BLOCK` threads: each sums a
+/// consecutive chunk, the block scans the chunk sums, each writes its chunk.
+#[crate::kernel]
+pub unsafe fn sph_scan(counts: *const u32, m: u32, offsets: *mut u32, total: *mut u64) {
+    let t = thread_idx_x() as usize;
+    let b = SCAN_BLOCK as usize;
+    let chunk = (m as usize).div_ceil(b);
+    let start = (t * chunk).min(m as usize);
+    let end = (start + chunk).min(m as usize);
+    let tile = sph_scan_tile();
+    // SAFETY: indices below m (and m for the total); whole-block barriers.
+    unsafe {
+        let mut sum = 0u64;
+        for k in start..end {
+            sum += *counts.add(k) as u64;
+        }
+        *tile.add(t) = sum;
+        sync_threads();
+        // Hillis–Steele inclusive scan of the chunk sums.
+        let mut off = 1;
+        while off < b {
+            let v = if t >= off { *tile.add(t - off) } else { 0 };
+            sync_threads();
+            *tile.add(t) += v;
+            sync_threads();
+            off *= 2;
+        }
+        let mut run = *tile.add(t) - sum;
+        for k in start..end {
+            *offsets.add(k) = run as u32;
+            run += *counts.add(k) as u64;
+        }
+        if t == b - 1 {
+            *offsets.add(m as usize) = *tile.add(t) as u32;
+            *total = *tile.add(t);
+        }
+    }
+}
+
+/// The counting sort's placement: `order[cell_start[cell_of[i]] + rank[i]] = i`.
+#[crate::kernel]
+pub unsafe fn sph_cell_scatter(
+    n: u32,
+    cell_of: *const u32,
+    rank: *const u32,
+    cell_start: *const u32,
+    order: *mut u32,
+) {
+    let mut i = index_1d();
+    // SAFETY: the scan of the cells' counts makes every target index < n and distinct.
+    unsafe {
+        while i < n {
+            let c = *cell_of.add(i as usize);
+            *order.add((*cell_start.add(c as usize) + *rank.add(i as usize)) as usize) = i;
+            i += grid_size_1d();
+        }
+    }
+}
+
+/// Neighbours through the linked cells: thread k serves particle `order[k]` (cell order, so a
+/// warp's particles share cells) and tests every particle of the 27 cells around its own
+/// (`cell_start`: `grid.cells() + 1` offsets into `order`). Outputs per `mode` (module docs).
+/// Any grid of `CELL_BLOCK`-thread blocks.
+#[crate::kernel]
+pub unsafe fn sph_cell_query(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    grid: Grid,
+    cell_start: *const u32,
+    order: *const u32,
+    crit: u32,
+    mode: u32,
+    kernel: u32,
+    counts: *mut u32,
+    offsets: *const u32,
+    list: *mut u32,
+    rho: *mut f32,
+) {
+    let o = Outputs {
+        kernel,
+        counts,
+        offsets,
+        list,
+        rho,
+    };
+    // SAFETY: forwarded contract.
+    unsafe {
+        by_mode!(
+            mode,
+            cell_query(bodies, h, n, grid, cell_start, order, crit, &o)
+        )
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn cell_query<S: LaneSink>(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    grid: Grid,
+    cell_start: *const u32,
+    order: *const u32,
+    crit: u32,
+    o: &Outputs,
+) {
+    let mut k = index_1d();
+    // SAFETY: k < n; cells of the clamped stencil; offsets from the scan.
+    unsafe {
+        while k < n {
+            let i = *order.add(k as usize);
+            let p = (*bodies.add(i as usize)).pos();
+            let hi = *h.add(i as usize);
+            let mut s = S::start(o, i, hi);
+            cell_stencil(&grid, p, |c| {
+                let (b, e) = (*cell_start.add(c as usize), *cell_start.add(c as usize + 1));
+                for t in b..e {
+                    let j = *order.add(t as usize);
+                    let q = *bodies.add(j as usize);
+                    let r2 = dist2(p, q.pos());
+                    if is_neighbour(crit, r2, hi, *h.add(j as usize)) {
+                        s.take(j, r2, q.m);
+                    }
+                }
+            });
+            s.finish(o, i);
+            k += grid_size_1d();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// smoothing-length iteration
+// ---------------------------------------------------------------------------------------------
+
+/// One step of [`update_h`] per particle from `counts` (a gather count at the current `h`):
+/// updates `state` and `h`, and adds the particles still iterating to `*iterating` (zero before
+/// the launch). Any grid of `CELL_BLOCK`-thread blocks.
+#[crate::kernel]
+pub unsafe fn sph_h_update(
+    counts: *const u32,
+    n: u32,
+    target: f32,
+    tol: f32,
+    state: *mut HState,
+    h: *mut f32,
+    iterating: *mut u32,
+) {
+    let lane = lane_id();
+    // Whole warps step together (the ballot), so the loop runs over warp-aligned bases.
+    let mut base = index_1d() - lane;
+    // SAFETY: i < n for every access; whole warps at the ballot.
+    unsafe {
+        while base < n {
+            let i = (base + lane) as usize;
+            let mut still = false;
+            if i < n as usize {
+                let s = update_h(*state.add(i), *counts.add(i), target, tol);
+                *state.add(i) = s;
+                *h.add(i) = s.h;
+                still = s.state == H_ITERATING;
+            }
+            let b = ballot(FULL_MASK, still);
+            if lane == 0 && b != 0 {
+                atomic_add_u32(iterating, b.count_ones());
+            }
+            base += grid_size_1d();
+        }
+    }
+}

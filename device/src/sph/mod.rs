@@ -1,0 +1,555 @@
+//! SPH neighbour search through the Barnes–Hut octree (and a linked-cell baseline), SPH density
+//! and smoothing lengths iterated to a target neighbour number.
+//!
+//! Conventions (one copy, used by every kernel and CPU twin):
+//! - `h` is the **support radius** of the smoothing kernel (Gadget-2's convention): `W(r, h) = 0`
+//!   for `r ≥ h`, and particle `j` is a neighbour of `i` when `|r_ij| < R` with `R = h_i`
+//!   (gather), `h_j` (scatter) or `max(h_i, h_j)` (symmetric): [`radius`], [`within`].
+//! - The boundary is **strict**: a particle at exactly `R` is not a neighbour (it would add
+//!   `W(h, h) = 0` to the density anyway). `h = 0` therefore gathers nothing, not even the particle
+//!   itself; for `h > 0` every particle is its own neighbour (`r = 0`), coincident ones too.
+//! - Distances are float32 `r² = dx² + dy² + dz²` ([`dist2`]); a cell is pruned only when the
+//!   float32 gap between boxes, summed in the same order ([`gap2`]), already fails [`within`].
+//!   Rounding is monotone, so the gap never exceeds any pair's `r²`: the tree, the cell list and
+//!   the brute force find exactly the same sets.
+//!
+//! Stages on the existing octree (`crate::bh`: built, summarized, sorted into warp groups):
+//! [`kernels::sph_cell_boxes`] adds each cell's box of its particles and largest `h`
+//! ([`CellBox`], [`summarize_box`]); then one of three searches answers count, CSR fill or
+//! density ([`MODE_COUNT`], …): the seed-style warp vote (`sph_vote`), the warp-group walk
+//! (`sph_group`), or the linked cells (`sph_cell_*`).
+
+pub mod kernels;
+
+use crate::bh::Body;
+use crate::fem::Real;
+use crate::math;
+
+/// Gather criterion: `|r_ij| < h_i`.
+pub const GATHER: u32 = 0;
+/// Scatter criterion: `|r_ij| < h_j`.
+pub const SCATTER: u32 = 1;
+/// Symmetric criterion: `|r_ij| < max(h_i, h_j)`.
+pub const SYMMETRIC: u32 = 2;
+
+/// The search radius of a pair under criterion `crit` ([`GATHER`], [`SCATTER`], [`SYMMETRIC`]).
+/// Monotone in both smoothing lengths, so a cell's largest `h` bounds all its particles' radii.
+#[inline(always)]
+pub fn radius(crit: u32, hi: f32, hj: f32) -> f32 {
+    match crit {
+        GATHER => hi,
+        SCATTER => hj,
+        _ => hi.max(hj),
+    }
+}
+
+/// The one neighbour test: squared distance `r2` strictly inside `radius`. A radius whose
+/// float32 square underflows to zero (below about 1e-22) reaches nothing, as `h = 0`.
+#[inline(always)]
+pub fn within(r2: f32, radius: f32) -> bool {
+    r2 < radius * radius
+}
+
+/// Whether `j` (smoothing length `hj`) at squared distance `r2` is a neighbour of `i` (`hi`).
+#[inline(always)]
+pub fn is_neighbour(crit: u32, r2: f32, hi: f32, hj: f32) -> bool {
+    within(r2, radius(crit, hi, hj))
+}
+
+/// `d0² + d1² + d2²` in this order: [`dist2`] and [`gap2`] must round alike.
+#[inline(always)]
+fn sum_sq(d: [f32; 3]) -> f32 {
+    d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+}
+
+/// Squared float32 distance between two points (`q − p`).
+#[inline(always)]
+pub fn dist2(p: [f32; 3], q: [f32; 3]) -> f32 {
+    sum_sq([q[0] - p[0], q[1] - p[1], q[2] - p[2]])
+}
+
+/// Squared gap between boxes `[alo, ahi]` and `[blo, bhi]` (zero where they overlap): never more
+/// than [`dist2`] of a point of one and a point of the other, in float32 too.
+#[inline(always)]
+pub fn gap2(alo: [f32; 3], ahi: [f32; 3], blo: [f32; 3], bhi: [f32; 3]) -> f32 {
+    let g = |k: usize| (blo[k] - ahi[k]).max(alo[k] - bhi[k]).max(0.0);
+    sum_sq([g(0), g(1), g(2)])
+}
+
+/// Whether a cell (`b`) may hold a neighbour of some target in the box `[tlo, thi]` whose
+/// largest smoothing length is `th` (a single target: `tlo = thi = p`, `th = h_i`): the opening
+/// test of every tree walk. Exact: false only when no pair can pass [`is_neighbour`].
+#[inline(always)]
+pub fn cell_reachable(crit: u32, tlo: [f32; 3], thi: [f32; 3], th: f32, b: &CellBox) -> bool {
+    within(gap2(tlo, thi, b.lo, b.hi), radius(crit, th, b.hmax))
+}
+
+/// [`cell_reachable`] for one source particle at `q` with smoothing length `hj`.
+#[inline(always)]
+pub fn body_reachable(
+    crit: u32,
+    tlo: [f32; 3],
+    thi: [f32; 3],
+    th: f32,
+    q: [f32; 3],
+    hj: f32,
+) -> bool {
+    within(gap2(tlo, thi, q, q), radius(crit, th, hj))
+}
+
+/// A cell's bounding box of its particles and their largest `h`, padded to 32 bytes (two vector
+/// loads on the device). An empty box has `lo = +inf`, `hi = -inf`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct CellBox {
+    pub lo: [f32; 3],
+    pub hmax: f32,
+    pub hi: [f32; 3],
+    pub _pad: f32,
+}
+
+impl Default for CellBox {
+    fn default() -> Self {
+        CellBox::EMPTY
+    }
+}
+
+impl CellBox {
+    pub const EMPTY: CellBox = CellBox {
+        lo: [f32::INFINITY; 3],
+        hmax: 0.0,
+        hi: [f32::NEG_INFINITY; 3],
+        _pad: 0.0,
+    };
+
+    /// The box grown by a particle at `p` with smoothing length `h`.
+    #[inline(always)]
+    pub fn with_point(mut self, p: [f32; 3], h: f32) -> Self {
+        for (k, pk) in p.iter().enumerate() {
+            self.lo[k] = self.lo[k].min(*pk);
+            self.hi[k] = self.hi[k].max(*pk);
+        }
+        self.hmax = self.hmax.max(h);
+        self
+    }
+
+    /// The union of two boxes.
+    #[inline(always)]
+    pub fn with_box(mut self, o: &CellBox) -> Self {
+        for k in 0..3 {
+            self.lo[k] = self.lo[k].min(o.lo[k]);
+            self.hi[k] = self.hi[k].max(o.hi[k]);
+        }
+        self.hmax = self.hmax.max(o.hmax);
+        self
+    }
+}
+
+crate::shared_type!(CellBox, Grid, HState);
+
+/// One cell's children as the box summary reads them (device pointers in the kernel, slices in
+/// the CPU twin); slot values as in `crate::bh` (`EMPTY`, a body `0..n`, `n + cell`).
+pub trait BoxChildren {
+    fn slot(&self, octant: u32) -> i32;
+    /// A child cell's finished box.
+    fn cell(&self, cell: usize) -> CellBox;
+    /// Body `b`'s position and smoothing length.
+    fn body(&self, b: i32) -> ([f32; 3], f32);
+    /// The next body of a bucket chain, or -1.
+    fn next(&self, b: i32) -> i32;
+}
+
+/// A cell's [`CellBox`] from its children: the one copy of the summary.
+#[inline(always)]
+pub fn summarize_box(c: &impl BoxChildren, n: i32) -> CellBox {
+    let mut b = CellBox::EMPTY;
+    for o in 0..8 {
+        let ch = c.slot(o);
+        if ch >= n {
+            b = b.with_box(&c.cell((ch - n) as usize));
+        } else {
+            let mut j = ch;
+            while j >= 0 {
+                let (p, h) = c.body(j);
+                b = b.with_point(p, h);
+                j = c.next(j);
+            }
+        }
+    }
+    b
+}
+
+// ---------------------------------------------------------------------------------------------
+// smoothing kernels
+// ---------------------------------------------------------------------------------------------
+
+/// Cubic spline (M4, Monaghan & Lattanzio 1985) with support `h`, normalised in 3D:
+/// `W = 8/(π h³) · {1 − 6q² + 6q³ (q ≤ ½); 2(1 − q)³ (q ≤ 1)}`, `q = r/h`.
+pub const CUBIC_SPLINE: u32 = 0;
+/// Wendland C2 (Wendland 1995; Dehnen & Aly 2012) with support `h`, normalised in 3D:
+/// `W = 21/(2π h³) (1 − q)⁴ (1 + 4q)`.
+pub const WENDLAND_C2: u32 = 1;
+
+/// `h³ W(q h, h)`: the dimensionless kernel of [`CUBIC_SPLINE`] or [`WENDLAND_C2`], zero for
+/// `q ≥ 1`; generic so that the float32 kernels and the float64 reference share it.
+#[inline(always)]
+pub fn kernel_shape<R: Real>(kernel: u32, q: R) -> R {
+    let one = R::ONE;
+    // `q ≥ 1` (a NaN q, from h = 0, also gives zero).
+    if q.partial_cmp(&one) != Some(core::cmp::Ordering::Less) {
+        return R::ZERO;
+    }
+    let u = one - q;
+    if kernel == WENDLAND_C2 {
+        let u2 = u * u;
+        R::from_f64(21.0 / (2.0 * core::f64::consts::PI)) * u2 * u2 * (one + R::from_f64(4.0) * q)
+    } else {
+        let s = R::from_f64(8.0 / core::f64::consts::PI);
+        if q <= R::from_f64(0.5) {
+            s * (one - R::from_f64(6.0) * q * q * u)
+        } else {
+            s * R::from_f64(2.0) * u * u * u
+        }
+    }
+}
+
+/// `W(r, h)` from the squared distance, float32 (the kernels' form).
+#[inline(always)]
+pub fn kernel_w(kernel: u32, r2: f32, h: f32) -> f32 {
+    let inv = 1.0 / h;
+    kernel_shape(kernel, math::sqrt(r2) * inv) * (inv * inv * inv)
+}
+
+/// What a search does with each neighbour `j` of one target: count it, write it, or add its
+/// density. `r2` is the pair's squared distance, `mj` its mass.
+pub trait Sink {
+    fn take(&mut self, j: u32, r2: f32, mj: f32);
+}
+
+/// Counts neighbours.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Count(pub u32);
+
+impl Sink for Count {
+    #[inline(always)]
+    fn take(&mut self, _: u32, _: f32, _: f32) {
+        self.0 += 1;
+    }
+}
+
+/// SPH density by summation, `ρ_i = Σ_j m_j W(r_ij, h_i)` (the target's own term included).
+#[derive(Clone, Copy, Debug)]
+pub struct Density {
+    pub kernel: u32,
+    pub h: f32,
+    pub rho: f32,
+}
+
+impl Sink for Density {
+    #[inline(always)]
+    fn take(&mut self, _: u32, r2: f32, mj: f32) {
+        self.rho = math::fma(mj, kernel_w(self.kernel, r2, self.h), self.rho);
+    }
+}
+
+/// What a search kernel computes (its `mode` parameter).
+pub const MODE_COUNT: u32 = 0;
+/// Writes each target's neighbours into its CSR row.
+pub const MODE_FILL: u32 = 1;
+/// Sums the density (gather: every kernel's support is `h_i`).
+pub const MODE_DENSITY: u32 = 2;
+
+// ---------------------------------------------------------------------------------------------
+// linked cells
+// ---------------------------------------------------------------------------------------------
+
+/// The linked-cell grid: origin, inverse cell size, cells per axis. Cells are at least the largest
+/// `h` wide (with slack for float32 rounding of the cell coordinates), so a neighbour is always in
+/// the 27 cells around its target's.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Grid {
+    pub lo: [f32; 3],
+    pub inv: f32,
+    pub dims: [u32; 3],
+    pub _pad: u32,
+}
+
+impl Grid {
+    /// Cell coordinates of `p`, clamped to the grid.
+    #[inline(always)]
+    pub fn coords(&self, p: [f32; 3]) -> [u32; 3] {
+        core::array::from_fn(|k| {
+            let u = (p[k] - self.lo[k]) * self.inv;
+            // `as` saturates: negative and NaN go to 0.
+            (u as u32).min(self.dims[k] - 1)
+        })
+    }
+    /// The linear index of cell `c`.
+    #[inline(always)]
+    pub fn index(&self, c: [u32; 3]) -> u32 {
+        (c[2] * self.dims[1] + c[1]) * self.dims[0] + c[0]
+    }
+    pub fn cells(&self) -> u32 {
+        self.dims[0] * self.dims[1] * self.dims[2]
+    }
+    /// The 27-cell stencil around `c`, clamped: lower and upper corners (inclusive).
+    #[inline(always)]
+    pub fn stencil(&self, c: [u32; 3]) -> ([u32; 3], [u32; 3]) {
+        (
+            core::array::from_fn(|k| c[k].saturating_sub(1)),
+            core::array::from_fn(|k| (c[k] + 1).min(self.dims[k] - 1)),
+        )
+    }
+}
+
+/// Calls `f` with each cell of the 27-cell stencil around `p`'s cell (clamped to the grid), in
+/// z, y, x order.
+#[inline(always)]
+pub fn cell_stencil(grid: &Grid, p: [f32; 3], mut f: impl FnMut(u32)) {
+    let (lo, hi) = grid.stencil(grid.coords(p));
+    for z in lo[2]..=hi[2] {
+        for y in lo[1]..=hi[1] {
+            for x in lo[0]..=hi[0] {
+                f(grid.index([x, y, z]));
+            }
+        }
+    }
+}
+
+/// Cells per axis at most: bounds the float32 error of a cell coordinate (≤ 2 ulp of 1024) well
+/// below the grid's slack.
+pub const GRID_MAX_DIM: u32 = 1024;
+/// Relative slack of the cell size over the largest `h`.
+pub const GRID_SLACK: f32 = 1e-3;
+
+/// The grid for points in `[lo, hi]` with largest smoothing length `hmax`, of at most `max_cells`
+/// cells (grown coarser until it fits; coarser cells stay correct).
+pub fn grid_for(lo: [f32; 3], hi: [f32; 3], hmax: f32, max_cells: u32) -> Grid {
+    let ext = (0..3).fold(0.0f32, |e, k| e.max(hi[k] - lo[k]));
+    let mut cell = (hmax * (1.0 + GRID_SLACK))
+        .max(ext / GRID_MAX_DIM as f32 * (1.0 + GRID_SLACK))
+        .max(1e-30);
+    loop {
+        let dims: [u32; 3] =
+            core::array::from_fn(|k| (((hi[k] - lo[k]) / cell) as u32 + 1).min(GRID_MAX_DIM));
+        let total = dims[0] as u64 * dims[1] as u64 * dims[2] as u64;
+        if total <= max_cells.max(1) as u64 {
+            return Grid {
+                lo,
+                inv: 1.0 / cell,
+                dims,
+                _pad: 0,
+            };
+        }
+        cell *= 1.25;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// smoothing-length iteration
+// ---------------------------------------------------------------------------------------------
+
+/// Still iterating.
+pub const H_ITERATING: u32 = 0;
+/// The neighbour count is within the tolerance of the target.
+pub const H_CONVERGED: u32 = 1;
+/// The bracket shrank to nothing without reaching the target: the count jumps over it
+/// (coincident particles) at this `h`.
+pub const H_STUCK: u32 = 2;
+
+/// One particle's smoothing-length iteration: the current `h`, the bracket `[lo, hi]` known so
+/// far (`lo = 0`, `hi = +inf` while unknown) and its state.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct HState {
+    pub h: f32,
+    pub lo: f32,
+    pub hi: f32,
+    pub state: u32,
+}
+
+impl HState {
+    pub fn start(h: f32) -> Self {
+        HState {
+            h,
+            lo: 0.0,
+            hi: f32::INFINITY,
+            state: H_ITERATING,
+        }
+    }
+}
+
+/// One step of the smoothing-length iteration given the gather count at the current `h`
+/// (target's own term included). As in Gadget-2: the neighbour number grows as `h³`, so the
+/// Newton step for `N(h) = target` on that relation is `h (target/N)^{1/3}` (limited to a factor
+/// 2 per step); once the count has been on both sides it is bracketed, and a step that leaves the
+/// middle 80% of the bracket is replaced by bisection of the bracket's volume,
+/// `∛((lo³ + hi³)/2)`.
+#[inline(always)]
+pub fn update_h(s: HState, count: u32, target: f32, tol: f32) -> HState {
+    if s.state != H_ITERATING {
+        return s;
+    }
+    let c = count as f32;
+    if (c - target).abs() <= tol {
+        return HState {
+            state: H_CONVERGED,
+            ..s
+        };
+    }
+    let (mut lo, mut hi) = (s.lo, s.hi);
+    if c < target {
+        lo = s.h;
+    } else {
+        hi = s.h;
+    }
+    let ratio = if c > 0.0 { target / c } else { 8.0 };
+    let newton = s.h * cbrt(ratio.clamp(0.125, 8.0));
+    let h = if hi.is_finite() && lo > 0.0 {
+        let margin = 0.1 * (hi - lo);
+        if newton > lo + margin && newton < hi - margin {
+            newton
+        } else {
+            cbrt(0.5 * (lo * lo * lo + hi * hi * hi))
+        }
+    } else {
+        newton
+    };
+    // A bracket of relative width 1e-5 holds no float32 h that moves the count across the target
+    // (ties of coincident particles) worth trying further.
+    let state = if hi.is_finite() && hi - lo <= 1e-5 * hi {
+        H_STUCK
+    } else {
+        H_ITERATING
+    };
+    HState { h, lo, hi, state }
+}
+
+/// Cube root (positive `x`): `2^{log2(x)/3}` (two PTX instructions on the device).
+#[inline(always)]
+pub fn cbrt(x: f32) -> f32 {
+    math::exp2(math::log2(x) * (1.0 / 3.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundary_is_strict_and_h_zero_gathers_nothing() {
+        // (1, 0, 0) from the origin: r² = 1 exactly.
+        let r2 = dist2([0.0; 3], [1.0, 0.0, 0.0]);
+        assert_eq!(r2, 1.0);
+        assert!(!is_neighbour(GATHER, r2, 1.0, 0.0));
+        assert!(is_neighbour(GATHER, r2, 1.0f32.next_up(), 0.0));
+        assert!(!is_neighbour(SCATTER, r2, 5.0, 1.0));
+        assert!(is_neighbour(SCATTER, r2, 0.0, 1.5));
+        assert!(is_neighbour(SYMMETRIC, r2, 0.0, 1.5) && is_neighbour(SYMMETRIC, r2, 1.5, 0.0));
+        // h = 0: not even the particle itself; h > 0: itself and coincident particles.
+        assert!(!is_neighbour(GATHER, 0.0, 0.0, 0.0));
+        assert!(is_neighbour(GATHER, 0.0, 1e-10, 0.0));
+        // An h whose square underflows to zero behaves as h = 0.
+        assert!(!is_neighbour(GATHER, 0.0, 1e-30, 0.0));
+    }
+
+    #[test]
+    fn gap_never_exceeds_a_pairs_distance() {
+        // Random boxes and points inside them, with awkward (non-representable) coordinates.
+        for s in 0..2000u64 {
+            let u = |k: u64| crate::rng::uniform_f32(s, k) * 3.0 - 1.5;
+            let (a, b): ([f32; 3], [f32; 3]) = (
+                core::array::from_fn(|k| u(k as u64)),
+                core::array::from_fn(|k| u(3 + k as u64)),
+            );
+            let (alo, ahi) = (a, core::array::from_fn(|k| a[k] + u(6 + k as u64).abs()));
+            let (blo, bhi) = (
+                b,
+                core::array::from_fn(|k| b[k] + u(9 + k as u64).abs() * 0.1),
+            );
+            let g = gap2(alo, ahi, blo, bhi);
+            for t in 0..8u64 {
+                let f = |k: u64| crate::rng::uniform_f32(s + 7777, 16 * t + k);
+                let p: [f32; 3] =
+                    core::array::from_fn(|k| alo[k] + (ahi[k] - alo[k]) * f(k as u64));
+                let q: [f32; 3] =
+                    core::array::from_fn(|k| blo[k] + (bhi[k] - blo[k]) * f(3 + k as u64));
+                let p = core::array::from_fn(|k| p[k].clamp(alo[k], ahi[k]));
+                let q = core::array::from_fn(|k| q[k].clamp(blo[k], bhi[k]));
+                assert!(g <= dist2(p, q), "seed {s}: gap² {g} > r² {}", dist2(p, q));
+                assert!(gap2(p, p, blo, bhi) <= dist2(p, q));
+            }
+        }
+    }
+
+    #[test]
+    fn kernels_are_normalised_and_vanish_at_the_support() {
+        for kernel in [CUBIC_SPLINE, WENDLAND_C2] {
+            // ∫ 4π q² w(q) dq over [0, 1], midpoint rule in float64.
+            let m = 100_000;
+            let integral: f64 = (0..m)
+                .map(|i| {
+                    let q = (i as f64 + 0.5) / m as f64;
+                    4.0 * core::f64::consts::PI * q * q * kernel_shape::<f64>(kernel, q)
+                })
+                .sum::<f64>()
+                / m as f64;
+            assert!((integral - 1.0).abs() < 1e-8, "kernel {kernel}: {integral}");
+            assert_eq!(kernel_shape::<f64>(kernel, 1.0), 0.0);
+            assert!(kernel_shape::<f64>(kernel, 1.0 - 1e-6) < 1e-12);
+            // Continuous at q = 1/2 (the spline's join).
+            let (a, b) = (
+                kernel_shape::<f64>(kernel, 0.5),
+                kernel_shape::<f64>(kernel, 0.5 + 1e-9),
+            );
+            assert!((a - b).abs() < 1e-7);
+            // Float32 form against float64: W(r, h) scales as h⁻³.
+            let w = kernel_w(kernel, 0.09, 2.0) as f64;
+            let want = kernel_shape::<f64>(kernel, 0.15) / 8.0;
+            assert!((w - want).abs() < 1e-6 * want, "{w} {want}");
+        }
+    }
+
+    #[test]
+    fn h_update_brackets_and_converges_on_a_power_law() {
+        // N(h) = 1000 h³ (uniform density): the target 64 is at h = 0.4.
+        let count = |h: f32| (1000.0 * h * h * h) as u32;
+        for h0 in [0.01f32, 0.3, 0.41, 3.0] {
+            let mut s = HState::start(h0);
+            let mut it = 0;
+            while s.state == H_ITERATING && it < 50 {
+                s = update_h(s, count(s.h), 64.0, 1.0);
+                it += 1;
+            }
+            assert_eq!(s.state, H_CONVERGED, "h0 {h0}: {s:?}");
+            assert!((count(s.h) as f32 - 64.0).abs() <= 1.0 && it < 20, "{it}");
+        }
+        // A count that jumps over the target (coincident particles) ends stuck, not in a loop.
+        let step = |h: f32| if h < 0.5 { 1 } else { 200 };
+        let mut s = HState::start(0.1);
+        let mut it = 0;
+        while s.state == H_ITERATING && it < 100 {
+            s = update_h(s, step(s.h), 64.0, 2.0);
+            it += 1;
+        }
+        assert_eq!(s.state, H_STUCK);
+        assert!(it < 60 && (s.lo - 0.5).abs() < 1e-4, "{it} {s:?}");
+    }
+
+    #[test]
+    fn grid_cells_cover_the_largest_h() {
+        let g = grid_for([0.0; 3], [1.0, 2.0, 0.5], 0.1, 1 << 20);
+        assert!(1.0 / g.inv >= 0.1);
+        assert_eq!(
+            g.coords([1.0, 2.0, 0.5]),
+            [g.dims[0] - 1, g.dims[1] - 1, g.dims[2] - 1]
+        );
+        // A tiny h on a large box: capped cells, still at least h wide.
+        let g = grid_for([0.0; 3], [1.0; 3], 1e-6, 4096);
+        assert!(g.cells() <= 4096 && 1.0 / g.inv >= 1e-6);
+        // h = 0 and a single point.
+        let g = grid_for([3.0; 3], [3.0; 3], 0.0, 8);
+        assert_eq!(g.cells(), 1);
+        assert_eq!(g.coords([3.0; 3]), [0, 0, 0]);
+    }
+}

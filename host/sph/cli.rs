@@ -1,0 +1,118 @@
+//! `warpkit neighbours`: one search on a scene, counts and time (kept out of `main.rs`, which
+//! only forwards to [`run`]).
+
+use super::{Criterion, HParams, Method, SmoothingKernel, cpu, gpu, initial_h};
+use crate::backend::{self, Backend, BackendChoice};
+use crate::bh::scene::{self, Scene};
+use std::time::Instant;
+
+/// Arguments of `warpkit neighbours`.
+#[derive(clap::Args, Debug)]
+pub struct NeighboursArgs {
+    #[arg(long, value_enum, default_value_t = Scene::Uniform)]
+    pub scene: Scene,
+    #[arg(long, default_value_t = 1 << 16)]
+    pub n: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// One smoothing length (support radius) for every particle.
+    #[arg(long, conflicts_with = "neighbours")]
+    pub h: Option<f32>,
+    /// Iterate per-particle h to this gather count (± --tol) instead of a fixed h.
+    #[arg(long)]
+    pub neighbours: Option<f32>,
+    #[arg(long, default_value_t = 2.0)]
+    pub tol: f32,
+    #[arg(long, value_enum, default_value_t = Method::Group)]
+    pub method: Method,
+    #[arg(long, value_enum, default_value_t = Criterion::Gather)]
+    pub criterion: Criterion,
+    /// Also sum the density with this kernel.
+    #[arg(long, value_enum)]
+    pub kernel: Option<SmoothingKernel>,
+}
+
+/// Runs the command; prints the h used, count statistics, and times.
+pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
+    let mut bodies = scene::generate(a.scene, a.n, a.seed);
+    scene::shuffle(&mut bodies, a.seed);
+    let n = bodies.len();
+    let target = a.neighbours.unwrap_or(64.0);
+    let h0 = vec![a.h.unwrap_or_else(|| initial_h(&bodies, target)); n];
+    let hp = HParams {
+        target,
+        tol: a.tol,
+        ..HParams::default()
+    };
+    let (backend, notice) = backend::select(choice)?;
+    if let Some(m) = notice {
+        eprintln!("note: {m}");
+    }
+    println!(
+        "{:?} n={n} method {:?} criterion {:?} on {}",
+        a.scene,
+        a.method,
+        a.criterion,
+        backend.name()
+    );
+    let (h, counts, ms, rho) = match &backend {
+        Backend::Gpu(g) => {
+            let mut d = gpu::DeviceSph::new(g, &bodies, &h0)?;
+            println!("tree {:.3} ms, cell boxes {:.3} ms", d.tree_ms, d.boxes_ms);
+            if a.neighbours.is_some() {
+                let (r, ms) = d.iterate_h(g, a.method, &hp)?;
+                println!("h iteration {ms:.3} ms: {}", r.report());
+            }
+            let (c, ms) = d.counts(g, a.method, a.criterion)?;
+            let rho = match a.kernel {
+                Some(k) => Some(d.density(g, a.method, k)?),
+                None => None,
+            };
+            (d.h_host().to_vec(), c, ms, rho)
+        }
+        Backend::Cpu => {
+            let t = Instant::now();
+            let h = match a.neighbours {
+                Some(_) => {
+                    let r = cpu::iterate_h(a.method, &bodies, Some(&h0), &hp)?;
+                    println!(
+                        "h iteration {:.1} ms: {}",
+                        t.elapsed().as_secs_f64() * 1e3,
+                        r.report()
+                    );
+                    r.h
+                }
+                None => h0,
+            };
+            let t = Instant::now();
+            let c = cpu::counts(a.method, &bodies, &h, a.criterion)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let rho = match a.kernel {
+                Some(k) => {
+                    let t = Instant::now();
+                    let r = cpu::density(a.method, &bodies, &h, k)?;
+                    Some((r, t.elapsed().as_secs_f64() * 1e3))
+                }
+                None => None,
+            };
+            (h, c, ms, rho)
+        }
+    };
+    let total: u64 = counts.iter().map(|&c| c as u64).sum();
+    let (lo, hi) = (
+        counts.iter().min().copied().unwrap_or(0),
+        counts.iter().max().copied().unwrap_or(0),
+    );
+    let hmean = h.iter().map(|&x| x as f64).sum::<f64>() / n as f64;
+    println!(
+        "neighbours: mean {:.2}, min {lo}, max {hi}, {total} pairs; mean h {hmean:.4e}; count \
+         pass {ms:.3} ms ({:.3e} neighbours/s)",
+        total as f64 / n as f64,
+        total as f64 / (ms * 1e-3)
+    );
+    if let Some((rho, ms)) = rho {
+        let mean = rho.iter().map(|&r| r as f64).sum::<f64>() / n as f64;
+        println!("density: mean {mean:.4e}, {ms:.3} ms");
+    }
+    Ok(())
+}

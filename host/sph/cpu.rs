@@ -1,0 +1,473 @@
+//! The CPU twins of the SPH kernels (the same decisions, formulas and float32 tests, so the
+//! neighbour sets are identical), the O(N²) brute force and the float64 density reference.
+
+use super::{
+    Criterion, HIteration, HParams, Method, Neighbours, SmoothingKernel, SphError, check_pairs,
+    grid, offsets_of, validate,
+};
+use crate::bh::{self, Tree};
+use crate::device::WARP_SIZE;
+use crate::device::bh::{Body, Layout};
+use crate::device::sph::{self as dev, BoxChildren, CellBox, Count, Density, Sink};
+use rayon::prelude::*;
+
+/// Collects a target's neighbours (the CSR fill's CPU sink).
+#[derive(Clone, Debug, Default)]
+pub struct Collect(pub Vec<u32>);
+
+impl Sink for Collect {
+    fn take(&mut self, j: u32, _: f32, _: f32) {
+        self.0.push(j);
+    }
+}
+
+/// The octree of `crate::bh` (built, summarized, sorted into warp groups of 32) with each cell's
+/// box and largest h.
+pub struct SphTree {
+    pub tree: Tree,
+    pub boxes: Vec<CellBox>,
+}
+
+impl SphTree {
+    /// Valid input per [`validate`].
+    pub fn new(bodies: &[Body], h: &[f32]) -> Self {
+        let tree = bh::cpu::build_tree(bodies);
+        let boxes = cell_boxes(bodies, h, &tree);
+        SphTree { tree, boxes }
+    }
+}
+
+/// The twin of `sph_cell_boxes`: every cell's [`CellBox`], children before parents.
+pub fn cell_boxes(bodies: &[Body], h: &[f32], tree: &Tree) -> Vec<CellBox> {
+    let (n, layout, bottom) = (tree.n as i32, tree.layout, tree.header.bottom);
+    let cells = layout.cells as usize;
+    let bottom_up: Vec<i32> = if layout.is_sparse() {
+        (0..cells as i32)
+            .rev()
+            .filter(|&k| k == 0 || tree.child[k as usize] == n + k)
+            .collect()
+    } else {
+        (bottom..cells as i32).collect()
+    };
+    let mut boxes = vec![CellBox::EMPTY; cells];
+    for k in bottom_up {
+        let c = SliceBoxChildren {
+            layout,
+            cell: k,
+            bodies,
+            h,
+            tree,
+            boxes: &boxes,
+        };
+        boxes[k as usize] = dev::summarize_box(&c, n);
+    }
+    boxes
+}
+
+struct SliceBoxChildren<'a> {
+    layout: Layout,
+    cell: i32,
+    bodies: &'a [Body],
+    h: &'a [f32],
+    tree: &'a Tree,
+    boxes: &'a [CellBox],
+}
+
+impl BoxChildren for SliceBoxChildren<'_> {
+    fn slot(&self, octant: u32) -> i32 {
+        self.tree.child[self.layout.slot(self.cell, octant)]
+    }
+    fn cell(&self, c: usize) -> CellBox {
+        self.boxes[c]
+    }
+    fn body(&self, b: i32) -> ([f32; 3], f32) {
+        (self.bodies[b as usize].pos(), self.h[b as usize])
+    }
+    fn next(&self, b: i32) -> i32 {
+        self.tree.next[b as usize]
+    }
+}
+
+/// Runs a search: each particle `i`'s sink `make(i)` takes its neighbours. `tree` is needed by
+/// the tree methods (built from the same particles and h).
+pub fn search<S: Sink + Send>(
+    method: Method,
+    bodies: &[Body],
+    h: &[f32],
+    tree: Option<&SphTree>,
+    crit: Criterion,
+    make: impl Fn(u32) -> S + Sync,
+) -> Vec<S> {
+    let c = crit.code();
+    let owned;
+    let tree = match (method, tree) {
+        (Method::Cells, _) => None,
+        (_, Some(t)) => Some(t),
+        (_, None) => {
+            owned = SphTree::new(bodies, h);
+            Some(&owned)
+        }
+    };
+    let mut out: Vec<Option<S>> = (0..bodies.len()).map(|_| None).collect();
+    let results: Vec<(u32, S)> = match (method, tree) {
+        (Method::Vote, Some(t)) => vote(bodies, h, t, c, &make),
+        (Method::Group, Some(t)) => group(bodies, h, t, c, &make),
+        _ => cells(bodies, h, c, &make),
+    };
+    for (i, s) in results {
+        out[i as usize] = Some(s);
+    }
+    out.into_iter()
+        .map(|s| s.expect("every particle is a target"))
+        .collect()
+}
+
+/// Tests particle `j` against target `i` and feeds the sink.
+#[inline]
+fn test<S: Sink>(bodies: &[Body], h: &[f32], crit: u32, i: u32, j: u32, s: &mut S) {
+    let (p, q) = (bodies[i as usize], bodies[j as usize]);
+    let r2 = dev::dist2(p.pos(), q.pos());
+    if dev::is_neighbour(crit, r2, h[i as usize], h[j as usize]) {
+        s.take(j, r2, q.m);
+    }
+}
+
+/// The twin of `sph_vote`: warps of 32 consecutive particles of the tree order walk together and
+/// open a cell when any of them can reach it.
+fn vote<S: Sink + Send>(
+    bodies: &[Body],
+    h: &[f32],
+    t: &SphTree,
+    crit: u32,
+    make: &(impl Fn(u32) -> S + Sync),
+) -> Vec<(u32, S)> {
+    let tree = &t.tree;
+    let n = tree.n as i32;
+    tree.sort
+        .par_chunks(WARP_SIZE as usize)
+        .flat_map_iter(|lanes| {
+            let mut sinks: Vec<S> = lanes.iter().map(|&i| make(i)).collect();
+            let mut stack = vec![tree.root()];
+            while let Some(cell) = stack.pop() {
+                // The same cells are opened as on the GPU; only the order of the leaves (and so
+                // of a density's sum) differs.
+                for o in 0..8 {
+                    let ch = tree.child[tree.layout.slot(cell, o)];
+                    if ch >= n {
+                        let b = &t.boxes[(ch - n) as usize];
+                        let reach = lanes.iter().any(|&i| {
+                            let p = bodies[i as usize].pos();
+                            dev::cell_reachable(crit, p, p, h[i as usize], b)
+                        });
+                        if reach {
+                            stack.push(ch - n);
+                        }
+                    } else {
+                        let mut j = ch;
+                        while j >= 0 {
+                            for (s, &i) in sinks.iter_mut().zip(lanes) {
+                                test(bodies, h, crit, i, j as u32, s);
+                            }
+                            j = tree.next[j as usize];
+                        }
+                    }
+                }
+            }
+            lanes.iter().copied().zip(sinks).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The candidates of one warp group's walk (`sph_group`'s decisions): particles of reachable
+/// cells that the group's box can reach, and every particle of a reachable bucket.
+pub fn group_candidates(
+    bodies: &[Body],
+    h: &[f32],
+    t: &SphTree,
+    crit: u32,
+    lanes: &[u32],
+) -> Vec<u32> {
+    let tree = &t.tree;
+    let n = tree.n as i32;
+    let mut tlo = [f32::INFINITY; 3];
+    let mut thi = [f32::NEG_INFINITY; 3];
+    let mut th = 0.0f32;
+    for &i in lanes {
+        let p = bodies[i as usize].pos();
+        for k in 0..3 {
+            tlo[k] = tlo[k].min(p[k]);
+            thi[k] = thi[k].max(p[k]);
+        }
+        th = th.max(h[i as usize]);
+    }
+    let mut list = Vec::new();
+    let mut stack = vec![tree.root()];
+    while let Some(cell) = stack.pop() {
+        for o in 0..8 {
+            let ch = tree.child[tree.layout.slot(cell, o)];
+            if ch >= n {
+                if dev::cell_reachable(crit, tlo, thi, th, &t.boxes[(ch - n) as usize]) {
+                    stack.push(ch - n);
+                }
+            } else if ch >= 0 {
+                if tree.next[ch as usize] >= 0 {
+                    let mut j = ch;
+                    while j >= 0 {
+                        list.push(j as u32);
+                        j = tree.next[j as usize];
+                    }
+                } else {
+                    let (q, hj) = (bodies[ch as usize].pos(), h[ch as usize]);
+                    if dev::body_reachable(crit, tlo, thi, th, q, hj) {
+                        list.push(ch as u32);
+                    }
+                }
+            }
+        }
+    }
+    list
+}
+
+/// The twin of `sph_group`: one walk per warp group, every member testing every candidate.
+fn group<S: Sink + Send>(
+    bodies: &[Body],
+    h: &[f32],
+    t: &SphTree,
+    crit: u32,
+    make: &(impl Fn(u32) -> S + Sync),
+) -> Vec<(u32, S)> {
+    t.tree
+        .groups
+        .par_iter()
+        .flat_map_iter(|&[first, size]| {
+            let lanes = &t.tree.sort[first as usize..(first + size) as usize];
+            let cand = group_candidates(bodies, h, t, crit, lanes);
+            lanes
+                .iter()
+                .map(|&i| {
+                    let mut s = make(i);
+                    for &j in &cand {
+                        test(bodies, h, crit, i, j, &mut s);
+                    }
+                    (i, s)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The linked cells on the host: cell of each particle, counting sort (stable), cell offsets.
+pub struct CellList {
+    pub grid: dev::Grid,
+    /// `grid.cells() + 1` offsets into `order`.
+    pub start: Vec<u32>,
+    /// Particles in cell order.
+    pub order: Vec<u32>,
+}
+
+impl CellList {
+    pub fn new(bodies: &[Body], h: &[f32]) -> Self {
+        let g = grid(bodies, h);
+        let cell_of: Vec<u32> = bodies.iter().map(|b| g.index(g.coords(b.pos()))).collect();
+        let mut count = vec![0u32; g.cells() as usize];
+        for &c in &cell_of {
+            count[c as usize] += 1;
+        }
+        let (start, _) = offsets_of(&count);
+        let mut fill = start.clone();
+        let mut order = vec![0u32; bodies.len()];
+        for (i, &c) in cell_of.iter().enumerate() {
+            order[fill[c as usize] as usize] = i as u32;
+            fill[c as usize] += 1;
+        }
+        CellList {
+            grid: g,
+            start,
+            order,
+        }
+    }
+}
+
+/// The twin of `sph_cell_query`.
+fn cells<S: Sink + Send>(
+    bodies: &[Body],
+    h: &[f32],
+    crit: u32,
+    make: &(impl Fn(u32) -> S + Sync),
+) -> Vec<(u32, S)> {
+    let cl = CellList::new(bodies, h);
+    cl.order
+        .par_iter()
+        .map(|&i| {
+            let mut s = make(i);
+            dev::cell_stencil(&cl.grid, bodies[i as usize].pos(), |c| {
+                for &j in
+                    &cl.order[cl.start[c as usize] as usize..cl.start[c as usize + 1] as usize]
+                {
+                    test(bodies, h, crit, i, j, &mut s);
+                }
+            });
+            (i, s)
+        })
+        .collect()
+}
+
+/// O(N²): every particle against every other, with the same float32 test.
+pub fn brute_force<S: Sink + Send>(
+    bodies: &[Body],
+    h: &[f32],
+    crit: Criterion,
+    make: impl Fn(u32) -> S + Sync,
+) -> Vec<S> {
+    let c = crit.code();
+    (0..bodies.len() as u32)
+        .into_par_iter()
+        .map(|i| {
+            let mut s = make(i);
+            for j in 0..bodies.len() as u32 {
+                test(bodies, h, c, i, j, &mut s);
+            }
+            s
+        })
+        .collect()
+}
+
+/// Neighbour counts.
+pub fn counts(
+    method: Method,
+    bodies: &[Body],
+    h: &[f32],
+    crit: Criterion,
+) -> Result<Vec<u32>, SphError> {
+    validate(bodies, h, false)?;
+    Ok(search(method, bodies, h, None, crit, |_| Count(0))
+        .into_iter()
+        .map(|c| c.0)
+        .collect())
+}
+
+/// CSR neighbour lists by a count pass and a fill pass; refused before the fill when they would
+/// hold more than `max_pairs` entries. Rows ascending.
+pub fn neighbours(
+    method: Method,
+    bodies: &[Body],
+    h: &[f32],
+    crit: Criterion,
+    max_pairs: u64,
+) -> Result<Neighbours, SphError> {
+    validate(bodies, h, false)?;
+    let tree = (method != Method::Cells).then(|| SphTree::new(bodies, h));
+    let counts: Vec<u32> = search(method, bodies, h, tree.as_ref(), crit, |_| Count(0))
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
+    let (offsets, total) = offsets_of(&counts);
+    check_pairs(total, max_pairs)?;
+    let rows = search(method, bodies, h, tree.as_ref(), crit, |i| {
+        Collect(Vec::with_capacity(counts[i as usize] as usize))
+    });
+    let mut list = Vec::with_capacity(total as usize);
+    for r in rows {
+        list.extend_from_slice(&r.0);
+    }
+    let mut nb = Neighbours { offsets, list };
+    nb.sort_rows();
+    Ok(nb)
+}
+
+/// SPH density by summation over the gather neighbours (h > 0).
+pub fn density(
+    method: Method,
+    bodies: &[Body],
+    h: &[f32],
+    kernel: SmoothingKernel,
+) -> Result<Vec<f32>, SphError> {
+    validate(bodies, h, true)?;
+    let k = kernel.code();
+    Ok(
+        search(method, bodies, h, None, Criterion::Gather, |i| Density {
+            kernel: k,
+            h: h[i as usize],
+            rho: 0.0,
+        })
+        .into_iter()
+        .map(|d| d.rho)
+        .collect(),
+    )
+}
+
+/// Float64 density by direct summation over all particles for the targets `targets`.
+pub fn density_f64(
+    bodies: &[Body],
+    h: &[f32],
+    kernel: SmoothingKernel,
+    targets: &[usize],
+) -> Vec<f64> {
+    let k = kernel.code();
+    targets
+        .par_iter()
+        .map(|&i| {
+            let p = bodies[i].pos().map(|v| v as f64);
+            let hi = h[i] as f64;
+            bodies
+                .iter()
+                .map(|b| {
+                    let q = b.pos().map(|v| v as f64);
+                    let r = ((q[0] - p[0]).powi(2) + (q[1] - p[1]).powi(2) + (q[2] - p[2]).powi(2))
+                        .sqrt();
+                    b.m as f64 * dev::kernel_shape::<f64>(k, r / hi) / (hi * hi * hi)
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// Smoothing lengths iterated until each particle's gather count is `target ± tol`
+/// (`warpkit_device::sph::update_h`), from `h0` (default [`super::initial_h`] for all).
+pub fn iterate_h(
+    method: Method,
+    bodies: &[Body],
+    h0: Option<&[f32]>,
+    hp: &HParams,
+) -> Result<HIteration, SphError> {
+    let n = bodies.len();
+    let h: Vec<f32> = match h0 {
+        Some(h) => h.to_vec(),
+        None => vec![super::initial_h(bodies, hp.target); n],
+    };
+    validate(bodies, &h, true)?;
+    hp.check(n)?;
+    // Gather counts ignore the cells' largest h: the boxes stay valid while h changes.
+    let tree = (method != Method::Cells).then(|| SphTree::new(bodies, &h));
+    let mut state: Vec<dev::HState> = h.iter().map(|&x| dev::HState::start(x)).collect();
+    let mut h = h;
+    let mut counts = vec![0u32; n];
+    let mut iterations = 0;
+    while iterations < hp.max_iter {
+        counts = search(method, bodies, &h, tree.as_ref(), Criterion::Gather, |_| {
+            Count(0)
+        })
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
+        iterations += 1;
+        let mut iterating = 0;
+        for i in 0..n {
+            state[i] = dev::update_h(state[i], counts[i], hp.target, hp.tol);
+            h[i] = state[i].h;
+            iterating += (state[i].state == dev::H_ITERATING) as usize;
+        }
+        if iterating == 0 {
+            break;
+        }
+    }
+    let unconverged = (0..n as u32)
+        .filter(|&i| state[i as usize].state != dev::H_CONVERGED)
+        .collect();
+    Ok(HIteration {
+        h,
+        counts,
+        iterations,
+        unconverged,
+    })
+}

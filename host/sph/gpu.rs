@@ -1,0 +1,470 @@
+//! The GPU launchers: the octree of `crate::bh` built and sorted on the device, cell boxes, the
+//! three searches (count, CSR fill, density) and the smoothing-length iteration, each timed with
+//! CUDA events.
+
+use super::{
+    Criterion, HIteration, HParams, Method, Neighbours, SmoothingKernel, SphError, check_pairs,
+    grid, initial_h, validate,
+};
+use crate::bh::gpu::{BhError, Storage, TreeBuffers, build_device_tree};
+use crate::bh::initial_cells;
+use crate::device::bh::kernels as bk;
+use crate::device::bh::{self as bdev, Body};
+use crate::device::sph::kernels as k;
+use crate::device::sph::{self as dev, CellBox, HState};
+use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig};
+
+/// Failures of a GPU SPH request.
+#[derive(Debug, thiserror::Error)]
+pub enum SphGpuError {
+    #[error(transparent)]
+    Input(#[from] SphError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error(transparent)]
+    Tree(#[from] BhError),
+}
+
+/// Particles, smoothing lengths and their boxed, sorted octree on the device.
+pub struct DeviceSph {
+    pub n: usize,
+    pub bodies: CudaSlice<Body>,
+    pub h: CudaSlice<f32>,
+    pub tree: TreeBuffers,
+    pub layout: bdev::Layout,
+    pub sort: CudaSlice<u32>,
+    pub groups: CudaSlice<[u32; 2]>,
+    pub ngroups: u32,
+    pub boxes: CudaSlice<CellBox>,
+    /// Milliseconds: tree (build, summarize, sort) and the cell boxes.
+    pub tree_ms: f64,
+    pub boxes_ms: f64,
+    /// The smoothing lengths on the host (for the cell grid).
+    h_host: Vec<f32>,
+    host_bodies: Vec<Body>,
+}
+
+fn grid_cfg(gpu: &Gpu, n: usize, block: u32) -> LaunchConfig {
+    let blocks = (n as u32).div_ceil(block).clamp(1, 65_535);
+    let _ = gpu;
+    LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+impl DeviceSph {
+    /// Uploads and builds (h ≥ 0; `positive_h` refuses h = 0, for density).
+    pub fn new(gpu: &Gpu, bodies: &[Body], h: &[f32]) -> Result<Self, SphGpuError> {
+        validate(bodies, h, false)?;
+        let n = bodies.len();
+        let n32 = n as u32;
+        let oct = build_device_tree(gpu, bodies, Storage::Dense, initial_cells(n))?;
+        let mut t = oct.tree;
+        let layout = oct.layout;
+        let mut sort = gpu.alloc_poisoned::<u32>(n)?;
+        let mut groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
+        let sort_cfg = gpu.resident_grid(bk::bh_sort, bdev::TREE_BLOCK)?;
+        // SAFETY: buffers sized per bh_sort's doc (tree built and summarized above).
+        let sort_ms = gpu
+            .time(|| unsafe {
+                let args = (
+                    n32,
+                    &mut t.header,
+                    &t.child,
+                    &t.next,
+                    &t.count,
+                    &mut t.start,
+                    &mut sort,
+                    &mut groups,
+                    bdev::GROUP_SIZE,
+                    layout,
+                );
+                gpu.launch(bk::bh_sort, sort_cfg, args)
+            })?
+            .1;
+        let ngroups = gpu.download(&t.header)?[0].groups;
+        let mut s = DeviceSph {
+            n,
+            bodies: oct.bodies,
+            h: gpu.upload(h)?,
+            tree: t,
+            layout,
+            sort,
+            groups,
+            ngroups,
+            boxes: gpu.alloc_poisoned(layout.cells as usize)?,
+            tree_ms: oct.times.tree() + sort_ms,
+            boxes_ms: 0.0,
+            h_host: h.to_vec(),
+            host_bodies: bodies.to_vec(),
+        };
+        s.compute_boxes(gpu)?;
+        Ok(s)
+    }
+
+    /// New smoothing lengths (validated), and the cells' boxes for them.
+    pub fn set_h(&mut self, gpu: &Gpu, h: &[f32]) -> Result<(), SphGpuError> {
+        validate(&self.host_bodies, h, false)?;
+        self.h = gpu.upload(h)?;
+        self.h_host = h.to_vec();
+        self.compute_boxes(gpu)
+    }
+
+    fn compute_boxes(&mut self, gpu: &Gpu) -> Result<(), SphGpuError> {
+        let mut ready = gpu.alloc_zeros::<u32>(self.layout.cells as usize)?;
+        let cfg = gpu.resident_grid(k::sph_cell_boxes, k::CELL_BLOCK)?;
+        // SAFETY: boxes and ready hold layout.cells entries; the tree is complete.
+        self.boxes_ms = gpu
+            .time(|| unsafe {
+                let args = (
+                    &self.bodies,
+                    &self.h,
+                    self.n as u32,
+                    &self.tree.header,
+                    &self.tree.child,
+                    &self.tree.next,
+                    &mut self.boxes,
+                    &mut ready,
+                    self.layout,
+                );
+                gpu.launch(k::sph_cell_boxes, cfg, args)
+            })?
+            .1;
+        Ok(())
+    }
+
+    /// The smoothing lengths in use.
+    pub fn h_host(&self) -> &[f32] {
+        &self.h_host
+    }
+
+    /// The cells' boxes (for checks against the CPU twin).
+    pub fn download_boxes(&self, gpu: &Gpu) -> Result<Vec<CellBox>, SphGpuError> {
+        Ok(gpu.download(&self.boxes)?)
+    }
+
+    /// One search pass writing the outputs of `mode`; returns milliseconds (for the cell list,
+    /// its hash, sort and scan included).
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &mut self,
+        gpu: &Gpu,
+        method: Method,
+        crit: Criterion,
+        mode: u32,
+        kernel: u32,
+        counts: Option<&mut CudaSlice<u32>>,
+        offsets: Option<&CudaSlice<u32>>,
+        list: Option<&mut CudaSlice<u32>>,
+        rho: Option<&mut CudaSlice<f32>>,
+    ) -> Result<f64, SphGpuError> {
+        let n32 = self.n as u32;
+        let c = crit.code();
+        // SAFETY (each launch): buffers sized as the kernels' docs require (outputs n, offsets
+        // n + 1, list offsets[n]).
+        match method {
+            Method::Vote => {
+                let cfg = gpu.resident_grid(k::sph_vote, k::VOTE_BLOCK)?;
+                let args = (
+                    &self.bodies,
+                    &self.h,
+                    n32,
+                    &self.sort,
+                    &self.tree.child,
+                    &self.tree.next,
+                    &self.boxes,
+                    self.layout,
+                    c,
+                    mode,
+                    kernel,
+                    counts,
+                    offsets,
+                    list,
+                    rho,
+                );
+                Ok(gpu
+                    .time(|| unsafe { gpu.launch(k::sph_vote, cfg, args) })?
+                    .1)
+            }
+            Method::Group => {
+                let mut next_group = gpu.alloc_zeros::<u32>(1)?;
+                let cfg = gpu.resident_grid(k::sph_group, k::GROUP_BLOCK)?;
+                let args = (
+                    &self.bodies,
+                    &self.h,
+                    n32,
+                    &self.sort,
+                    &self.groups,
+                    self.ngroups,
+                    &mut next_group,
+                    &self.tree.child,
+                    &self.tree.next,
+                    &self.boxes,
+                    self.layout,
+                    c,
+                    mode,
+                    kernel,
+                    counts,
+                    offsets,
+                    list,
+                    rho,
+                );
+                Ok(gpu
+                    .time(|| unsafe { gpu.launch(k::sph_group, cfg, args) })?
+                    .1)
+            }
+            Method::Cells => {
+                let g = grid(&self.host_bodies, &self.h_host);
+                let m = g.cells() as usize;
+                let mut cell_of = gpu.alloc_poisoned::<u32>(self.n)?;
+                let mut rank = gpu.alloc_poisoned::<u32>(self.n)?;
+                let mut cell_count = gpu.alloc_zeros::<u32>(m)?;
+                let mut start = gpu.alloc_poisoned::<u32>(m + 1)?;
+                let mut total = gpu.alloc_zeros::<u64>(1)?;
+                let mut order = gpu.alloc_poisoned::<u32>(self.n)?;
+                let cfg = grid_cfg(gpu, self.n, k::CELL_BLOCK);
+                let one = LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (k::SCAN_BLOCK, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let ms = gpu.time(|| unsafe {
+                    gpu.launch(
+                        k::sph_cell_hash,
+                        cfg,
+                        (
+                            &self.bodies,
+                            n32,
+                            g,
+                            &mut cell_of,
+                            &mut rank,
+                            &mut cell_count,
+                        ),
+                    )?;
+                    gpu.launch(
+                        k::sph_scan,
+                        one,
+                        (&cell_count, m as u32, &mut start, &mut total),
+                    )?;
+                    gpu.launch(
+                        k::sph_cell_scatter,
+                        cfg,
+                        (n32, &cell_of, &rank, &start, &mut order),
+                    )?;
+                    let args = (
+                        &self.bodies,
+                        &self.h,
+                        n32,
+                        g,
+                        &start,
+                        &order,
+                        c,
+                        mode,
+                        kernel,
+                        counts,
+                        offsets,
+                        list,
+                        rho,
+                    );
+                    gpu.launch(k::sph_cell_query, cfg, args)
+                })?;
+                Ok(ms.1)
+            }
+        }
+    }
+
+    /// Neighbour counts and the search's milliseconds.
+    pub fn counts(
+        &mut self,
+        gpu: &Gpu,
+        method: Method,
+        crit: Criterion,
+    ) -> Result<(Vec<u32>, f64), SphGpuError> {
+        let mut counts = gpu.alloc_poisoned::<u32>(self.n)?;
+        let ms = self.search(
+            gpu,
+            method,
+            crit,
+            dev::MODE_COUNT,
+            0,
+            Some(&mut counts),
+            None,
+            None,
+            None,
+        )?;
+        Ok((gpu.download(&counts)?, ms))
+    }
+
+    /// CSR lists: a count pass, the scan (on the device; the exact total checked against
+    /// `max_pairs` before the list is allocated), a fill pass. Rows sorted on the host.
+    /// Milliseconds of the three device stages.
+    pub fn neighbours(
+        &mut self,
+        gpu: &Gpu,
+        method: Method,
+        crit: Criterion,
+        max_pairs: u64,
+    ) -> Result<(Neighbours, f64), SphGpuError> {
+        let n32 = self.n as u32;
+        let mut counts = gpu.alloc_poisoned::<u32>(self.n)?;
+        let mut offsets = gpu.alloc_poisoned::<u32>(self.n + 1)?;
+        let mut total = gpu.alloc_zeros::<u64>(1)?;
+        let t0 = self.search(
+            gpu,
+            method,
+            crit,
+            dev::MODE_COUNT,
+            0,
+            Some(&mut counts),
+            None,
+            None,
+            None,
+        )?;
+        let one = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (k::SCAN_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: counts n, offsets n + 1, total 1.
+        let t1 = gpu
+            .time(|| unsafe {
+                gpu.launch(k::sph_scan, one, (&counts, n32, &mut offsets, &mut total))
+            })?
+            .1;
+        let pairs = gpu.download(&total)?[0];
+        check_pairs(pairs, max_pairs)?;
+        let mut list = gpu.alloc_poisoned::<u32>((pairs as usize).max(1))?;
+        let t2 = self.search(
+            gpu,
+            method,
+            crit,
+            dev::MODE_FILL,
+            0,
+            None,
+            Some(&offsets),
+            Some(&mut list),
+            None,
+        )?;
+        let mut list = gpu.download(&list)?;
+        list.truncate(pairs as usize);
+        let mut nb = Neighbours {
+            offsets: gpu.download(&offsets)?,
+            list,
+        };
+        nb.sort_rows();
+        Ok((nb, t0 + t1 + t2))
+    }
+
+    /// SPH density (gather, h > 0) and the search's milliseconds.
+    pub fn density(
+        &mut self,
+        gpu: &Gpu,
+        method: Method,
+        kernel: SmoothingKernel,
+    ) -> Result<(Vec<f32>, f64), SphGpuError> {
+        validate(&self.host_bodies, &self.h_host, true)?;
+        let mut rho = gpu.alloc_poisoned::<f32>(self.n)?;
+        let ms = self.search(
+            gpu,
+            method,
+            Criterion::Gather,
+            dev::MODE_DENSITY,
+            kernel.code(),
+            None,
+            None,
+            None,
+            Some(&mut rho),
+        )?;
+        Ok((gpu.download(&rho)?, ms))
+    }
+
+    /// The smoothing-length iteration on the device (`sph_h_update` after each gather count
+    /// pass; the host reads one counter per pass), from the current h. Leaves the final h on the
+    /// device (boxes recomputed). Milliseconds of the device passes.
+    pub fn iterate_h(
+        &mut self,
+        gpu: &Gpu,
+        method: Method,
+        hp: &HParams,
+    ) -> Result<(HIteration, f64), SphGpuError> {
+        validate(&self.host_bodies, &self.h_host, true)?;
+        hp.check(self.n)?;
+        let n32 = self.n as u32;
+        let start: Vec<HState> = self.h_host.iter().map(|&h| HState::start(h)).collect();
+        let mut state = gpu.upload(&start)?;
+        let mut counts = gpu.alloc_poisoned::<u32>(self.n)?;
+        let cfg = grid_cfg(gpu, self.n, k::CELL_BLOCK);
+        let (mut iterations, mut ms) = (0, 0.0);
+        // Gather counts ignore the cells' largest h, so the boxes need no update inside the loop;
+        // the linked cells' grid (sized by the largest h) is rebuilt by each pass.
+        while iterations < hp.max_iter {
+            ms += self.search(
+                gpu,
+                method,
+                Criterion::Gather,
+                dev::MODE_COUNT,
+                0,
+                Some(&mut counts),
+                None,
+                None,
+                None,
+            )?;
+            iterations += 1;
+            let mut iterating = gpu.alloc_zeros::<u32>(1)?;
+            // SAFETY: counts, state, h hold n entries.
+            ms += gpu
+                .time(|| unsafe {
+                    let args = (
+                        &counts,
+                        n32,
+                        hp.target,
+                        hp.tol,
+                        &mut state,
+                        &mut self.h,
+                        &mut iterating,
+                    );
+                    gpu.launch(k::sph_h_update, cfg, args)
+                })?
+                .1;
+            if method == Method::Cells {
+                self.h_host = gpu.download(&self.h)?;
+            }
+            if gpu.download(&iterating)?[0] == 0 {
+                break;
+            }
+        }
+        let state = gpu.download(&state)?;
+        let h: Vec<f32> = state.iter().map(|s| s.h).collect();
+        let unconverged = (0..self.n as u32)
+            .filter(|&i| state[i as usize].state != dev::H_CONVERGED)
+            .collect();
+        self.set_h(gpu, &h)?;
+        Ok((
+            HIteration {
+                h,
+                counts: gpu.download(&counts)?,
+                iterations,
+                unconverged,
+            },
+            ms,
+        ))
+    }
+}
+
+/// [`DeviceSph::iterate_h`] from `h0` (default [`initial_h`]) for particles on the host.
+pub fn iterate_h(
+    gpu: &Gpu,
+    method: Method,
+    bodies: &[Body],
+    h0: Option<&[f32]>,
+    hp: &HParams,
+) -> Result<(HIteration, f64), SphGpuError> {
+    let h = match h0 {
+        Some(h) => h.to_vec(),
+        None => vec![initial_h(bodies, hp.target); bodies.len()],
+    };
+    let mut d = DeviceSph::new(gpu, bodies, &h)?;
+    d.iterate_h(gpu, method, hp)
+}
