@@ -4,13 +4,13 @@
 //! sum, the reference.
 
 use crate::Params;
-use crate::kernels::{Yukawa, add_yukawa_accel, is_far_screened, yukawa_accel_f64};
+use crate::kernels::{Yukawa, add_yukawa_accel, yukawa_accel_f64};
 use warpkit::bh::Tree;
-use warpkit::device::bh::{self as dev, Accel, Body, MAX_DEPTH, SliceOctree, Targets};
+use warpkit::device::bh::{self as dev, Accel, Body, MAX_DEPTH, Quad, SliceOctree, Targets};
 use warpkit::device::walk::{Interaction, walk_list};
 
-/// warpkit's octree of `bodies` on the CPU, sorted into warp groups of at most 32 bodies (what
-/// `yukawa_group` walks). Bodies must pass [`crate::check`].
+/// warpkit's octree of `bodies` on the CPU, summarized with second moments and sorted into warp
+/// groups of at most 32 bodies (what `yukawa_group` walks). Bodies must pass [`crate::check`].
 pub fn build_tree(bodies: &[Body]) -> Tree {
     warpkit::bh::cpu::build_tree(bodies)
 }
@@ -23,7 +23,7 @@ pub fn tree_walk(bodies: &[Body], tree: &Tree, p: &Params) -> Vec<Accel> {
     let w2: Vec<f32> = (0..=MAX_DEPTH)
         .map(|d| dev::width2_at(root_half, d))
         .collect();
-    let (theta2, il) = (p.theta * p.theta, p.inv_lambda());
+    let theta2 = p.theta * p.theta;
     let view = SliceOctree {
         bodies,
         child: &tree.child,
@@ -31,10 +31,8 @@ pub fn tree_walk(bodies: &[Body], tree: &Tree, p: &Params) -> Vec<Accel> {
         cell_pm: &tree.cell_pm,
         layout: tree.layout,
     };
-    let inter = Yukawa::<1, false> {
-        eps2: p.eps2(),
-        inv_lambda: il,
-    };
+    let quads: &[Quad] = &tree.cell_quad;
+    let inter = Yukawa::<_, 1, false>::new(p.eps2(), p.inv_lambda(), quads);
     let mut acc = vec![Accel::default(); tree.n];
     for &[first, size] in &tree.groups {
         let members = &tree.sort[first as usize..(first + size) as usize];
@@ -43,9 +41,7 @@ pub fn tree_walk(bodies: &[Body], tree: &Tree, p: &Params) -> Vec<Accel> {
         let hi =
             std::array::from_fn(|c| pos.iter().map(|q| q[c]).fold(f32::NEG_INFINITY, f32::max));
         let (bc, bh) = dev::box_of(lo, hi);
-        let far = |s: &Body, depth: usize| {
-            is_far_screened(dev::box_dist2(s.pos(), bc, bh), w2[depth], theta2, il)
-        };
+        let far = |s: &Body, depth: usize| dev::is_far_from_box(s.pos(), w2[depth], bc, bh, theta2);
         let list = walk_list(&view, &inter, far);
         for (&i, &q) in members.iter().zip(&pos) {
             let mut t = Targets::at([q]);
@@ -74,25 +70,35 @@ pub fn direct(bodies: &[Body], p: &Params) -> Vec<Accel> {
 }
 
 /// Float64 direct summation on the bodies `targets` (indices) from all bodies: the reference.
+/// O(N × targets): split over the machine's cores with scoped threads.
 pub fn direct_f64(bodies: &[Body], targets: &[usize], p: &Params) -> Vec<[f64; 3]> {
     let eps2 = (p.eps as f64) * (p.eps as f64);
     let il = 1.0 / p.lambda as f64;
     let g = p.g as f64;
     let f64s = |b: &Body| [b.x as f64, b.y as f64, b.z as f64];
-    targets
-        .iter()
-        .map(|&i| {
-            let pi = f64s(&bodies[i]);
-            let mut a = [0.0f64; 3];
-            for (j, s) in bodies.iter().enumerate() {
-                if j != i {
-                    let d = yukawa_accel_f64(pi, f64s(s), s.m as f64, eps2, il);
-                    a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
-                }
+    let one = |i: usize| {
+        let pi = f64s(&bodies[i]);
+        let mut a = [0.0f64; 3];
+        for (j, s) in bodies.iter().enumerate() {
+            if j != i {
+                let d = yukawa_accel_f64(pi, f64s(s), s.m as f64, eps2, il);
+                a = [a[0] + d[0], a[1] + d[1], a[2] + d[2]];
             }
-            a.map(|v| g * v)
-        })
-        .collect()
+        }
+        a.map(|v| g * v)
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let chunk = targets.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = targets
+            .chunks(chunk)
+            .map(|c| s.spawn(move || c.iter().map(|&i| one(i)).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().expect("a reference thread panicked"))
+            .collect()
+    })
 }
 
 fn scaled(g: f32, a: [f32; 3]) -> Accel {

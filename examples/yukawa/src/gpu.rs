@@ -70,14 +70,14 @@ impl Yukawa {
         check(bodies, p).map_err(Error::Params)?;
         let n = bodies.len();
         let n32 = n as u32;
-        // warpkit's first four stages, on warpkit's module.
+        // warpkit's first four stages, on warpkit's module; the summary with moments (`tr`).
         let DeviceOctree {
             bodies: d_bodies,
             tree: mut t,
             layout,
             times,
             ..
-        } = bhgpu::build_device_tree(gpu, bodies, Storage::Dense, initial_cells(n))
+        } = bhgpu::build_device_tree_with(gpu, bodies, Storage::Dense, initial_cells(n), true)
             .map_err(Error::Tree)?;
         // The sort into warp groups of ≤ 32, warpkit's kernel too: its threads wait on each
         // other, so the grid must be resident.
@@ -112,6 +112,7 @@ impl Yukawa {
             &t.child,
             &t.next,
             &t.cell_pm,
+            &t.cell_quad,
             layout,
             p.theta * p.theta,
             p.eps2(),

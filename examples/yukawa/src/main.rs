@@ -90,7 +90,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let n = a.n.unwrap_or(match backend {
         Backend::Gpu(_) => 1 << 20,
-        Backend::Cpu => 1 << 14,
+        Backend::Cpu => 1 << 13,
     });
     let p = a.p;
     let bodies = scene::plummer(n, a.seed);
@@ -104,7 +104,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     );
     let (tree_acc, direct_acc) = match &backend {
         Backend::Gpu(g) => {
+            let t = std::time::Instant::now();
             let y = gpu::Yukawa::new(g)?;
+            println!(
+                "loaded the example's PTX module in {:.0} ms",
+                t.elapsed().as_secs_f64() * 1e3
+            );
             let run = y.tree_walk(g, &bodies, &p)?;
             println!(
                 "GPU tree (warpkit's kernels) {:.3} ms, yukawa_group {:.3} ms",
@@ -123,7 +128,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 t.elapsed().as_secs_f64() * 1e3
             );
             // The f32 direct sum is O(N²): only up to the size where it takes seconds.
-            let direct = if n <= 1 << 14 {
+            let direct = if n <= 1 << 15 {
                 cpu::direct(&bodies, &p)
             } else {
                 Vec::new()

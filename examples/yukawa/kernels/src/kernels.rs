@@ -2,16 +2,15 @@
 //! summation ([`yukawa_direct`]). Both are `#[kernel]`s: PTX entries on nvptx64, typed launch
 //! contracts on the host.
 
-use crate::{Yukawa, add_yukawa_accel, is_far_screened};
-use warpkit_device::bh::{Accel, Body, Layout, MAX_DEPTH, RawOctree, Targets, TreeHeader};
-use warpkit_device::bh::{
-    GROUP_LIST, GROUP_STACK, box_dist2, box_of, root_cell, softened, width2_at,
-};
+use crate::{Yukawa, add_yukawa_accel};
+use warpkit_device::bh::{Accel, Body, GROUP_LIST, GROUP_STACK, Layout, MAX_DEPTH, Quad};
+use warpkit_device::bh::{RawOctree, Targets, TreeHeader, box_of, is_far_from_box, root_cell};
+use warpkit_device::bh::{softened, width2_at};
 use warpkit_device::gpu::shared::{ld_shared_v4, shared_addr};
 use warpkit_device::gpu::thread::{block_dim_x, block_idx_x, grid_dim_x, index_1d, lane_id};
 use warpkit_device::gpu::thread::{sync_threads, thread_idx_x, warp_idx};
 use warpkit_device::gpu::warp::all_reduce;
-use warpkit_device::walk::{Shares, walk_warp};
+use warpkit_device::walk::{DevArray, Shares, walk_warp};
 use warpkit_device::{WARP_SIZE, kernel, static_shared};
 
 /// Threads per block of [`yukawa_group`] (4 warps, each with its own stack and list).
@@ -20,18 +19,21 @@ pub const GROUP_BLOCK: u32 = 128;
 pub const DIRECT_BLOCK: u32 = 256;
 
 const GROUP_WARPS: usize = (GROUP_BLOCK / WARP_SIZE) as usize;
-// Each warp's cell stack and interaction list (warpkit's sizes: the walk relies on them), and the
-// squared cell width per depth, computed once per block.
+// Each warp's cell stack, interaction list and the list entries' extras (warpkit's sizes: the
+// walk relies on them), and the squared cell width per depth, computed once per block.
 static_shared!(yk_stack: [i32; GROUP_WARPS * GROUP_STACK]);
 static_shared!(yk_list: [Body; GROUP_WARPS * GROUP_LIST]);
+static_shared!(yk_extras: [[f32; 4]; GROUP_WARPS * GROUP_LIST]);
 static_shared!(yk_w2: [f32; MAX_DEPTH + 1]);
 
 /// Yukawa accelerations of every body through warpkit's octree, one warp per warp group: the
-/// warp walks the tree once for its group's bounding box ([`walk_warp`]: a cell that
-/// [`is_far_screened`] accepts for the box's nearest point is listed as a point mass, others are
-/// opened) and each lane sums the list for its body with [`Yukawa`].
+/// warp walks the tree once for its group's bounding box ([`walk_warp`] with warpkit's opening
+/// test: a cell far from the whole box by `w / r < θ` is listed, nearer cells are opened) and each
+/// lane sums the list for its body with [`Yukawa`] (point masses, a cell's corrected by its
+/// second moment's trace from `cell_quad`).
 ///
-/// Inputs are warpkit's tree after its `bh_sort` (any storage): `sort` the gather index,
+/// Inputs are warpkit's tree summarized with moments (`bh_summarize` with `cell_quad`) and sorted
+/// by `bh_sort` (any storage): `sort` the gather index,
 /// `groups[0..header.groups]` the warp groups (first, size ≤ 32) in `sort`; `n` bodies, `acc`
 /// n accelerations (G included). Warps take groups `w, w + warps, …` (no atomics: the header is
 /// only read, so the kernel can be relaunched for timing). Launch `GROUP_BLOCK`-thread blocks,
@@ -46,6 +48,7 @@ pub unsafe fn yukawa_group(
     child: *const i32,
     next: *const i32,
     cell_pm: *const Body,
+    cell_quad: *const Quad,
     layout: Layout,
     theta2: f32,
     eps2: f32,
@@ -58,13 +61,13 @@ pub unsafe fn yukawa_group(
     unsafe {
         if softened(eps2) {
             group::<true>(
-                bodies, n, sort, groups, header, child, next, cell_pm, layout, theta2, eps2,
-                inv_lambda, g, acc,
+                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
+                eps2, inv_lambda, g, acc,
             )
         } else {
             group::<false>(
-                bodies, n, sort, groups, header, child, next, cell_pm, layout, theta2, eps2,
-                inv_lambda, g, acc,
+                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
+                eps2, inv_lambda, g, acc,
             )
         }
     }
@@ -85,6 +88,7 @@ unsafe fn group<const SOFT: bool>(
     child: *const i32,
     next: *const i32,
     cell_pm: *const Body,
+    cell_quad: *const Quad,
     layout: Layout,
     theta2: f32,
     eps2: f32,
@@ -97,12 +101,13 @@ unsafe fn group<const SOFT: bool>(
     let warps = grid_dim_x() * (block_dim_x() / WARP_SIZE);
     let mut w = warp_idx() + block_idx_x() * (block_dim_x() / WARP_SIZE);
     // SAFETY: the tree is complete and sorted (per the contract); the shared arrays are sized
-    // above, one stack and list per warp; every thread reaches the barrier, and whole warps stay
+    // above, one stack, list and extras per warp; every thread reaches the barrier, and whole warps stay
     // in the loop (a lane without a body stands on the group's first), as `walk_warp` requires.
     unsafe {
-        let (stack, list) = (
+        let (stack, list, extras) = (
             yk_stack().add(wib * GROUP_STACK),
             yk_list().add(wib * GROUP_LIST),
+            yk_extras().add(wib * GROUP_LIST),
         );
         let w2 = yk_w2();
         let (_, root_half) = root_cell(&*header);
@@ -113,9 +118,7 @@ unsafe fn group<const SOFT: bool>(
         sync_threads();
         let ngroups = (*header).groups;
         let tree = RawOctree::new(bodies, child, next, cell_pm, n, layout);
-        let inter = Yukawa::<1, SOFT> { eps2, inv_lambda };
-        // `()` extras occupy no shared memory: the walk never touches this pointer.
-        let no_extras = core::ptr::NonNull::<()>::dangling().as_ptr();
+        let inter = Yukawa::<_, 1, SOFT>::new(eps2, inv_lambda, DevArray::new(cell_quad));
         while w < ngroups {
             let [first, size] = *groups.add(w as usize);
             let active = lane < size;
@@ -125,26 +128,11 @@ unsafe fn group<const SOFT: bool>(
             let lo = [0, 1, 2].map(|c| all_reduce(p[c], f32::min));
             let hi = [0, 1, 2].map(|c| all_reduce(p[c], f32::max));
             let (bc, bh) = box_of(lo, hi);
-            let far = |s: &Body, depth: usize| {
-                is_far_screened(
-                    box_dist2(s.pos(), bc, bh),
-                    *w2.add(depth),
-                    theta2,
-                    inv_lambda,
-                )
-            };
+            let far =
+                |s: &Body, depth: usize| is_far_from_box(s.pos(), *w2.add(depth), bc, bh, theta2);
             let mut target = Targets::at([p]);
             let shares = Shares::default(); // every lane sums the whole list for its own body
-            walk_warp(
-                &tree,
-                &inter,
-                far,
-                stack,
-                list,
-                no_extras,
-                shares,
-                &mut target,
-            );
+            walk_warp(&tree, &inter, far, stack, list, extras, shares, &mut target);
             if active {
                 let a = target.a[0];
                 *acc.add(i as usize) = Accel {

@@ -27,9 +27,9 @@ extern crate std;
 
 pub mod kernels;
 
-use warpkit_device::bh::{Body, Targets, is_far};
+use warpkit_device::bh::{Body, Quad, Targets};
 use warpkit_device::math;
-use warpkit_device::walk::Interaction;
+use warpkit_device::walk::{CellData, Interaction};
 
 /// Adds the softened Yukawa acceleration (without G) of mass `m` at `q` on a target at `p` to `a`:
 /// `m e^{−s/λ} (1 + s/λ) d / s³` (see the crate docs), `inv_lambda` = 1/λ (0 for λ = ∞).
@@ -92,60 +92,61 @@ pub fn inv_lambda(lambda: f32) -> f32 {
     1.0 / lambda
 }
 
-/// Distance, in screening lengths, beyond which a cell is listed whole whatever its width: its
-/// force is at most e^{−x}(1 + x) ≈ 4e-8 of the Newtonian one there, below float32 resolution.
-pub const FAR_SCREENING_LENGTHS: f32 = 20.0;
-
-/// The opening test of the Yukawa tree walk: a cell of squared width `w2` whose centre of mass
-/// lies at squared distance `r2` from the nearest point of a group's box is listed whole when
-///
-/// - `w / r < θ` (warpkit's test), and
-/// - `w / λ < θ`, or the cell is beyond [`FAR_SCREENING_LENGTHS`] λ.
-///
-/// Why the second condition: the monopole's error is second order in the cell's width over the
-/// scale on which the force varies, which for a screened force is min(r, λ), not r. With
-/// warpkit's test alone the median error at θ = 0.5 grows from 6e-4 (λ = ∞) to 1e-2 (λ = 0.25
-/// on a Plummer sphere of scale 0.59). Multiplications only (`inv_lambda` = 1/λ); with
-/// `inv_lambda = 0` it is warpkit's test exactly.
-#[inline(always)]
-pub fn is_far_screened(r2: f32, w2: f32, theta2: f32, inv_lambda: f32) -> bool {
-    const CUT2: f32 = FAR_SCREENING_LENGTHS * FAR_SCREENING_LENGTHS;
-    let il2 = inv_lambda * inv_lambda;
-    is_far(r2, w2, theta2) && (w2 * il2 < theta2 || r2 * il2 > CUT2)
-}
-
 /// The Yukawa force as an interaction of warpkit's warp-group tree walk
-/// (`warpkit_device::walk`): every listed source — a far cell as a point mass at its centre of
-/// mass, or a body — adds [`add_yukawa_accel`] to each of `K` targets.
+/// (`warpkit_device::walk`): every listed source — a far cell at its centre of mass, or a body —
+/// adds [`add_yukawa_accel`] to each of `K` targets, a cell with its mass corrected for its
+/// spread.
 ///
-/// A cell's monopole is exact to first order for any radial force (the dipole vanishes about the
-/// centre of mass), so the tree's error is second order in (cell width / distance), as for
-/// gravity; the lists carry no extra data (`Extra = ()`, no shared memory beyond the list).
+/// Why the correction: a cell of total mass `M` whose bodies lie at offsets `d` from its centre of
+/// mass acts, to second order, as `M φ + ½ Σ m dᵢdⱼ ∂ᵢ∂ⱼφ`. The trace part of that sum,
+/// `(1/6) tr ∇²φ` with `tr = Σ m |d|²`, vanishes for gravity (∇²φ = 0 away from the source) but
+/// not for Yukawa, where `∇²φ = φ/λ²`: it is a monopole of mass `M + tr/(6λ²)`, always larger
+/// than `M`, so left out it biases every cell the same way and does not average out (at θ = 0.5,
+/// λ = 0.25 on a Plummer sphere: median error 1.3e-2 without it, 1.3e-3 with it, for the same
+/// lists). The traceless rest is the usual quadrupole error. With softening the identity holds
+/// up to terms of order ε²/r² of the correction itself. warpkit's summary already computes `tr`
+/// (`Quad::tr`), so the lists carry it as their extra: `[tr, 0, 0, 0]` for a cell, zeros for a
+/// body.
 #[derive(Clone, Copy, Debug)]
-pub struct Yukawa<const K: usize, const SOFT: bool> {
-    pub eps2: f32,
-    /// 1/λ; 0 for λ = ∞.
-    pub inv_lambda: f32,
+pub struct Yukawa<Q, const K: usize, const SOFT: bool> {
+    eps2: f32,
+    inv_lambda: f32,
+    /// 1/(6λ²): the weight of `tr` in a cell's effective mass.
+    trace_weight: f32,
+    quads: Q,
 }
 
-impl<const K: usize, const SOFT: bool> Interaction for Yukawa<K, SOFT> {
-    type Extra = ();
+impl<Q, const K: usize, const SOFT: bool> Yukawa<Q, K, SOFT> {
+    /// `quads`: the cells' second moments from warpkit's summary (only `tr` is read).
+    #[inline(always)]
+    pub fn new(eps2: f32, inv_lambda: f32, quads: Q) -> Self {
+        Yukawa {
+            eps2,
+            inv_lambda,
+            trace_weight: inv_lambda * inv_lambda * (1.0 / 6.0),
+            quads,
+        }
+    }
+}
+
+impl<Q: CellData<Quad>, const K: usize, const SOFT: bool> Interaction for Yukawa<Q, K, SOFT> {
+    /// `[tr, 0, 0, 0]`: one 16-byte vector per list entry in shared memory.
+    type Extra = [f32; 4];
     type Target = Targets<K>;
     #[inline(always)]
-    fn cell_extra(&self, _: i32) {}
+    fn cell_extra(&self, c: i32) -> [f32; 4] {
+        [self.quads.get(c).tr, 0.0, 0.0, 0.0]
+    }
     #[inline(always)]
-    fn body_extra(&self, _: i32) {}
+    fn body_extra(&self, _: i32) -> [f32; 4] {
+        [0.0; 4]
+    }
     #[inline(always)]
-    fn add(&self, t: &mut Targets<K>, s: &Body, _: &()) {
+    fn add(&self, t: &mut Targets<K>, s: &Body, e: &[f32; 4]) {
+        // λ = ∞: exactly `s.m`, so the walk is warpkit's monopole gravity bit for bit.
+        let m = math::fma(e[0], self.trace_weight, s.m);
         for k in 0..K {
-            add_yukawa_accel::<SOFT>(
-                &mut t.a[k],
-                t.p[k],
-                s.pos(),
-                s.m,
-                self.eps2,
-                self.inv_lambda,
-            );
+            add_yukawa_accel::<SOFT>(&mut t.a[k], t.p[k], s.pos(), m, self.eps2, self.inv_lambda);
         }
     }
 }
@@ -225,5 +226,52 @@ mod tests {
         for k in 0..3 {
             assert!((a32[k] as f64 - a[k]).abs() < 1e-5 * a[k].abs().max(1e-3));
         }
+    }
+
+    #[test]
+    fn the_trace_correction_makes_an_octahedron_a_point_to_fourth_order() {
+        // Six unit masses at ±a on the axes: no dipole and no traceless quadrupole, so the
+        // monopole with mass M + tr/(6λ²) errs only at fourth order in a/r; without the trace,
+        // at second order.
+        let a = 0.03f32;
+        let pts: std::vec::Vec<[f32; 3]> = (0..6)
+            .map(|k| {
+                let mut p = [0.0; 3];
+                p[k / 2] = if k % 2 == 0 { a } else { -a };
+                p
+            })
+            .collect();
+        let tr = 6.0 * a * a;
+        let quads = [Quad {
+            tr,
+            ..Quad::default()
+        }];
+        let (eps2, lambda) = (0.0f32, 0.2f32);
+        let inter = Yukawa::<_, 1, false>::new(eps2, 1.0 / lambda, &quads[..]);
+        let t = [0.3f32, -0.35, 0.2];
+        let exact = pts.iter().fold([0.0f64; 3], |s, q| {
+            let d = yukawa_accel_f64(t.map(f64::from), q.map(f64::from), 1.0, 0.0, 1.0 / 0.2);
+            [s[0] + d[0], s[1] + d[1], s[2] + d[2]]
+        });
+        let err = |v: [f32; 3]| {
+            let e: f64 = (0..3).map(|k| (v[k] as f64 - exact[k]).powi(2)).sum();
+            let n: f64 = exact.iter().map(|x| x * x).sum();
+            (e / n).sqrt()
+        };
+        let cell = Body {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            m: 6.0,
+        };
+        let mut with = Targets::at([t]);
+        inter.add(&mut with, &cell, &inter.cell_extra(0));
+        let mut without = Targets::at([t]);
+        inter.add(&mut without, &cell, &inter.body_extra(0));
+        let (e1, e0) = (err(with.a[0]), err(without.a[0]));
+        assert!(
+            e0 > 1e-3 && e1 < e0 / 20.0,
+            "with {e1:.2e} without {e0:.2e}"
+        );
     }
 }
