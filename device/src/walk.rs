@@ -35,7 +35,8 @@ pub trait Octree {
 }
 
 /// What a list entry carries beside the source's position and mass (a quadrupole moment, a
-/// dipole, or nothing), and how the GPU walk loads it back from shared memory.
+/// dipole, or nothing), and how the GPU walk loads it back from shared memory: exactly `V4`
+/// 16-byte vectors (`walk_warp` refuses to compile otherwise).
 pub trait ListExtra: Copy + Default {
     /// 16-byte vectors per entry (0 for nothing: no shared memory is touched).
     const V4: u32;
@@ -243,6 +244,11 @@ pub unsafe fn walk_warp<T: Octree, I: Interaction>(
     use crate::gpu::shared::shared_addr;
     use crate::gpu::thread::{lane_id, lanemask_lt};
     use crate::gpu::warp::{FULL_MASK, ballot, shfl_idx};
+    // The list of extras is read back as `V4` 16-byte vectors per entry.
+    const {
+        assert!(core::mem::size_of::<I::Extra>() == 16 * I::Extra::V4 as usize);
+        assert!(I::Extra::V4 == 0 || core::mem::align_of::<I::Extra>() >= 4);
+    }
     let n = tree.n();
     let lane = lane_id();
     let below = lanemask_lt();
