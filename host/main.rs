@@ -124,7 +124,7 @@ enum Command {
     },
     /// N-body simulation (kick-drift-kick leapfrog; tree forces on the GPU, float64 direct
     /// summation on the CPU backend): diagnostics CSV, Gadget snapshots, energy plot, timing.
-    /// Defaults reproduce the self-gravity document's collision of 5·10^6 particles (3000 on the
+    /// Defaults reproduce the self-gravity document's collision of 5·10^6 particles (2000 on the
     /// CPU backend); a TOML file (`--config`) sets anything, the options below override it.
     Nbody(NbodyArgs),
     /// Write the embedded PTX module (for ptxas, cuobjdump or reading).

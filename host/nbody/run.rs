@@ -171,10 +171,10 @@ impl RunConfig {
     /// in about a minute on two cores.
     pub fn cpu_default() -> Self {
         let mut c = RunConfig::default();
-        c.ic.n = 3000;
-        c.run.dt = 0.1;
-        c.output.snapshot_every = 200;
-        c.output.diag_every = 10;
+        c.ic.n = 2000;
+        c.run.dt = 0.05;
+        c.output.snapshot_every = 400;
+        c.output.diag_every = 20;
         c
     }
 

@@ -14,7 +14,9 @@
 //! | [`storage`] | bytes per body, build and traversal time against N per storage | – |
 //! | [`fem`] | hex8 assembly time per strategy and mesh, speedups, Jacobian table, colouring vs atomics | the FEM paper's speedups and Table 1 |
 //! | [`sbh`] | stochastic against deterministic Barnes–Hut: time and error per M, convergence, error slices | the SBH paper's table and figures |
+//! | [`collision`] (not in `all`) | the 5·10^6-particle galaxy collision: time per step by stage, energy, snapshots | the document's collision run |
 
+pub mod collision;
 pub mod fem;
 pub mod measure;
 pub mod meta;
@@ -53,6 +55,9 @@ pub enum Name {
     Sbh,
     /// All of the above and an index `README.md`.
     All,
+    /// The self-gravity document's N-body galaxy collision (5·10^6 particles on the GPU, 2000
+    /// on the CPU backend); not part of `all`.
+    Collision,
 }
 
 impl Name {
@@ -65,6 +70,7 @@ impl Name {
             Name::Fem => "fem",
             Name::Sbh => "sbh",
             Name::All => "all",
+            Name::Collision => "collision",
         }
     }
 }
@@ -95,6 +101,8 @@ pub enum ReproError {
     Ncu(#[from] ncu::NcuError),
     #[error("repro all: {0} failed (the others completed; see the errors above and README.md)")]
     Failed(String),
+    #[error("nbody: {0}")]
+    Nbody(String),
     #[error("{name}: {source}")]
     In {
         name: &'static str,
@@ -245,6 +253,7 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
         Name::Storage => Ok(vec![one("storage", storage::run(s))?]),
         Name::Fem => Ok(vec![one("fem", fem::run(s))?]),
         Name::Sbh => Ok(vec![one("sbh", sbh::run(s))?]),
+        Name::Collision => Ok(vec![one("collision", collision::run(s))?]),
         Name::All => {
             let mut done = Vec::new();
             let mut failed = Vec::new();
