@@ -254,7 +254,8 @@ pub fn lagrangian_radii<const K: usize>(p: &Particles, fractions: &[f64; K]) -> 
             ((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt(), m)
         })
         .collect();
-    rm.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Parallel: the GPU loop's diagnostics sort millions of radii.
+    rm.par_sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     let total = p.total_mass();
     let mut out = [0.0; K];
     let mut cum = 0.0;

@@ -282,18 +282,17 @@ impl<'g> GpuSim<'g> {
         let vel = gpu.download(&self.vel)?;
         let ids = gpu.download(&self.ids)?;
         let pot = gpu.download(&self.pot)?;
-        let mut p = Particles::with_capacity(self.n);
-        for i in 0..self.n {
-            let b = bodies[i];
-            let id = ids[i];
-            p.push(
-                [b.x as f64, b.y as f64, b.z as f64],
-                vel[i].map(|c| c as f64),
-                b.m as f64,
-                id,
-                self.types.of(id),
-            );
-        }
+        use rayon::prelude::*;
+        let p = Particles {
+            pos: bodies
+                .par_iter()
+                .map(|b| [b.x as f64, b.y as f64, b.z as f64])
+                .collect(),
+            vel: vel.par_iter().map(|v| v.map(f64::from)).collect(),
+            mass: bodies.par_iter().map(|b| b.m as f64).collect(),
+            ptype: ids.par_iter().map(|&id| self.types.of(id)).collect(),
+            id: ids,
+        };
         Ok((p, pot.into_iter().map(f64::from).collect()))
     }
 
