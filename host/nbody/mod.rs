@@ -4,6 +4,7 @@
 
 pub mod cpu;
 pub mod ic;
+pub mod image;
 pub mod snapshot;
 
 /// Gadget's particle types: 0 gas, 1 halo, 2 disk, 3 bulge (4 stars, 5 boundary).
