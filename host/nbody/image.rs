@@ -223,7 +223,7 @@ impl View {
         Ok(())
     }
 
-    /// Frames the selected particles: centred on their centre of mass, wide enough (with a 10%
+    /// Frames the selected particles: centred on their centre of mass, wide enough (with a 20%
     /// margin) to hold `fraction` of their mass in the projected square. The halo's sparse outskirts
     /// would make a map of everything mostly empty; frame the stars and draw what you like.
     pub fn frame<P: Position, M: Copy + Into<f64> + Sync>(
@@ -309,7 +309,7 @@ impl View {
             }
         }
         // A single particle (or all at one point) still needs a finite square.
-        let half_width = if edge > 0.0 { 1.1 * edge } else { 1.0 };
+        let half_width = if edge > 0.0 { 1.2 * edge } else { 1.0 };
         View::new(axis, centre, half_width, pixels)
     }
 
@@ -345,7 +345,7 @@ impl View {
         let (x, y) = self.continuous(pos);
         let n = self.pixels as f64;
         let (c, r) = (x + 0.5, y + 0.5);
-        (c >= 0.0 && c < n && r >= 0.0 && r < n).then(|| (c as u32, r as u32))
+        (c >= 0.0 && c < n && r >= 0.0 && r < n).then_some((c as u32, r as u32))
     }
 
     /// Position in pixel units relative to pixel (0, 0)'s centre: column, row.
@@ -379,6 +379,49 @@ impl Map {
     /// The mass the map holds: Σ density × pixel area.
     pub fn mass(&self) -> f64 {
         self.density.par_iter().sum::<f64>() * self.view.pixel_area()
+    }
+
+    /// The map convolved with a Gaussian of `sigma` pixels (cut at 3σ, normalised), which turns
+    /// the dots of a few thousand particles into a readable density; mass near the edge spreads
+    /// partly outside. `sigma` ≤ 0 returns a copy.
+    pub fn smoothed(&self, sigma: f64) -> Map {
+        // NaN too.
+        if sigma.is_nan() || sigma <= 0.0 {
+            return self.clone();
+        }
+        let n = self.view.pixels as usize;
+        let r = (3.0 * sigma).ceil() as usize;
+        let w: Vec<f64> = (0..=2 * r)
+            .map(|k| (-((k as f64 - r as f64) / sigma).powi(2) / 2.0).exp())
+            .collect();
+        let total: f64 = w.iter().sum();
+        let w: Vec<f64> = w.iter().map(|x| x / total).collect();
+        // Rows, then columns (each output row reads 2r+1 input rows: cache friendly).
+        let mut rows = vec![0.0; n * n];
+        rows.par_chunks_mut(n)
+            .zip(self.density.par_chunks(n))
+            .for_each(|(out, row)| {
+                for (i, &v) in row.iter().enumerate().filter(|(_, v)| **v != 0.0) {
+                    let lo = i.saturating_sub(r);
+                    let hi = (i + r).min(n - 1);
+                    for (o, &wk) in out[lo..=hi].iter_mut().zip(&w[lo + r - i..]) {
+                        *o += v * wk;
+                    }
+                }
+            });
+        let mut density = vec![0.0; n * n];
+        density.par_chunks_mut(n).enumerate().for_each(|(j, out)| {
+            let lo = j.saturating_sub(r);
+            let hi = (j + r).min(n - 1);
+            for (k, src) in (lo..=hi).zip(rows.chunks(n).skip(lo)) {
+                let wk = w[k + r - j];
+                out.iter_mut().zip(src).for_each(|(o, &v)| *o += v * wk);
+            }
+        });
+        Map {
+            view: self.view,
+            density,
+        }
     }
 
     /// [`surface_density`] of the particles of `types` in `p`.
@@ -570,7 +613,7 @@ impl Range {
         decades: f64,
     ) -> Result<Range, ImageError> {
         let hi = maps.into_iter().map(Map::max).fold(0.0, f64::max);
-        if !(hi > 0.0) {
+        if hi <= 0.0 {
             return Err(ImageError::Range(
                 "every map is empty: no density to scale to".into(),
             ));
@@ -580,34 +623,58 @@ impl Range {
 }
 
 /// Conversions from model units for the labels: a model length is `length` `length_name` (e.g.
-/// 3.5 kpc for `ic::DiskGalaxy::default`), a model time `time` `time_name` (14 Myr there).
+/// 3.5 kpc for `ic::DiskGalaxy::default`), a model time `time` `time_name` (14 Myr there), a model
+/// mass `mass` `mass_name` (5·10^10 M☉ there); the colour bar shows Σ in
+/// `mass_name`/`length_name`².
 #[derive(Clone, Debug, PartialEq)]
 pub struct Units {
     pub length: f64,
     pub length_name: String,
     pub time: f64,
     pub time_name: String,
+    pub mass: f64,
+    pub mass_name: String,
 }
 
 impl Default for Units {
     /// Model units, labelled without a unit.
     fn default() -> Self {
-        Units {
-            length: 1.0,
-            length_name: String::new(),
-            time: 1.0,
-            time_name: String::new(),
-        }
+        Units::new(1.0, "", 1.0, "")
     }
 }
 
 impl Units {
+    /// Lengths and times; masses stay in model units.
     pub fn new(length: f64, length_name: &str, time: f64, time_name: &str) -> Self {
         Units {
             length,
             length_name: length_name.into(),
             time,
             time_name: time_name.into(),
+            mass: 1.0,
+            mass_name: String::new(),
+        }
+    }
+
+    pub fn with_mass(self, mass: f64, mass_name: &str) -> Self {
+        Units {
+            mass,
+            mass_name: mass_name.into(),
+            ..self
+        }
+    }
+
+    /// Factor from model surface density to the labels' unit.
+    fn density(&self) -> f64 {
+        self.mass / (self.length * self.length)
+    }
+
+    fn density_name(&self) -> String {
+        match (self.mass_name.is_empty(), self.length_name.is_empty()) {
+            (true, true) => "Σ".into(),
+            (false, false) => format!("Σ [{}/{}²]", self.mass_name, self.length_name),
+            (false, true) => format!("Σ [{}]", self.mass_name),
+            (true, false) => format!("Σ [1/{}²]", self.length_name),
         }
     }
 }
@@ -738,6 +805,18 @@ fn nice_below(x: f64) -> f64 {
         .unwrap_or(p)
 }
 
+/// `10ᵏ` with a superscript exponent (DejaVu Sans has the glyphs).
+fn decade(k: i32) -> String {
+    const SUP: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let digits: String = k
+        .unsigned_abs()
+        .to_string()
+        .chars()
+        .map(|c| SUP[c as usize - '0' as usize])
+        .collect();
+    format!("10{}{digits}", if k < 0 { "⁻" } else { "" })
+}
+
 /// A number for a label: no trailing zeros, at most three decimals.
 fn short(v: f64) -> String {
     let s = format!("{v:.3}");
@@ -787,7 +866,7 @@ fn overlay(
     };
     if let Some(t) = style.time {
         let v = t * style.units.time;
-        let digits = if v.abs() >= 100.0 {
+        let digits = if v == 0.0 || v.abs() >= 100.0 {
             0
         } else if v.abs() >= 1.0 {
             1
@@ -835,46 +914,40 @@ fn overlay(
         )?;
     }
     if style.colorbar {
-        let (lo, hi) = (range.lo.log10(), range.hi.log10());
-        let bw = ((s / 40.0).round() as i32).max(4);
-        let (y0, y1) = ((s * 0.3) as i32, (s * 0.7) as i32);
-        let x1 = side as i32 - margin;
-        let x0 = x1 - bw;
-        for y in y0..y1 {
-            let t = (y1 - 1 - y) as f64 / (y1 - y0 - 1).max(1) as f64;
-            let [r, g, b] = style.colormap.rgb(t);
+        // Horizontal, bottom right (the scale bar has the bottom left): the galaxies are framed
+        // in the middle, so the corners are the emptiest places.
+        let conv = style.units.density();
+        let (lo, hi) = ((range.lo * conv).log10(), (range.hi * conv).log10());
+        let bw = (s * 0.3) as i32;
+        let bh = ((s / 45.0).round() as i32).max(4);
+        let (x1, y1) = (side as i32 - margin, side as i32 - margin);
+        let (x0, y0) = (x1 - bw, y1 - bh);
+        for x in x0..x1 {
+            let [r, g, b] = style.colormap.rgb((x - x0) as f64 / (bw - 1).max(1) as f64);
             root.draw(&Rectangle::new(
-                [(x0, y), (x1, y + 1)],
+                [(x, y0), (x + 1, y1)],
                 RGBColor(r, g, b).filled(),
             ))
             .map_err(err)?;
         }
         root.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.stroke_width(1)))
             .map_err(err)?;
-        // Whole decades, at most five labels.
-        let step = ((hi.floor() - lo.ceil()) / 4.0).ceil().max(1.0);
-        let mut k = hi.floor();
-        while k >= lo.ceil() - 1e-9 {
-            let y = y1 - 1 - ((k - lo) / (hi - lo) * (y1 - y0 - 1) as f64).round() as i32;
+        // Whole decades, at most four labels, the top one always.
+        let (first, last) = (lo.ceil() as i32, hi.floor() as i32);
+        let step = ((last - first) / 3 + 1).max(1);
+        let mut k = last;
+        while k >= first {
+            let x = x0 + ((k as f64 - lo) / (hi - lo) * (bw - 1) as f64).round() as i32;
             root.draw(&PathElement::new(
-                vec![(x0 - bw / 3, y), (x0, y)],
+                vec![(x, y0 - bh / 2), (x, y0)],
                 WHITE.stroke_width(1),
             ))
             .map_err(err)?;
-            text(
-                &format!("1e{k}"),
-                x0 - bw / 2,
-                y,
-                (HPos::Right, VPos::Center),
-            )?;
+            text(&decade(k), x, y0 - bh / 2, (HPos::Center, VPos::Bottom))?;
             k -= step;
         }
-        text(
-            "Σ",
-            (x0 + x1) / 2,
-            y0 - margin / 3,
-            (HPos::Center, VPos::Bottom),
-        )?;
+        let label = style.units.density_name();
+        text(&label, x0 - bh, (y0 + y1) / 2, (HPos::Right, VPos::Center))?;
     }
     root.present().map_err(err)
 }

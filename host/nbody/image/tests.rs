@@ -313,7 +313,7 @@ fn png_and_gif_decode_to_the_expected_size_and_frames() {
         ..Style::default()
     };
     let fig = panel(&[(&maps[0], &s0), (&maps[1], &s1), (&maps[2], &s0)], 2).unwrap();
-    let gap = 96 / 100 + 2;
+    let gap = 2; // 96 / 100 + 2
     assert_eq!((fig.width, fig.height), (2 * 96 + gap, 2 * 96 + gap));
     let fig_path = d.join("panel.png");
     fig.write_png(&fig_path).unwrap();
@@ -364,7 +364,22 @@ fn framing_holds_the_requested_mass() {
 }
 
 #[test]
+fn smoothing_keeps_mass_and_spreads_a_point() {
+    let v = view(Axis::Z, 32);
+    let map = surface_density(&[[0.01, -0.02, 0.0]], &[3.0], Select::All, &v).unwrap();
+    let s = map.smoothed(2.0);
+    assert!((s.mass() - 3.0).abs() < 1e-12, "{}", s.mass());
+    assert!(s.max() < 0.2 * map.max());
+    // Symmetric about the point: the four pixels around it hold nearly equal density.
+    let c = [s.at(15, 15), s.at(16, 15), s.at(15, 16), s.at(16, 16)];
+    assert!(c.iter().all(|&x| (x - c[0]).abs() < 0.2 * c[0]), "{c:?}");
+    assert_eq!(map.smoothed(0.0), map);
+}
+
+#[test]
 fn scale_bar_lengths_are_round() {
+    assert_eq!(decade(-4), "10⁻⁴");
+    assert_eq!(decade(12), "10¹²");
     assert_eq!(nice_below(7.3), 5.0);
     assert_eq!(nice_below(2.0), 2.0);
     assert_eq!(nice_below(0.19), 0.1);
@@ -425,4 +440,120 @@ fn time_five_million_at_1024() {
         png.len() / 1024,
         gif_s
     );
+}
+
+/// Where the demos write: `$WARPKIT_IMAGE_DIR`, else `target/nbody-image`.
+fn demo_dir() -> PathBuf {
+    let d = std::env::var_os("WARPKIT_IMAGE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/nbody-image"));
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The default encounter's initial conditions, to look at: stars, dark matter and everything.
+#[test]
+#[ignore = "writes demo images"]
+fn demo_encounter_initial_conditions() {
+    let p = ic::Encounter::default().generate();
+    let d = demo_dir();
+    // The default galaxy's units (ic::DiskGalaxy::default's docs).
+    let units = Units::new(3.5, "kpc", 14.0, "Myr").with_mass(5e10, "M☉");
+    for axis in [Axis::Z, Axis::Y] {
+        let v = View::frame_particles(&p, Types::STARS, axis, 512, 0.99).unwrap();
+        // 8192 disk particles per galaxy: smooth over a few pixels.
+        let stars = Map::of(&p, Types::STARS, &v).unwrap().smoothed(2.0);
+        let dark = Map::of(&p, Types::HALO, &v).unwrap().smoothed(4.0);
+        let all = Map::of(&p, Types::ALL, &v).unwrap().smoothed(2.0);
+        let s = |colormap, title: &str| Style {
+            colormap,
+            time: Some(0.0),
+            title: Some(format!("{title}, along {}", axis.name())),
+            units: units.clone(),
+            colorbar: true,
+            ..Style::default()
+        };
+        let (ss, sd, sa) = (
+            s(Colormap::Magma, "stars"),
+            s(Colormap::Viridis, "dark matter"),
+            s(Colormap::Magma, "all"),
+        );
+        let a = axis.name();
+        write_png(&d.join(format!("ic_stars_{a}.png")), &stars, &ss).unwrap();
+        write_png(&d.join(format!("ic_all_{a}.png")), &all, &sa).unwrap();
+        panel(&[(&stars, &ss), (&dark, &sd)], 2)
+            .unwrap()
+            .write_png(&d.join(format!("ic_components_{a}.png")))
+            .unwrap();
+    }
+    println!("wrote {}", d.display());
+}
+
+/// A small collision run with the float64 CPU integrator (about six minutes on 2 cores): a
+/// panel of six times and a GIF, stars in one fixed view and colour scale.
+#[test]
+#[ignore = "writes demo images; minutes"]
+fn demo_collision() {
+    use crate::nbody::cpu::Simulation;
+    let galaxy = ic::DiskGalaxy {
+        n_halo: 2048,
+        n_disk: 2048,
+        ..ic::DiskGalaxy::default()
+    };
+    let p = ic::Encounter {
+        primary: galaxy,
+        ..ic::Encounter::default()
+    }
+    .generate();
+    let units = Units::new(3.5, "kpc", 14.0, "Myr").with_mass(5e10, "M☉");
+    let view = View::frame_particles(&p, Types::STARS, Axis::Z, 384, 0.99).unwrap();
+    let (dt, every, end) = (0.1, 20, 640);
+    let mut sim = Simulation::new(p, 0.1, dt).unwrap();
+    let mut maps = Vec::new();
+    let t0 = Instant::now();
+    loop {
+        if sim.steps.is_multiple_of(every) {
+            let m = Map::of(&sim.particles, Types::STARS, &view).unwrap();
+            maps.push((sim.time, m.smoothed(1.5)));
+            eprintln!(
+                "t = {:.1} after {:.0} s",
+                sim.time,
+                t0.elapsed().as_secs_f64()
+            );
+        }
+        if sim.steps == end {
+            break;
+        }
+        sim.step().unwrap();
+    }
+    let range = Range::dynamic(maps.iter().map(|(_, m)| m), 4.0).unwrap();
+    let style = |t: f64, bar: bool| Style {
+        range: Some(range),
+        time: Some(t),
+        units: units.clone(),
+        colorbar: bar,
+        ..Style::default()
+    };
+    let d = demo_dir();
+    let picks: Vec<usize> = (0..6).map(|k| k * (maps.len() - 1) / 5).collect();
+    let styles: Vec<Style> = picks
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| style(maps[i].0, k == 5))
+        .collect();
+    let tiles: Vec<(&Map, &Style)> = picks
+        .iter()
+        .zip(&styles)
+        .map(|(&i, s)| (&maps[i].1, s))
+        .collect();
+    panel(&tiles, 3)
+        .unwrap()
+        .write_png(&d.join("collision_panel.png"))
+        .unwrap();
+    let frames: Vec<Image> = maps
+        .iter()
+        .map(|(t, m)| render(m, &style(*t, true)).unwrap())
+        .collect();
+    write_gif(&d.join("collision.gif"), &frames, 12, &[Colormap::Magma]).unwrap();
+    println!("wrote {} ({} frames)", d.display(), frames.len());
 }
