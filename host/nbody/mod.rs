@@ -1,10 +1,12 @@
-//! N-body simulation (issue 14), CPU side: the particle set, initial conditions ([`ic`]), Gadget
-//! snapshots ([`snapshot`]) and the float64 reference integrator with its diagnostics ([`cpu`]),
-//! over the per-particle formulas of `warpkit_device::nbody`. Units: G = 1 throughout.
+//! N-body simulation: the particle set, initial conditions ([`ic`]), Gadget snapshots
+//! ([`snapshot`]), the float64 reference integrator with its diagnostics ([`cpu`]), the GPU loop
+//! ([`gpu`]), surface-density maps, panels and animations ([`image`]) and whole runs (`warpkit
+//! nbody`, [`run`]), over the per-particle formulas of `warpkit_device::nbody`. Units: G = 1.
 
 pub mod cpu;
 pub mod gpu;
 pub mod ic;
+pub mod image;
 pub mod run;
 pub mod snapshot;
 

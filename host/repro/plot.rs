@@ -288,7 +288,7 @@ const PALETTE: [RGBColor; 6] = [
 /// Guide lines: dark grey, then brown.
 const GUIDES: [RGBColor; 2] = [RGBColor(90, 90, 90), RGBColor(140, 86, 75)];
 
-fn fonts() {
+pub(crate) fn fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The bytes are a valid TrueType file shipped by the dejavu crate; a failure would only
@@ -358,7 +358,7 @@ fn render<C: Figure>(dir: &Path, stem: &str, chart: &C) -> Result<[PathBuf; 2], 
     Ok([png_path, svg_path])
 }
 
-fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
+pub(crate) fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     let mut enc = png::Encoder::new(&mut out, w, h);
     enc.set_color(png::ColorType::Rgb);
