@@ -8,6 +8,7 @@ use super::Particles;
 use super::cpu::{Diagnostics, Simulation};
 use super::gpu::{ForceOptions, GpuSim, LoopTimes, NbodyGpuError};
 use super::ic::{DiskGalaxy, Encounter, Hernquist, Plummer};
+use super::image;
 use super::snapshot::{self, Format, Precision, Snapshot};
 use crate::backend::Backend;
 use crate::bh::Params;
@@ -126,6 +127,11 @@ pub struct OutputConfig {
     pub format: SnapshotFormat,
     /// Also save the initial conditions as `ic.gadget`.
     pub write_ic: bool,
+    /// A surface-density image every this many steps (rounded up to a diagnostic step; 0: none):
+    /// `images/*.png`, `movie.gif` and the panel `collision.png` at the end.
+    pub image_every: u64,
+    /// Image side in pixels.
+    pub image_pixels: u32,
 }
 
 /// Snapshot file format.
@@ -144,6 +150,8 @@ impl Default for OutputConfig {
             snapshot_every: 1000,
             format: SnapshotFormat::Gadget2,
             write_ic: false,
+            image_every: 100,
+            image_pixels: 512,
         }
     }
 }
@@ -175,6 +183,8 @@ impl RunConfig {
         c.run.dt = 0.05;
         c.output.snapshot_every = 400;
         c.output.diag_every = 20;
+        c.output.image_every = 40;
+        c.output.image_pixels = 256;
         c
     }
 
@@ -211,6 +221,12 @@ impl RunConfig {
         }
         if self.output.diag_every == 0 {
             return bad("output.diag_every must be ≥ 1".into());
+        }
+        if self.output.image_every > 0 && !(16..=8192).contains(&self.output.image_pixels) {
+            return bad(format!(
+                "output.image_pixels = {} must be in 16 ..= 8192",
+                self.output.image_pixels
+            ));
         }
         Ok(())
     }
@@ -437,7 +453,7 @@ pub fn run(
 
     let header: Vec<&str> = Diagnostics::CSV_HEADER.split(',').collect();
     let mut csv = Csv::create(dir.file("diagnostics.csv"), &header)?;
-    let (first, _) = sim.diagnostics()?;
+    let (first, first_state) = sim.diagnostics()?;
     let mut history = vec![first];
     csv.row(
         &first
@@ -447,6 +463,7 @@ pub fn run(
             .collect::<Vec<_>>(),
     )?;
 
+    let mut movie = Movie::new(&dir, c, &first_state)?;
     let steps = c.steps();
     let bar = progress(steps, "nbody");
     let wall = Instant::now();
@@ -455,7 +472,8 @@ pub fn run(
     let mut diag_s = 0.0;
     let mut done = 0u64;
     for s in 1..=steps {
-        let diag = s % c.output.diag_every == 0 || s == steps;
+        let image = c.output.image_every > 0 && s % c.output.image_every == 0;
+        let diag = s % c.output.diag_every == 0 || s == steps || image;
         sim.step(c.run.dt, diag)?;
         done = s;
         if diag {
@@ -470,6 +488,11 @@ pub fn run(
             diag_s += t.elapsed().as_secs_f64();
             if c.output.snapshot_every > 0 && s % c.output.snapshot_every == 0 {
                 write_snapshot(&format!("snapshot_{s:06}.gadget"), &p, d.time)?;
+            }
+            if image {
+                let t = Instant::now();
+                movie.frame(&dir, &p, d.time, s)?;
+                diag_s += t.elapsed().as_secs_f64();
             }
             last = d;
             history.push(d);
@@ -503,6 +526,7 @@ pub fn run(
         Sim::Cpu(_) => LoopTimes::default(),
     };
     energy_plot(&dir, &history).map_err(|e| RunError::Plot(e.to_string()))?;
+    movie.finish(&dir)?;
     let summary = RunSummary {
         backend: backend.name(),
         n,
@@ -520,6 +544,126 @@ pub fn run(
     };
     dir.write("timing.md", timing_table(&summary).as_bytes())?;
     Ok(summary)
+}
+
+/// Surface-density pictures of a run: the stars (disk + bulge; every particle when there are none)
+/// seen along z on a view and colour scale fixed by the first frame, as PNGs, one GIF, and a
+/// panel of six moments at the end.
+struct Movie {
+    on: bool,
+    types: image::Types,
+    view: Option<image::View>,
+    style: image::Style,
+    smooth: f64,
+    gif: Option<image::Gif>,
+    frames: Vec<(f64, image::Map)>,
+}
+
+impl Movie {
+    fn new(dir: &OutDir, c: &RunConfig, p: &Particles) -> Result<Movie, RunError> {
+        let err = |e: image::ImageError| RunError::Plot(e.to_string());
+        let stars = p
+            .ptype
+            .iter()
+            .any(|&t| t == super::DISK || t == super::BULGE);
+        let types = if stars {
+            image::Types::STARS
+        } else {
+            image::Types::ALL
+        };
+        let mut m = Movie {
+            on: c.output.image_every > 0,
+            types,
+            view: None,
+            style: image::Style::default(),
+            // Few particles come out as dots: smooth them into a surface.
+            smooth: if p.len() < 100_000 { 1.5 } else { 0.0 },
+            gif: None,
+            frames: Vec::new(),
+        };
+        if !m.on {
+            return Ok(m);
+        }
+        if matches!(c.ic.kind, IcKind::Disk | IcKind::Collision) {
+            // The default galaxy's units (ic::DiskGalaxy::default).
+            m.style.units = image::Units::new(3.5, "kpc", 14.0, "Myr").with_mass(5e10, "M☉");
+            m.style.colorbar = true;
+        }
+        let px = c.output.image_pixels;
+        let view = image::View::frame_particles(p, types, image::Axis::Z, px, 0.99).map_err(err)?;
+        let first = m.map(p, &view)?;
+        m.style.range = Some(image::Range::dynamic([&first], 4.0).map_err(err)?);
+        std::fs::create_dir_all(dir.file("images")).map_err(|source| RunError::Io {
+            path: dir.file("images"),
+            source,
+        })?;
+        m.view = Some(view);
+        m.gif = Some(
+            image::Gif::create(&dir.file("movie.gif"), px, px, 8, &[m.style.colormap])
+                .map_err(err)?,
+        );
+        m.frame(dir, p, 0.0, 0)?;
+        Ok(m)
+    }
+
+    fn map(&self, p: &Particles, view: &image::View) -> Result<image::Map, RunError> {
+        let map = image::Map::of(p, self.types, view).map_err(|e| RunError::Plot(e.to_string()))?;
+        Ok(if self.smooth > 0.0 {
+            map.smoothed(self.smooth)
+        } else {
+            map
+        })
+    }
+
+    fn frame(&mut self, dir: &OutDir, p: &Particles, time: f64, step: u64) -> Result<(), RunError> {
+        let Some(view) = self.view.clone() else {
+            return Ok(());
+        };
+        let err = |e: image::ImageError| RunError::Plot(e.to_string());
+        let map = self.map(p, &view)?;
+        let style = image::Style {
+            time: Some(time),
+            ..self.style.clone()
+        };
+        let img = image::render(&map, &style).map_err(err)?;
+        img.write_png(&dir.file(&format!("images/stars_z_{step:06}.png")))
+            .map_err(err)?;
+        if let Some(g) = self.gif.as_mut() {
+            g.add(&img).map_err(err)?;
+        }
+        self.frames.push((time, map));
+        Ok(())
+    }
+
+    /// The GIF closed and the panel of six evenly spaced frames written.
+    fn finish(mut self, dir: &OutDir) -> Result<(), RunError> {
+        let err = |e: image::ImageError| RunError::Plot(e.to_string());
+        if let Some(g) = self.gif.take() {
+            g.finish().map_err(err)?;
+        }
+        if self.frames.len() < 2 {
+            return Ok(());
+        }
+        let k = self.frames.len().min(6);
+        let picks: Vec<usize> = (0..k)
+            .map(|i| i * (self.frames.len() - 1) / (k - 1))
+            .collect();
+        let styles: Vec<image::Style> = picks
+            .iter()
+            .map(|&i| image::Style {
+                time: Some(self.frames[i].0),
+                ..self.style.clone()
+            })
+            .collect();
+        let maps: Vec<(&image::Map, &image::Style)> = picks
+            .iter()
+            .zip(&styles)
+            .map(|(&i, s)| (&self.frames[i].1, s))
+            .collect();
+        let panel = image::panel(&maps, 3).map_err(err)?;
+        panel.write_png(&dir.file("collision.png")).map_err(err)?;
+        Ok(())
+    }
 }
 
 /// Relative energy change and virial ratio against time.
