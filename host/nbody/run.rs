@@ -616,7 +616,7 @@ impl Movie {
     }
 
     fn frame(&mut self, dir: &OutDir, p: &Particles, time: f64, step: u64) -> Result<(), RunError> {
-        let Some(view) = self.view.clone() else {
+        let Some(view) = self.view else {
             return Ok(());
         };
         let err = |e: image::ImageError| RunError::Plot(e.to_string());
