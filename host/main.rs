@@ -658,8 +658,9 @@ struct SbhArgs {
 fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
     use std::time::Instant;
     use warpkit::device::sbh::SbhParams;
-    use warpkit::sbh::{self as s, Kernel, SbhTree, cpu, error_stats, gpu as sgpu};
-    use warpkit::stats::median;
+    use warpkit::sbh::{
+        self as s, Kernel, SbhTree, Summation, TreeOrigin, error_stats, gpu as sgpu,
+    };
     let backend = select(choice)?;
     let on_gpu = backend.gpu().is_some();
     let m = a.m.unwrap_or(if on_gpu { 1 << 20 } else { 1 << 15 });
@@ -726,28 +727,18 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         },
         tree.tree.used_cells()
     );
-    let rows: Vec<(&str, f64, Vec<f32>)>;
-    let exact: Vec<f64>;
-    let brute_ms;
-    if let Some(gpu) = backend.gpu() {
-        // The GPU builds the tree itself where it can (no dipoles, positive weights); else the
-        // host tree is uploaded.
-        let quad = a.moments == warpkit::sbh::Moments::Quadrupole;
-        let build = || sgpu::DeviceTree::build_on_gpu_with(gpu, &src, sgpu::WideBuild::Gpu, quad);
-        let dt = match build() {
-            Ok((dt, ms)) => {
-                // A second build, timed after the first (module load, allocations) warmed up.
-                let (dt, ms) = build().unwrap_or((dt, ms));
-                println!(
-                    "trees built on the GPU in {ms:.3} ms (CUDA events: reset, bounding box, build, summarize, wide layout)"
-                );
-                dt
-            }
-            Err(e) => {
-                println!("tree uploaded from the host ({e})");
-                sgpu::DeviceTree::upload(gpu, &src, &tree)?
-            }
-        };
+    // The GPU builds the tree itself where it can (no dipoles, positive weights); else the host
+    // tree is uploaded.
+    let quad = a.moments == warpkit::sbh::Moments::Quadrupole;
+    let (sum, origin) = Summation::build(&backend, src, tree, quad)?;
+    match origin {
+        TreeOrigin::Gpu { ms } => println!(
+            "trees built on the GPU in {ms:.3} ms (CUDA events: reset, bounding box, build, summarize, wide layout)"
+        ),
+        TreeOrigin::Uploaded { why } => println!("tree uploaded from the host ({why})"),
+        TreeOrigin::Host => {}
+    }
+    if let Some(dt) = sum.device() {
         match dt.wide_build() {
             sgpu::WideBuild::Gpu => println!(
                 "wide-node layout built on the GPU in {:.3} ms (CUDA events; included above)",
@@ -759,41 +750,18 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
             ),
             sgpu::WideBuild::Host => {}
         }
-        let dt = if a.no_wide { dt.without_wide() } else { dt };
-        let timed = |f: &dyn Fn() -> Result<(Vec<f32>, f64), sgpu::SbhGpuError>| -> Result<(Vec<f32>, f64)> {
-            let (out, _) = f()?;
-            let mut ms = Vec::new();
-            for _ in 0..a.repeats.max(1) {
-                ms.push(f()?.1);
-            }
-            Ok((out, median(&ms).unwrap_or(f64::NAN)))
-        };
-        let o = Some(order.as_slice());
-        let (sb, sb_ms) = timed(&|| sgpu::estimate_ordered(gpu, &src, &dt, &q, &p, coherent, o))?;
-        let (bh, bh_ms) = timed(&|| {
-            sgpu::barnes_hut_grouped(gpu, &src, &dt, &q, k, a.beta, o, a.warps, a.moments)
-        })?;
-        let (bq, bq_ms) = timed(&|| sgpu::barnes_hut_ordered(gpu, &src, &dt, &q, k, a.beta, o))?;
-        let (ex, ms) = sgpu::brute_force(gpu, &src, &dt, &q, k)?;
-        exact = ex;
-        brute_ms = ms;
-        rows = vec![("SBH", sb_ms, sb), ("BH", bh_ms, bh), ("BHq", bq_ms, bq)];
-    } else {
-        let o = Some(order.as_slice());
-        let t = Instant::now();
-        let sb = cpu::estimate_layout(&src, &tree, &q, &p, coherent, o, !a.no_wide)?;
-        let sb_ms = t.elapsed().as_secs_f64() * 1e3;
-        let t = Instant::now();
-        let bh = cpu::barnes_hut_grouped(&src, &tree, &q, k, a.beta, o, a.warps, a.moments)?;
-        let bh_ms = t.elapsed().as_secs_f64() * 1e3;
-        let t = Instant::now();
-        let bq = cpu::barnes_hut(&src, &tree, &q, k, a.beta)?;
-        let bq_ms = t.elapsed().as_secs_f64() * 1e3;
-        let t = Instant::now();
-        exact = cpu::brute_force(&src, &q, k)?;
-        brute_ms = t.elapsed().as_secs_f64() * 1e3;
-        rows = vec![("SBH", sb_ms, sb), ("BH", bh_ms, bh), ("BHq", bq_ms, bq)];
     }
+    let sum = if a.no_wide { sum.without_wide() } else { sum };
+    // `--repeats` is the GPU's (a warm-up, then medians of CUDA event times); the CPU runs once.
+    let repeats = if backend.is_gpu() { a.repeats } else { 1 };
+    let o = Some(order.as_slice());
+    let (sb, sb_ms) = sum.timed(repeats, || sum.estimate(&q, &p, coherent, o))?;
+    let (bh, bh_ms) = sum.timed(repeats, || {
+        sum.barnes_hut_grouped(&q, k, a.beta, o, a.warps, a.moments)
+    })?;
+    let (bq, bq_ms) = sum.timed(repeats, || sum.barnes_hut(&q, k, a.beta, o))?;
+    let (exact, brute_ms) = sum.brute_force(&q, k)?;
+    let rows = [("SBH", sb_ms, sb), ("BH", bh_ms, bh), ("BHq", bq_ms, bq)];
     println!("| method | time (ms) | mean abs error | median abs error | max abs error |");
     println!("| --- | --- | --- | --- | --- |");
     println!("| brute force (f64 sums) | {brute_ms:.2} | 0 | 0 | 0 |");

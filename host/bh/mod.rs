@@ -4,12 +4,12 @@
 //! are the façade that picks the backend.
 
 pub mod cpu;
-mod eval;
+mod facade;
 pub mod gpu;
 pub mod npy;
 pub mod scene;
 
-pub use eval::{
+pub use facade::{
     BruteTime, Evaluation, Timed, brute_force_ms, check_memory, evaluate, evaluate_median,
     reference, sample_indices,
 };
