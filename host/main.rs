@@ -662,7 +662,7 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         self as s, Kernel, SbhTree, Summation, TreeOrigin, error_stats, gpu as sgpu,
     };
     let backend = select(choice)?;
-    let on_gpu = backend.gpu().is_some();
+    let on_gpu = backend.is_gpu();
     let m = a.m.unwrap_or(if on_gpu { 1 << 20 } else { 1 << 15 });
     let k = a.kernel.spec(a.param.unwrap_or(a.kernel.default_param()));
     let src = if a.kernel == Kernel::Winding {
@@ -845,7 +845,7 @@ fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
     let backend = select(choice)?;
     let mut c = match &a.config {
         Some(path) => RunConfig::from_toml_file(path)?,
-        None if backend.gpu().is_some() => RunConfig::default(),
+        None if backend.is_gpu() => RunConfig::default(),
         None => RunConfig::cpu_default(),
     };
     if let Some(k) = a.ic {

@@ -125,7 +125,7 @@ pub struct Settings {
 
 impl Settings {
     pub fn is_gpu(&self) -> bool {
-        self.backend.gpu().is_some()
+        self.backend.is_gpu()
     }
     /// `gpu` on the GPU, `cpu` on the CPU backend.
     pub fn pick<T>(&self, gpu: T, cpu: T) -> T {
