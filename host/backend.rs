@@ -31,6 +31,17 @@ impl Backend {
         }
     }
 
+    /// Whether work runs on the GPU (for per-backend defaults and labels; the capabilities'
+    /// façades do the dispatch).
+    pub fn is_gpu(&self) -> bool {
+        matches!(self, Backend::Gpu(_))
+    }
+
+    /// Free and total device memory in bytes on the GPU; `None` on the CPU backend.
+    pub fn device_memory(&self) -> Result<Option<(usize, usize)>, GpuError> {
+        self.gpu().map(|g| g.memory()).transpose()
+    }
+
     pub fn gpu(&self) -> Option<&Arc<Gpu>> {
         match self {
             Backend::Gpu(g) => Some(g),
@@ -53,4 +64,12 @@ pub fn select(choice: BackendChoice) -> Result<(Backend, Option<String>), GpuErr
             )),
         },
     }
+}
+
+/// `MemAvailable` from `/proc/meminfo`, in bytes.
+pub fn available_memory() -> Option<usize> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }

@@ -234,8 +234,8 @@ fn info(choice: BackendChoice, kernels: bool) -> Result<()> {
         warpkit::kernel_names().len()
     );
     let backend = select(choice)?;
-    match &backend {
-        Backend::Gpu(gpu) => {
+    match backend.gpu() {
+        Some(gpu) => {
             let i = gpu.info();
             println!("backend: gpu");
             println!("device {}: {}", i.ordinal, i.name);
@@ -267,7 +267,7 @@ fn info(choice: BackendChoice, kernels: bool) -> Result<()> {
                 }
             }
         }
-        Backend::Cpu => {
+        None => {
             println!("backend: cpu ({} threads)", rayon::current_num_threads());
             if kernels {
                 for name in warpkit::kernel_names() {
@@ -285,15 +285,15 @@ fn selftest(choice: BackendChoice, n: usize, seed: u64) -> Result<()> {
     }
     let backend = select(choice)?;
     let x = warpkit::selftest::input(n, seed);
-    let cpu = warpkit::selftest::cpu(&x);
-    let Some(gpu) = backend.gpu() else {
+    let report = warpkit::selftest::run(&backend, &x)?;
+    let cpu = report.cpu;
+    let (Some((g, rows)), Some(gpu)) = (report.gpu, backend.gpu()) else {
         println!(
             "selftest on the CPU only (n = {n}): sum {:.6}, max {}, passing {}, all-passing warps {}",
             cpu.sum, cpu.max, cpu.passing, cpu.all_passing_warps
         );
         return Ok(());
     };
-    let g = warpkit::selftest::gpu(gpu, &x)?;
     println!(
         "selftest on {} (n = {n}, warp kernel {:.3} ms)",
         gpu.info().name,
@@ -301,7 +301,6 @@ fn selftest(choice: BackendChoice, n: usize, seed: u64) -> Result<()> {
     );
     println!("| quantity | GPU (f32) | CPU (f64) | abs. difference | |");
     println!("| --- | --- | --- | --- | --- |");
-    let rows = warpkit::selftest::compare(&g, &cpu);
     for r in &rows {
         println!(
             "| {} | {} | {} | {:.3e} | {} |",
@@ -369,8 +368,7 @@ struct GravityArgs {
 }
 
 fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
-    use warpkit::bh::gpu::{Options, StageTimes};
-    use warpkit::stats::median;
+    use warpkit::bh::Options;
     let p = Params {
         theta: a.theta,
         eps: a.eps,
@@ -394,23 +392,20 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         Some(path) => path.display().to_string(),
         None => format!("{:?}", a.scene),
     };
-    let acc = match &backend {
-        Backend::Gpu(gpu) => {
-            let o = Options {
-                sorted,
-                traversal: a.traversal,
-                quadrupole: a.quadrupole,
-                storage: a.storage,
-                ..Default::default()
-            };
-            warpkit::bh::gpu::gravity_with(gpu, &bodies, &p, &o)?; // warm-up
-            let mut runs = Vec::new();
-            for _ in 0..a.repeats.max(1) {
-                runs.push(warpkit::bh::gpu::gravity_with(gpu, &bodies, &p, &o)?);
-            }
-            let med = |f: fn(&StageTimes) -> f64| {
-                median(&runs.iter().map(|r| f(&r.times)).collect::<Vec<_>>()).unwrap_or(f64::NAN)
-            };
+    let o = Options {
+        sorted,
+        traversal: a.traversal,
+        quadrupole: a.quadrupole,
+        storage: a.storage,
+        ..Default::default()
+    };
+    // `--repeats` is the GPU's (milliseconds per run); the CPU twin runs once.
+    let repeats = if backend.is_gpu() { a.repeats } else { 1 };
+    let timed = warpkit::bh::evaluate_median(&backend, &bodies, &p, &o, repeats)?;
+    let run = timed.last;
+    match (backend.gpu(), run.header) {
+        (Some(gpu), Some(header)) => {
+            let t = &timed.median;
             println!(
                 "Barnes–Hut on {} ({what}, N = {n}, θ = {}, ε = {}, mode {:?}, {:?} kernel; median of {})",
                 gpu.info().name,
@@ -418,61 +413,41 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
                 p.eps,
                 a.mode,
                 a.traversal,
-                runs.len()
+                timed.runs
             );
             println!("| stage | ms |\n| --- | --- |");
             for (name, ms) in [
-                ("reset", med(|t| t.reset)),
-                ("bounding box", med(|t| t.bounding_box)),
-                ("build", med(|t| t.build)),
-                ("centre of mass", med(|t| t.summarize)),
-                ("sort", med(|t| t.sort)),
-                ("gravity", med(|t| t.gravity)),
-                ("total", med(|t| t.total())),
+                ("reset", t.reset),
+                ("bounding box", t.bounding_box),
+                ("build", t.build),
+                ("centre of mass", t.summarize),
+                ("sort", t.sort),
+                ("gravity", t.gravity),
+                ("total", timed.median_total),
             ] {
                 println!("| {name} | {ms:.3} |");
             }
-            let run = runs.pop().expect("at least one run");
             println!(
                 "cells used {} of {} (depth {}, bucketed {}, retries {}); interactions/body {:.0} (group kernel only)",
-                run.cells as i32 - run.header.bottom,
+                run.cells as i32 - header.bottom,
                 run.cells,
-                run.header.depth,
-                run.header.bucketed,
+                header.depth,
+                header.bucketed,
                 run.retries,
-                run.header.interactions as f64 / n as f64
+                header.interactions as f64 / n as f64
             );
-            run.acc
         }
-        Backend::Cpu => {
-            let start = std::time::Instant::now();
-            let layout = a.storage.layout(warpkit::bh::initial_cells(n));
-            let mut tree =
-                warpkit::bh::cpu::build_tree_with(&bodies, layout).map_err(anyhow::Error::msg)?;
-            if a.traversal.group_size() != tree.group_size {
-                warpkit::bh::cpu::sort_with_groups(&mut tree, a.traversal.group_size());
-            }
-            let build = start.elapsed().as_secs_f64() * 1e3;
-            let identity: Vec<u32> = (0..n as u32).collect();
-            let order = if sorted { &tree.sort } else { &identity };
-            let start = std::time::Instant::now();
-            let acc = match a.traversal {
-                Traversal::Vote => warpkit::bh::cpu::gravity(&bodies, &tree, order, &p),
-                Traversal::Group | Traversal::Group2 => {
-                    warpkit::bh::cpu::gravity_group(&bodies, &tree, &p, a.quadrupole)
-                }
-            };
-            let grav = start.elapsed().as_secs_f64() * 1e3;
-            println!(
-                "Barnes–Hut on the CPU ({} threads; {what}, N = {n}, θ = {}, mode {:?}, {:?}): tree {build:.1} ms, gravity {grav:.1} ms",
-                rayon::current_num_threads(),
-                p.theta,
-                a.mode,
-                a.traversal
-            );
-            acc
-        }
-    };
+        _ => println!(
+            "Barnes–Hut on the CPU ({} threads; {what}, N = {n}, θ = {}, mode {:?}, {:?}): tree {:.1} ms, gravity {:.1} ms",
+            rayon::current_num_threads(),
+            p.theta,
+            a.mode,
+            a.traversal,
+            run.times.build,
+            run.times.gravity
+        ),
+    }
+    let acc = run.acc;
     if let Some(step) = n.checked_div(a.check) {
         let idx: Vec<usize> = (0..n).step_by(step.max(1)).collect();
         let reference = warpkit::bh::cpu::brute_force_f64(&bodies, &idx, &p);
@@ -561,7 +536,7 @@ struct FemArgs {
 }
 
 fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
-    use warpkit::fem::{assemble, colour, csr, export, gpu::Strategy, mesh, solve, validate};
+    use warpkit::fem::{colour, csr, export, gpu::Strategy, mesh, solve, validate};
     let strategy = Strategy::parse(&a.strategy).ok_or_else(|| {
         let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
         anyhow::anyhow!("unknown --strategy {:?} ({})", a.strategy, names.join(", "))
@@ -581,49 +556,31 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         p.nnz(),
         c.colours()
     );
-    let t = std::time::Instant::now();
-    let k = match backend.gpu() {
-        Some(gpu) => {
-            // f64 on the GPU too: the solve needs the reference precision.
-            let dm = warpkit::fem::gpu::GpuMesh::<f64>::upload(gpu, &m, &c, &p)?;
-            let mut values = gpu.alloc_poisoned::<f64>(p.nnz())?;
-            dm.assemble(gpu, strategy, &a.material, &mut values)?;
-            let ms = dm.assemble_timed(gpu, strategy, &a.material, &mut values)?;
-            println!(
-                "assembly: GPU {} ({strategy:?}, f64), {ms:.3} ms",
-                gpu.info().name
-            );
-            gpu.download(&values)?
-        }
-        None => {
-            let k = assemble::cpu::<f64>(&m, &a.material, &c, &p)?;
-            println!(
-                "assembly: CPU ({} threads, f64), {:.3} ms",
-                rayon::current_num_threads(),
-                t.elapsed().as_secs_f64() * 1e3
-            );
-            k
-        }
-    };
+    // f64 on the GPU too: the solve needs the reference precision.
+    let assembler = warpkit::fem::Assembler::<f64>::new(&backend, &m, &c, &p);
+    let method = warpkit::fem::Method::or_host(&backend, strategy);
+    let (ms, k) = assembler.time(method, &a.material, 1)?;
+    drop(assembler);
+    match backend.gpu() {
+        Some(gpu) => println!(
+            "assembly: GPU {} ({strategy:?}, f64), {:.3} ms",
+            gpu.info().name,
+            ms[0]
+        ),
+        None => println!(
+            "assembly: CPU ({} threads, f64), {:.3} ms",
+            rayon::current_num_threads(),
+            ms[0]
+        ),
+    }
     if let Some(path) = &a.mtx {
         export::matrix_market(path, &p, &k)?;
         println!("wrote {}", path.display());
     }
     let t = std::time::Instant::now();
-    let (r, on) = match backend.gpu() {
-        Some(gpu) => {
-            let solver = Box::new(|p: &_, v: &_, b: &_, rtol, max| {
-                warpkit::fem::gpu::pcg(gpu, p, v, b, rtol, max)
-            });
-            let r =
-                solve::cantilever_tip_with(&m, &p, k, &a.material, a.size, a.load, 1e-9, solver)?;
-            (r, "GPU")
-        }
-        None => (
-            solve::cantilever_tip(&m, &p, k, &a.material, a.size, a.load, 1e-9)?,
-            "CPU",
-        ),
-    };
+    let solver = warpkit::fem::pcg_solver(&backend);
+    let r = solve::cantilever_tip_with(&m, &p, k, &a.material, a.size, a.load, 1e-9, solver)?;
+    let on = backend.name().to_uppercase();
     println!(
         "solve: Jacobi-PCG on the {on}, {} iterations (relative residual {:.2e}), {:.3} s",
         r.cg.iterations,
@@ -701,10 +658,11 @@ struct SbhArgs {
 fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
     use std::time::Instant;
     use warpkit::device::sbh::SbhParams;
-    use warpkit::sbh::{self as s, Kernel, SbhTree, cpu, error_stats, gpu as sgpu};
-    use warpkit::stats::median;
+    use warpkit::sbh::{
+        self as s, Kernel, SbhTree, Summation, TreeOrigin, error_stats, gpu as sgpu,
+    };
     let backend = select(choice)?;
-    let on_gpu = backend.gpu().is_some();
+    let on_gpu = backend.is_gpu();
     let m = a.m.unwrap_or(if on_gpu { 1 << 20 } else { 1 << 15 });
     let k = a.kernel.spec(a.param.unwrap_or(a.kernel.default_param()));
     let src = if a.kernel == Kernel::Winding {
@@ -769,28 +727,18 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         },
         tree.tree.used_cells()
     );
-    let rows: Vec<(&str, f64, Vec<f32>)>;
-    let exact: Vec<f64>;
-    let brute_ms;
-    if let Some(gpu) = backend.gpu() {
-        // The GPU builds the tree itself where it can (no dipoles, positive weights); else the
-        // host tree is uploaded.
-        let quad = a.moments == warpkit::sbh::Moments::Quadrupole;
-        let build = || sgpu::DeviceTree::build_on_gpu_with(gpu, &src, sgpu::WideBuild::Gpu, quad);
-        let dt = match build() {
-            Ok((dt, ms)) => {
-                // A second build, timed after the first (module load, allocations) warmed up.
-                let (dt, ms) = build().unwrap_or((dt, ms));
-                println!(
-                    "trees built on the GPU in {ms:.3} ms (CUDA events: reset, bounding box, build, summarize, wide layout)"
-                );
-                dt
-            }
-            Err(e) => {
-                println!("tree uploaded from the host ({e})");
-                sgpu::DeviceTree::upload(gpu, &src, &tree)?
-            }
-        };
+    // The GPU builds the tree itself where it can (no dipoles, positive weights); else the host
+    // tree is uploaded.
+    let quad = a.moments == warpkit::sbh::Moments::Quadrupole;
+    let (sum, origin) = Summation::build(&backend, src, tree, quad)?;
+    match origin {
+        TreeOrigin::Gpu { ms } => println!(
+            "trees built on the GPU in {ms:.3} ms (CUDA events: reset, bounding box, build, summarize, wide layout)"
+        ),
+        TreeOrigin::Uploaded { why } => println!("tree uploaded from the host ({why})"),
+        TreeOrigin::Host => {}
+    }
+    if let Some(dt) = sum.device() {
         match dt.wide_build() {
             sgpu::WideBuild::Gpu => println!(
                 "wide-node layout built on the GPU in {:.3} ms (CUDA events; included above)",
@@ -802,41 +750,18 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
             ),
             sgpu::WideBuild::Host => {}
         }
-        let dt = if a.no_wide { dt.without_wide() } else { dt };
-        let timed = |f: &dyn Fn() -> Result<(Vec<f32>, f64), sgpu::SbhGpuError>| -> Result<(Vec<f32>, f64)> {
-            let (out, _) = f()?;
-            let mut ms = Vec::new();
-            for _ in 0..a.repeats.max(1) {
-                ms.push(f()?.1);
-            }
-            Ok((out, median(&ms).unwrap_or(f64::NAN)))
-        };
-        let o = Some(order.as_slice());
-        let (sb, sb_ms) = timed(&|| sgpu::estimate_ordered(gpu, &src, &dt, &q, &p, coherent, o))?;
-        let (bh, bh_ms) = timed(&|| {
-            sgpu::barnes_hut_grouped(gpu, &src, &dt, &q, k, a.beta, o, a.warps, a.moments)
-        })?;
-        let (bq, bq_ms) = timed(&|| sgpu::barnes_hut_ordered(gpu, &src, &dt, &q, k, a.beta, o))?;
-        let (ex, ms) = sgpu::brute_force(gpu, &src, &dt, &q, k)?;
-        exact = ex;
-        brute_ms = ms;
-        rows = vec![("SBH", sb_ms, sb), ("BH", bh_ms, bh), ("BHq", bq_ms, bq)];
-    } else {
-        let o = Some(order.as_slice());
-        let t = Instant::now();
-        let sb = cpu::estimate_layout(&src, &tree, &q, &p, coherent, o, !a.no_wide)?;
-        let sb_ms = t.elapsed().as_secs_f64() * 1e3;
-        let t = Instant::now();
-        let bh = cpu::barnes_hut_grouped(&src, &tree, &q, k, a.beta, o, a.warps, a.moments)?;
-        let bh_ms = t.elapsed().as_secs_f64() * 1e3;
-        let t = Instant::now();
-        let bq = cpu::barnes_hut(&src, &tree, &q, k, a.beta)?;
-        let bq_ms = t.elapsed().as_secs_f64() * 1e3;
-        let t = Instant::now();
-        exact = cpu::brute_force(&src, &q, k)?;
-        brute_ms = t.elapsed().as_secs_f64() * 1e3;
-        rows = vec![("SBH", sb_ms, sb), ("BH", bh_ms, bh), ("BHq", bq_ms, bq)];
     }
+    let sum = if a.no_wide { sum.without_wide() } else { sum };
+    // `--repeats` is the GPU's (a warm-up, then medians of CUDA event times); the CPU runs once.
+    let repeats = if backend.is_gpu() { a.repeats } else { 1 };
+    let o = Some(order.as_slice());
+    let (sb, sb_ms) = sum.timed(repeats, || sum.estimate(&q, &p, coherent, o))?;
+    let (bh, bh_ms) = sum.timed(repeats, || {
+        sum.barnes_hut_grouped(&q, k, a.beta, o, a.warps, a.moments)
+    })?;
+    let (bq, bq_ms) = sum.timed(repeats, || sum.barnes_hut(&q, k, a.beta, o))?;
+    let (exact, brute_ms) = sum.brute_force(&q, k)?;
+    let rows = [("SBH", sb_ms, sb), ("BH", bh_ms, bh), ("BHq", bq_ms, bq)];
     println!("| method | time (ms) | mean abs error | median abs error | max abs error |");
     println!("| --- | --- | --- | --- | --- |");
     println!("| brute force (f64 sums) | {brute_ms:.2} | 0 | 0 | 0 |");
@@ -920,7 +845,7 @@ fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
     let backend = select(choice)?;
     let mut c = match &a.config {
         Some(path) => RunConfig::from_toml_file(path)?,
-        None if backend.gpu().is_some() => RunConfig::default(),
+        None if backend.is_gpu() => RunConfig::default(),
         None => RunConfig::cpu_default(),
     };
     if let Some(k) = a.ic {

@@ -148,3 +148,25 @@ pub fn compare(g: &GpuReduction, c: &CpuReduction) -> Vec<Row> {
         ),
     ]
 }
+
+/// The self test on a backend: the CPU twin always; on the GPU also the kernels and the
+/// comparison.
+pub struct Report {
+    pub cpu: CpuReduction,
+    /// The kernels' results and the rows comparing them with the twin (GPU backend only).
+    pub gpu: Option<(GpuReduction, Vec<Row>)>,
+}
+
+/// Runs the self test on `x` where `backend` says (the façade over [`cpu`] and [`gpu`]).
+pub fn run(backend: &crate::backend::Backend, x: &[f32]) -> Result<Report, GpuError> {
+    let c = cpu(x);
+    let g = match backend {
+        crate::backend::Backend::Gpu(g) => {
+            let r = gpu(g, x)?;
+            let rows = compare(&r, &c);
+            Some((r, rows))
+        }
+        crate::backend::Backend::Cpu => None,
+    };
+    Ok(Report { cpu: c, gpu: g })
+}

@@ -1,11 +1,19 @@
 //! Barnes–Hut self-gravity: validation, the tree as the host sees it, its invariants, and the two
 //! backends ([`cpu`] twin and [`gpu`] pipeline) over the kernels and formulas of
-//! `warpkit_device::bh` (whose module docs describe the algorithm).
+//! `warpkit_device::bh` (whose module docs describe the algorithm). [`evaluate`] and its siblings
+//! are the façade that picks the backend.
 
 pub mod cpu;
+mod facade;
 pub mod gpu;
 pub mod npy;
 pub mod scene;
+
+pub use facade::{
+    BruteTime, Evaluation, Timed, brute_force_ms, check_memory, evaluate, evaluate_median,
+    reference, sample_indices,
+};
+pub use gpu::Options;
 
 use crate::device::bh::{self as dev, Accel, Body, TreeHeader};
 

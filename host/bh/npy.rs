@@ -131,6 +131,12 @@ pub fn write_f32(path: &Path, values: &[f32], cols: usize) -> Result<(), NpyErro
     std::fs::rename(&tmp, path).map_err(io)
 }
 
+/// Writes vectors as an N×3 float32 array.
+pub fn write_vectors(path: &Path, v: &[glam::Vec3]) -> Result<(), NpyError> {
+    let flat: Vec<f32> = v.iter().flat_map(|v| v.to_array()).collect();
+    write_f32(path, &flat, 3)
+}
+
 /// Writes accelerations as an N×3 float32 array.
 pub fn write_accels(path: &Path, acc: &[Accel]) -> Result<(), NpyError> {
     write_f32(path, bytemuck::cast_slice(acc), 3)
@@ -148,6 +154,16 @@ mod tests {
         let path = dir.join("b.npy");
         write_f32(&path, &bodies, 4).unwrap();
         let back = read_bodies(&path).unwrap();
+        let pos = crate::bh::scene::positions(&back);
+        assert_eq!(pos[1], glam::Vec3::new(2.0, 2.5, 3.0));
+        let vpath = dir.join("v.npy");
+        write_vectors(&vpath, &pos).unwrap();
+        let flat: Vec<f32> = pos.iter().flat_map(|p| p.to_array()).collect();
+        write_f32(&dir.join("f.npy"), &flat, 3).unwrap();
+        assert_eq!(
+            std::fs::read(&vpath).unwrap(),
+            std::fs::read(dir.join("f.npy")).unwrap()
+        );
         assert_eq!(back.len(), 5);
         assert_eq!(
             back[1],

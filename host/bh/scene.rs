@@ -3,7 +3,28 @@
 
 use crate::device::bh::Body;
 use crate::device::rng;
+use glam::{DVec3, Vec3};
 use rayon::prelude::*;
+
+/// A body at `pos` of mass `m` (the kernels' `#[repr(C)]` layout is unchanged: x, y, z, m).
+pub fn body(pos: Vec3, m: f32) -> Body {
+    Body {
+        x: pos.x,
+        y: pos.y,
+        z: pos.z,
+        m,
+    }
+}
+
+/// The position of `b`.
+pub fn position(b: &Body) -> Vec3 {
+    Vec3::new(b.x, b.y, b.z)
+}
+
+/// The positions of `bodies`.
+pub fn positions(bodies: &[Body]) -> Vec<Vec3> {
+    bodies.iter().map(position).collect()
+}
 
 /// The scenes `--scene` accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -35,12 +56,7 @@ pub fn lattice(n: usize) -> Vec<Body> {
         .into_par_iter()
         .map(|i| {
             let c = |j: usize| -0.5 + h * (j as f32 + 0.5);
-            Body {
-                x: c(i % k),
-                y: c(i / k % k),
-                z: c(i / (k * k)),
-                m,
-            }
+            body(Vec3::new(c(i % k), c(i / k % k), c(i / (k * k))), m)
         })
         .collect()
 }
@@ -52,12 +68,7 @@ pub fn uniform(n: usize, seed: u64) -> Vec<Body> {
         .into_par_iter()
         .map(|i| {
             let u = |k: u64| rng::uniform_f32(seed, 3 * i + k) - 0.5;
-            Body {
-                x: u(0),
-                y: u(1),
-                z: u(2),
-                m,
-            }
+            body(Vec3::new(u(0), u(1), u(2)), m)
         })
         .collect()
 }
@@ -82,14 +93,8 @@ pub fn plummer(n: usize, seed: u64) -> Vec<Body> {
             let z = 2.0 * u(1) - 1.0;
             let phi = 2.0 * std::f64::consts::PI * u(2);
             let rho = (1.0 - z * z).max(0.0).sqrt();
-            let d = [rho * phi.cos(), rho * phi.sin(), z];
-            let s = PLUMMER_SCALE * r;
-            Body {
-                x: (d[0] * s) as f32,
-                y: (d[1] * s) as f32,
-                z: (d[2] * s) as f32,
-                m,
-            }
+            let d = DVec3::new(rho * phi.cos(), rho * phi.sin(), z);
+            body((d * (PLUMMER_SCALE * r)).as_vec3(), m)
         })
         .collect()
 }

@@ -12,15 +12,19 @@
 //! element's 576 value positions precomputed, so assembly is a pure scatter; [`assemble::cpu`]
 //! (rayon, by colour) and `gpu` (one launch per colour) fill the values with the element formulas
 //! of `warpkit_device::fem`; [`solve`] clamps, loads and runs Jacobi-preconditioned CG.
-//! Nothing downstream of the mesh reader exploits a regular grid.
+//! Nothing downstream of the mesh reader exploits a regular grid. [`Assembler`] and
+//! [`pcg_solver`] are the façade that picks the backend.
 
 pub mod assemble;
 pub mod colour;
 pub mod csr;
 pub mod export;
+mod facade;
 pub mod gpu;
 pub mod mesh;
 pub mod solve;
+
+pub use facade::{Assembler, Method, Precision, pcg_solver};
 
 use crate::device::fem::{self as dev, Lame, NODES};
 use std::path::PathBuf;
@@ -138,6 +142,8 @@ pub enum FemError {
     },
     #[error(transparent)]
     Gpu(#[from] crate::runtime::GpuError),
+    #[error("strategy {0} runs on the GPU only, and the backend is the CPU")]
+    NeedsGpu(&'static str),
 }
 
 /// Checks node indices, finiteness and det J > 0 at every Gauss point of every element (the first

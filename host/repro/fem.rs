@@ -15,11 +15,10 @@ use super::plot::{self, Axis, BarChart, LineChart, Scale, Series};
 use super::{ReproError, Settings, Summary, available_memory, finish, fmt_ms, meta};
 use crate::backend::Backend;
 use crate::device::rng;
-use crate::fem::gpu::{GpuMesh, GpuReal, Strategy};
-use crate::fem::{FemError, Material, Mesh, assemble, colour, csr, mesh};
+use crate::fem::gpu::Strategy;
+use crate::fem::{Assembler, FemError, Material, Mesh, Precision, assemble, colour, csr, mesh};
 use crate::stats::median;
 use serde_json::json;
-use std::time::Instant;
 
 const TITLE: &str =
     "FEM hex8 stiffness assembly: strategies against the thread-per-element baseline";
@@ -61,16 +60,7 @@ section: only its abstract's \"up to 8.2×\" and its Table 1 survive; 5.17× (th
 range) is quoted from issue 5, and which strategy reached which speedup is not in our copy.";
 
 /// What is timed: a GPU strategy or a host assembly path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Method {
-    Gpu(Strategy),
-    /// `fem::assemble::cpu`: rayon over each colour in turn (the baseline on the CPU backend).
-    CpuColoured,
-    /// `fem::assemble::atomic`: rayon over all elements, atomic adds, no colouring.
-    CpuAtomic,
-    /// `fem::assemble::serial`: one thread, element by element (float64 only).
-    CpuSerial,
-}
+pub use crate::fem::Method;
 
 /// A method in a precision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,35 +143,25 @@ impl Run {
     }
 }
 
-/// The methods a backend times, the baseline first.
+/// The methods a backend times, the baseline first: the GPU's strategies in float32; the host
+/// paths in float32 and float64 (the serial one only there).
 pub fn runs(backend: &Backend) -> Vec<Run> {
-    match backend {
-        Backend::Gpu(_) => Strategy::ALL
-            .into_iter()
-            .map(|s| Run {
-                method: Method::Gpu(s),
-                double: false,
-            })
-            .collect(),
-        Backend::Cpu => vec![
-            Run {
-                method: Method::CpuColoured,
-                double: false,
-            },
-            Run {
-                method: Method::CpuAtomic,
-                double: false,
-            },
-            Run {
-                method: Method::CpuColoured,
-                double: true,
-            },
-            Run {
-                method: Method::CpuSerial,
-                double: true,
-            },
-        ],
-    }
+    let native = Method::native(backend);
+    let single = native
+        .iter()
+        .filter(|&&m| m != Method::CpuSerial)
+        .map(|&method| Run {
+            method,
+            double: false,
+        });
+    let double = native
+        .iter()
+        .filter(|&&m| matches!(m, Method::CpuColoured | Method::CpuSerial))
+        .map(|&method| Run {
+            method,
+            double: true,
+        });
+    single.chain(double).collect()
 }
 
 /// One timed (method, size).
@@ -256,7 +236,7 @@ pub fn check_sizes(backend: &Backend, sizes: &[usize]) -> Result<(), ReproError>
                 ),
             );
         }
-        let (host, _) = estimate_bytes(n, backend.gpu().is_some());
+        let (host, _) = estimate_bytes(n, backend.is_gpu());
         if let Some(avail) = available_memory()
             && host > avail
         {
@@ -463,29 +443,10 @@ fn correctness(
     Ok(())
 }
 
-/// The precisions both backends assemble in.
-trait Precision: GpuReal + assemble::AtomicReal {}
-impl<T: GpuReal + assemble::AtomicReal> Precision for T {}
-
-/// One untimed assembly of `p` by `r` (`T` must match `r.double`), on the host.
+/// One untimed assembly of `p` by `r` (`T` must match `r.double`) on a fresh device mesh.
 fn assemble_once<T: Precision>(s: &Settings, r: Run, p: &Problem) -> Result<Vec<T>, ReproError> {
-    Ok(match (r.method, &s.backend) {
-        (Method::Gpu(strategy), Backend::Gpu(gpu)) => {
-            let dm = GpuMesh::<T>::upload(gpu, &p.mesh, &p.colouring, &p.pattern)?;
-            let mut values = gpu
-                .alloc_poisoned::<T>(p.pattern.nnz())
-                .map_err(FemError::from)?;
-            dm.assemble(gpu, strategy, &STEEL, &mut values)?;
-            gpu.download(&values).map_err(FemError::from)?
-        }
-        (Method::Gpu(_), Backend::Cpu) => unreachable!("GPU strategies only run on the GPU"),
-        (Method::CpuColoured, _) => assemble::cpu::<T>(&p.mesh, &STEEL, &p.colouring, &p.pattern)?,
-        (Method::CpuAtomic, _) => assemble::atomic::<T>(&p.mesh, &STEEL, &p.pattern)?,
-        (Method::CpuSerial, _) => assemble::serial(&p.mesh, &STEEL, &p.pattern)?
-            .into_iter()
-            .map(T::from_f64)
-            .collect(),
-    })
+    let a = Assembler::<T>::new(&s.backend, &p.mesh, &p.colouring, &p.pattern);
+    Ok(a.assemble(r.method, &STEEL)?)
 }
 
 const CSV_HEADER: [&str; 16] = [
@@ -519,9 +480,8 @@ fn measure(
     let bar = progress((sizes.len() * runs.len()) as u64, "fem");
     for &n in sizes {
         bar.set_message(format!("{n}³ mesh"));
-        if let Some(gpu) = s.backend.gpu() {
+        if let Some((free, total)) = s.backend.device_memory().map_err(FemError::from)? {
             let (_, need) = estimate_bytes(n, true);
-            let (free, total) = gpu.memory().map_err(FemError::from)?;
             if need > free {
                 return Err(ReproError::InvalidSizes {
                     sizes: n.to_string(),
@@ -535,19 +495,13 @@ fn measure(
             }
         }
         let p = Problem::new(mesh::cantilever([1.0; 3], [n; 3])?)?;
-        let gpu_mesh = match s.backend.gpu() {
-            Some(gpu) => Some(GpuMesh::<f32>::upload(
-                gpu,
-                &p.mesh,
-                &p.colouring,
-                &p.pattern,
-            )?),
-            None => None,
-        };
+        // One device mesh per size for every float32 strategy, uploaded before any timing.
+        let single = Assembler::<f32>::new(&s.backend, &p.mesh, &p.colouring, &p.pattern);
+        single.upload()?;
         let mut baseline: Option<(f64, Vec<f64>)> = None;
         for &r in runs {
             bar.set_message(format!("{n}³ {}", r.label()));
-            let (times, values) = time_run(s, r, &p, gpu_mesh.as_ref(), repeats)?;
+            let (times, values) = time_run(s, r, &p, &single, repeats)?;
             let ms = median(&times).unwrap_or(f64::NAN);
             let min_ms = times.iter().copied().fold(f64::INFINITY, f64::min);
             let (speedup, rel_diff) = match &baseline {
@@ -600,35 +554,15 @@ fn time_run(
     s: &Settings,
     r: Run,
     p: &Problem,
-    gpu_mesh: Option<&GpuMesh<f32>>,
+    single: &Assembler<f32>,
     repeats: usize,
 ) -> Result<(Vec<f64>, Vec<f64>), ReproError> {
-    let mut times = Vec::with_capacity(repeats);
-    if let (Method::Gpu(strategy), Some(gpu), Some(dm)) = (r.method, s.backend.gpu(), gpu_mesh) {
-        let mut values = gpu
-            .alloc_zeros::<f32>(p.pattern.nnz())
-            .map_err(FemError::from)?;
-        dm.assemble(gpu, strategy, &STEEL, &mut values)?;
-        for _ in 0..repeats {
-            times.push(dm.assemble_timed(gpu, strategy, &STEEL, &mut values)?);
-        }
-        let v = gpu.download(&values).map_err(FemError::from)?;
-        return Ok((times, v.into_iter().map(f64::from).collect()));
+    if r.double {
+        let a = Assembler::<f64>::new(&s.backend, &p.mesh, &p.colouring, &p.pattern);
+        return Ok(a.time(r.method, &STEEL, repeats)?);
     }
-    let mut last = Vec::new();
-    for _ in 0..repeats {
-        let t = Instant::now();
-        last = if r.double {
-            assemble_once::<f64>(s, r, p)?
-        } else {
-            assemble_once::<f32>(s, r, p)?
-                .into_iter()
-                .map(f64::from)
-                .collect()
-        };
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    Ok((times, last))
+    let (times, v) = single.time(r.method, &STEEL, repeats)?;
+    Ok((times, v.into_iter().map(f64::from).collect()))
 }
 
 fn size_label(n: usize) -> String {

@@ -31,7 +31,7 @@ pub mod sort;
 pub mod storage;
 pub mod theta;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, available_memory};
 use crate::bh::gpu::BhError;
 use output::{OutDir, OutputError, Report};
 use std::path::PathBuf;
@@ -133,7 +133,7 @@ pub struct Settings {
 
 impl Settings {
     pub fn is_gpu(&self) -> bool {
-        self.backend.gpu().is_some()
+        self.backend.is_gpu()
     }
     /// `gpu` on the GPU, `cpu` on the CPU backend.
     pub fn pick<T>(&self, gpu: T, cpu: T) -> T {
@@ -171,41 +171,7 @@ pub fn check_n(backend: &Backend, n: usize) -> Result<(), ReproError> {
             i32::MAX / 2
         ));
     }
-    let need = measure::tree_bytes(n, measure::Storage::Dense, crate::bh::initial_cells(n));
-    match backend {
-        Backend::Gpu(g) => {
-            let total = g.info().total_memory;
-            if need > total {
-                return bad(format!(
-                    "needs about {} MiB of device memory; the GPU has {} MiB",
-                    need >> 20,
-                    total >> 20
-                ));
-            }
-        }
-        Backend::Cpu => {
-            // The CPU twin holds the tree, two copies of the bodies and the accelerations.
-            let need = need + n * 48;
-            if let Some(avail) = available_memory()
-                && need > avail
-            {
-                return bad(format!(
-                    "needs about {} MiB of memory; {} MiB are available",
-                    need >> 20,
-                    avail >> 20
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `MemAvailable` from `/proc/meminfo`, in bytes.
-fn available_memory() -> Option<usize> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    crate::bh::check_memory(backend, n).or_else(bad)
 }
 
 /// One reproduction's entry point.

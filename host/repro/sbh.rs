@@ -22,11 +22,8 @@ use super::plot::{self, Axis, HeatMap, LineChart, Scale, Series};
 use super::{ReproError, Settings, Summary, available_memory, finish, fmt_ms, fmt_n, meta};
 use crate::backend::Backend;
 use crate::device::sbh::{KernelSpec, SbhParams, WIDE_LEVELS};
-use crate::sbh::gpu::DeviceTree;
-use crate::sbh::{self as sb, ErrorStats, Kernel, Moments, SbhTree, Sources, Warps};
-use crate::stats::median;
+use crate::sbh::{self as sb, ErrorStats, Kernel, Moments, SbhTree, Summation, Warps};
 use serde_json::json;
-use std::time::Instant;
 
 const TITLE: &str = "Stochastic Barnes–Hut against Barnes–Hut (the SBH paper's table)";
 
@@ -259,24 +256,7 @@ pub fn check_grid(backend: &Backend, grid: usize) -> Result<(), ReproError> {
             avail >> 20
         ));
     }
-    if let Backend::Gpu(g) = backend {
-        let dev = grid.pow(3) * (12 + 8);
-        if dev > g.info().total_memory {
-            return bad(format!(
-                "needs about {} MiB of device memory; the GPU has {} MiB",
-                dev >> 20,
-                g.info().total_memory >> 20
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The sources, their tree and (on the GPU) its upload.
-struct Prepared {
-    src: Sources,
-    tree: SbhTree,
-    dev: Option<DeviceTree>,
+    sb::check_device_memory(backend, grid.pow(3)).or_else(bad)
 }
 
 struct Runner<'a> {
@@ -286,33 +266,11 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
-    fn prepare(&self, m: usize) -> Result<Prepared, ReproError> {
+    /// Sources of `m`, their tree built on the host and (on the GPU) uploaded.
+    fn prepare(&self, m: usize) -> Result<Summation, ReproError> {
         let src = sb::uniform_sources(m, self.s.seed);
         let tree = SbhTree::build(&src);
-        let dev = match self.s.backend.gpu() {
-            Some(g) => {
-                Some(DeviceTree::upload(g, &src, &tree).map_err(sb::gpu::SbhGpuError::from)?)
-            }
-            None => None,
-        };
-        Ok(Prepared { src, tree, dev })
-    }
-
-    /// Values and the median time: on the GPU a warm-up and `repeats` timed launches, on the CPU
-    /// `repeats` timed calls.
-    fn timed<T>(
-        &self,
-        repeats: usize,
-        f: impl Fn() -> Result<(Vec<T>, f64), ReproError>,
-    ) -> Result<(Vec<T>, f64), ReproError> {
-        let mut last = if self.s.is_gpu() { Some(f()?.0) } else { None };
-        let mut ms = Vec::new();
-        for _ in 0..repeats.max(1) {
-            let (v, t) = f()?;
-            ms.push(t);
-            last = Some(v);
-        }
-        Ok((last.unwrap_or_default(), median(&ms).unwrap_or(f64::NAN)))
+        Ok(Summation::upload(&self.s.backend, src, tree)?)
     }
 
     /// `method` at queries `q`, evaluated in `order` ([`sb::query_order`] of `q`: Morton order,
@@ -320,7 +278,7 @@ impl Runner<'_> {
     /// back in `q`'s order.
     fn run(
         &self,
-        p: &Prepared,
+        p: &Summation,
         q: &[[f32; 3]],
         order: &[u32],
         method: Method,
@@ -330,67 +288,35 @@ impl Runner<'_> {
             allocate,
             ..SbhParams::new(k, samples, self.s.seed)
         };
-        let wall = |f: &dyn Fn() -> Result<Vec<f32>, sb::SbhError>| {
-            let t = Instant::now();
-            let v = f()?;
-            Ok::<_, ReproError>((v, t.elapsed().as_secs_f64() * 1e3))
-        };
         let o = Some(order);
         // The paper's allocation is one more form of the estimator.
         let (method, allocate) = match method {
             Method::SbhPaper(n) => (Method::Sbh(n), false),
             m => (m, true),
         };
-        match (self.s.backend.gpu(), &p.dev, method) {
-            (Some(g), Some(d), Method::Sbh(n)) => self.timed(self.repeats, || {
-                Ok(sb::gpu::estimate_ordered(
-                    g,
-                    &p.src,
-                    d,
-                    q,
-                    &params(n, allocate),
-                    true,
-                    o,
-                )?)
-            }),
-            (_, _, Method::Sbh(n)) => self.timed(self.repeats, || {
-                wall(&|| {
-                    sb::cpu::estimate_ordered(&p.src, &p.tree, q, &params(n, allocate), true, o)
-                })
-            }),
-            (gpu, dev, Method::Bh(b) | Method::BhRows(b) | Method::BhQuad(b)) => {
-                // The three Barnes–Hut forms: warps and far-field expansion.
-                let (warps, moments) = match method {
-                    Method::BhRows(_) => (Warps::Rows, Moments::Monopole),
-                    Method::BhQuad(_) => (Warps::Morton, Moments::Quadrupole),
-                    _ => (Warps::Morton, Moments::Monopole),
-                };
-                self.timed(self.repeats, || match (gpu, dev) {
-                    (Some(g), Some(d)) => Ok(sb::gpu::barnes_hut_grouped(
-                        g, &p.src, d, q, k, b, o, warps, moments,
-                    )?),
-                    _ => wall(&|| {
-                        sb::cpu::barnes_hut_grouped(&p.src, &p.tree, q, k, b, o, warps, moments)
-                    }),
-                })
-            }
-            (_, _, Method::Brute) => unreachable!("brute force goes through reference()"),
-            (_, _, Method::SbhPaper(_)) => unreachable!("mapped to Sbh above"),
-        }
+        let (warps, moments) = match method {
+            Method::BhRows(_) => (Warps::Rows, Moments::Monopole),
+            Method::BhQuad(_) => (Warps::Morton, Moments::Quadrupole),
+            _ => (Warps::Morton, Moments::Monopole),
+        };
+        let out = match method {
+            Method::Sbh(n) => p.timed(self.repeats, || {
+                p.estimate(q, &params(n, allocate), true, o)
+            })?,
+            // The three Barnes–Hut forms: warps and far-field expansion.
+            Method::Bh(b) | Method::BhRows(b) | Method::BhQuad(b) => p
+                .timed(self.repeats, || {
+                    p.barnes_hut_grouped(q, k, b, o, warps, moments)
+                })?,
+            Method::Brute => unreachable!("brute force goes through reference()"),
+            Method::SbhPaper(_) => unreachable!("mapped to Sbh above"),
+        };
+        Ok(out)
     }
 
     /// The brute-force sums (float64) at `q` and their time (GPU: the second of two launches).
-    fn reference(&self, p: &Prepared, q: &[[f32; 3]]) -> Result<(Vec<f64>, f64), ReproError> {
-        match (self.s.backend.gpu(), &p.dev) {
-            (Some(g), Some(d)) => {
-                self.timed(1, || Ok(sb::gpu::brute_force(g, &p.src, d, q, self.k)?))
-            }
-            _ => {
-                let t = Instant::now();
-                let v = sb::cpu::brute_force(&p.src, q, self.k)?;
-                Ok((v, t.elapsed().as_secs_f64() * 1e3))
-            }
-        }
+    fn reference(&self, p: &Summation, q: &[[f32; 3]]) -> Result<(Vec<f64>, f64), ReproError> {
+        Ok(p.timed(1, || p.brute_force(q, self.k))?)
     }
 }
 

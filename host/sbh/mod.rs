@@ -7,13 +7,17 @@
 //! uploaded for the GPU ([`gpu::DeviceTree::upload`]), as the paper's authors build theirs, or
 //! built on the GPU ([`gpu::DeviceTree::build_on_gpu`]). The 64-ary estimator (`levels = 2`)
 //! reads the octree through its wide-node layout ([`wide::WideTree`], built on the host for a
-//! host tree, on the GPU right after a GPU-built octree).
+//! host tree, on the GPU right after a GPU-built octree). [`Summation`] is the façade that picks
+//! the backend.
 
 pub mod cpu;
+mod facade;
 pub mod gpu;
 #[cfg(test)]
 mod tests;
 pub mod wide;
+
+pub use facade::{Summation, TreeOrigin, check_device_memory};
 
 use crate::bh::{Tree, cpu::build_tree};
 use crate::device::bh::{self as dbh, Body};

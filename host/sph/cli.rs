@@ -1,10 +1,11 @@
 //! `warpkit neighbours`: one search on a scene, counts and time (kept out of `main.rs`, which
 //! only forwards to [`run`]).
 
-use super::{Criterion, HParams, Method, SmoothingKernel, cpu, gpu, initial_h};
-use crate::backend::{self, Backend, BackendChoice};
+use super::{
+    Criterion, HParams, Method, Search, SearchOptions, SmoothingKernel, initial_h, search,
+};
+use crate::backend::{self, BackendChoice};
 use crate::bh::scene::{self, Scene};
-use std::time::Instant;
 
 /// Arguments of `warpkit neighbours`.
 #[derive(clap::Args, Debug)]
@@ -55,49 +56,28 @@ pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
         a.criterion,
         backend.name()
     );
-    let (h, counts, ms, rho) = match &backend {
-        Backend::Gpu(g) => {
-            let mut d = gpu::DeviceSph::new(g, &bodies, &h0)?;
-            println!("tree {:.3} ms, cell boxes {:.3} ms", d.tree_ms, d.boxes_ms);
-            if a.neighbours.is_some() {
-                let (r, ms) = d.iterate_h(g, a.method, &hp)?;
-                println!("h iteration {ms:.3} ms: {}", r.report());
-            }
-            let (c, ms) = d.counts(g, a.method, a.criterion)?;
-            let rho = match a.kernel {
-                Some(k) => Some(d.density(g, a.method, k)?),
-                None => None,
-            };
-            (d.h_host().to_vec(), c, ms, rho)
-        }
-        Backend::Cpu => {
-            let t = Instant::now();
-            let h = match a.neighbours {
-                Some(_) => {
-                    let r = cpu::iterate_h(a.method, &bodies, Some(&h0), &hp)?;
-                    println!(
-                        "h iteration {:.1} ms: {}",
-                        t.elapsed().as_secs_f64() * 1e3,
-                        r.report()
-                    );
-                    r.h
-                }
-                None => h0,
-            };
-            let t = Instant::now();
-            let c = cpu::counts(a.method, &bodies, &h, a.criterion)?;
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            let rho = match a.kernel {
-                Some(k) => {
-                    let t = Instant::now();
-                    let r = cpu::density(a.method, &bodies, &h, k)?;
-                    Some((r, t.elapsed().as_secs_f64() * 1e3))
-                }
-                None => None,
-            };
-            (h, c, ms, rho)
-        }
+    let o = SearchOptions {
+        method: a.method,
+        criterion: a.criterion,
+        iterate: a.neighbours.map(|_| hp),
+        density: a.kernel,
     };
+    let Search {
+        h,
+        counts,
+        count_ms: ms,
+        tree_ms,
+        iteration,
+        density: rho,
+    } = search(&backend, &bodies, h0, &o)?;
+    if let Some((tree, boxes)) = tree_ms {
+        println!("tree {tree:.3} ms, cell boxes {boxes:.3} ms");
+    }
+    if let Some((r, ms)) = iteration {
+        // CUDA event times to the microsecond, wall times to 0.1 ms.
+        let digits = if backend.is_gpu() { 3 } else { 1 };
+        println!("h iteration {ms:.digits$} ms: {}", r.report());
+    }
     let total: u64 = counts.iter().map(|&c| c as u64).sum();
     let (lo, hi) = (
         counts.iter().min().copied().unwrap_or(0),

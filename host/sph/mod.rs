@@ -5,7 +5,10 @@
 
 pub mod cli;
 pub mod cpu;
+mod facade;
 pub mod gpu;
+
+pub use facade::{Search, SearchOptions, search};
 #[cfg(test)]
 mod tests;
 
