@@ -590,7 +590,13 @@ impl Movie {
             m.style.colorbar = true;
         }
         let px = c.output.image_pixels;
-        let view = image::View::frame_particles(p, types, image::Axis::Z, px, 0.99).map_err(err)?;
+        let mut view =
+            image::View::frame_particles(p, types, image::Axis::Z, px, 0.99).map_err(err)?;
+        if c.ic.kind == IcKind::Collision {
+            // After pericentre the galaxies fly apart past the frame of their starting places
+            // (seen at t ≈ 900 Myr of the default run): a wider view keeps them in.
+            view.half_width *= 1.6;
+        }
         let first = m.map(p, &view)?;
         m.style.range = Some(image::Range::dynamic([&first], 4.0).map_err(err)?);
         std::fs::create_dir_all(dir.file("images")).map_err(|source| RunError::Io {
