@@ -175,6 +175,11 @@ impl RunConfig {
         toml::from_str(&text).map_err(|e| RunError::Config(format!("{}: {e}", path.display())))
     }
 
+    /// Parses TOML text (the format of [`Self::from_toml_file`]).
+    pub fn from_toml_str(text: &str) -> Result<Self, RunError> {
+        toml::from_str(text).map_err(|e| RunError::Config(e.to_string()))
+    }
+
     /// The CPU backend's default: the same collision, small enough for float64 direct summation
     /// in about a minute on two cores.
     pub fn cpu_default() -> Self {
