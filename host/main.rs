@@ -820,6 +820,12 @@ struct NbodyArgs {
     /// Monopoles only in the tree forces.
     #[arg(long)]
     no_quadrupole: bool,
+    /// Individual block time steps (CPU backend): `--dt` is the largest step.
+    #[arg(long)]
+    block_steps: bool,
+    /// Accuracy η of the block-step criterion η·sqrt(ε/|a|).
+    #[arg(long, allow_negative_numbers = true)]
+    eta: Option<f64>,
     /// Output directory.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -863,6 +869,12 @@ fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
         snapshot_every => c.output.snapshot_every, format => c.output.format);
     if a.no_quadrupole {
         c.run.quadrupole = false;
+    }
+    if a.block_steps {
+        c.run.block_steps = true;
+    }
+    if let Some(eta) = a.eta {
+        c.run.eta = eta;
     }
     if a.write_ic {
         c.output.write_ic = true;

@@ -3,6 +3,7 @@
 //! ([`gpu`]), surface-density maps, panels and animations ([`image`]) and whole runs (`warpkit
 //! nbody`, [`run`]), over the per-particle formulas of `warpkit_device::nbody`. Units: G = 1.
 
+pub mod block;
 pub mod cpu;
 pub mod gpu;
 pub mod ic;

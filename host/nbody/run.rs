@@ -5,6 +5,7 @@
 //! small N.
 
 use super::Particles;
+use super::block::BlockSimulation;
 use super::cpu::{Diagnostics, Simulation};
 use super::gpu::{ForceOptions, GpuSim, LoopTimes, NbodyGpuError};
 use super::ic::{DiskGalaxy, Encounter, Hernquist, Plummer};
@@ -97,6 +98,10 @@ pub struct StepConfig {
     /// Particles sampled at the start for the force error against float64 direct summation
     /// (GPU backend; 0: none).
     pub check: usize,
+    /// Individual block time steps (`dt` is then the largest step, `eta` the accuracy of
+    /// `η·sqrt(ε/|a|)`): CPU backend only in this version.
+    pub block_steps: bool,
+    pub eta: f64,
 }
 
 impl Default for StepConfig {
@@ -110,6 +115,8 @@ impl Default for StepConfig {
             theta: 0.7,
             quadrupole: true,
             check: 1000,
+            block_steps: false,
+            eta: 0.025,
         }
     }
 }
@@ -227,6 +234,12 @@ impl RunConfig {
         if self.output.diag_every == 0 {
             return bad("output.diag_every must be ≥ 1".into());
         }
+        if r.block_steps && !(r.eta.is_finite() && r.eta > 0.0 && r.eps > 0.0) {
+            return bad(format!(
+                "block steps need run.eta > 0 (got {}) and run.eps > 0 (got {})",
+                r.eta, r.eps
+            ));
+        }
         if self.output.image_every > 0 && !(16..=8192).contains(&self.output.image_pixels) {
             return bad(format!(
                 "output.image_pixels = {} must be in 16 ..= 8192",
@@ -340,6 +353,8 @@ impl RunSummary {
 enum Sim<'g> {
     Gpu(Box<GpuSim<'g>>),
     Cpu(Box<Simulation>),
+    /// Block steps: one "step" of the loop is one largest step `dt`.
+    CpuBlock(Box<BlockSimulation>),
 }
 
 impl Sim<'_> {
@@ -347,6 +362,10 @@ impl Sim<'_> {
         match self {
             Sim::Gpu(s) => s.step(dt, potential)?,
             Sim::Cpu(s) => s.step()?,
+            Sim::CpuBlock(s) => {
+                let t = s.time + s.dt_max;
+                s.run_until(t)?
+            }
         }
         Ok(())
     }
@@ -359,6 +378,7 @@ impl Sim<'_> {
                 Ok((Diagnostics::compute(&p, &pot, time), p))
             }
             Sim::Cpu(s) => Ok((s.diagnostics(), s.particles.clone())),
+            Sim::CpuBlock(s) => Ok((s.diagnostics(), s.particles.clone())),
         }
     }
 
@@ -366,6 +386,7 @@ impl Sim<'_> {
         match self {
             Sim::Gpu(s) => s.time,
             Sim::Cpu(s) => s.time,
+            Sim::CpuBlock(s) => s.time,
         }
     }
 }
@@ -430,6 +451,15 @@ pub fn run(
     let n = particles.len();
     let mut force_error = None;
     let mut sim = match backend {
+        Backend::Gpu(_) if c.run.block_steps => {
+            return Err(RunError::Config(
+                "run.block_steps runs on the CPU backend only in this version (--backend cpu)"
+                    .into(),
+            ));
+        }
+        Backend::Cpu if c.run.block_steps => Sim::CpuBlock(Box::new(BlockSimulation::new(
+            particles, c.run.eps, c.run.eta, c.run.dt, 20,
+        )?)),
         Backend::Gpu(gpu) => {
             let forces = ForceOptions {
                 params: Params {
@@ -529,6 +559,15 @@ pub fn run(
     let gpu_times = match &sim {
         Sim::Gpu(s) => s.times,
         Sim::Cpu(_) => LoopTimes::default(),
+        Sim::CpuBlock(s) => {
+            eprintln!(
+                "nbody: block steps: {} substeps, {} force evaluations ({:.1} per particle per dt)",
+                s.substeps,
+                s.force_evaluations,
+                s.force_evaluations as f64 / (n as f64 * s.time / s.dt_max).max(1.0)
+            );
+            LoopTimes::default()
+        }
     };
     energy_plot(&dir, &history).map_err(|e| RunError::Plot(e.to_string()))?;
     movie.finish(&dir)?;
