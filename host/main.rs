@@ -374,11 +374,18 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         eps: a.eps,
         g: a.g,
     };
+    let backend = select(choice)?;
+    // The count is checked before a scene of that size is generated (issue 17: `--n` near
+    // usize::MAX hung, 2·10^9 aborted in the allocator).
     let mut bodies = match &a.input {
         Some(path) => warpkit::bh::npy::read_bodies(path)?,
-        None => scene::generate(a.scene, a.n, a.seed),
+        None => {
+            warpkit::bh::check_count(&backend, a.n)?;
+            scene::generate(a.scene, a.n, a.seed)
+        }
     };
     warpkit::bh::validate(&bodies, &p)?;
+    warpkit::bh::check_count(&backend, bodies.len())?;
     let n = bodies.len();
     // Shuffling must not change what --output means: remember where each body came from.
     let mut origin: Vec<u32> = (0..n as u32).collect();
@@ -386,7 +393,6 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         scene::shuffle(&mut bodies, a.seed);
         scene::shuffle(&mut origin, a.seed);
     }
-    let backend = select(choice)?;
     let sorted = a.mode == Mode::Sorted;
     let what = match &a.input {
         Some(path) => path.display().to_string(),

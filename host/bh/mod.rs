@@ -43,8 +43,10 @@ impl Default for Params {
 pub enum InputError {
     #[error("no bodies: N = 0")]
     Empty,
-    #[error("N = {0} exceeds the 2^31 - 1 bodies that 32-bit tree indices address")]
+    #[error("N = {0} exceeds the 2^30 - 1 bodies that the tree's 32-bit indices address")]
     TooMany(usize),
+    #[error("N = {n} {why}")]
+    Memory { n: usize, why: String },
     #[error("body {index} has a non-finite coordinate or mass ({body:?})")]
     NonFinite { index: usize, body: Body },
     #[error("body {index} has mass {mass}; masses must be positive")]
@@ -57,12 +59,27 @@ pub enum InputError {
     G(f32),
 }
 
+/// Checks a body count before anything of that size is allocated: the index limit, then the
+/// backend's memory (`check_memory`), so a huge `--n` is refused with the size it would need.
+pub fn check_count(backend: &crate::backend::Backend, n: usize) -> Result<(), InputError> {
+    if n == 0 {
+        return Err(InputError::Empty);
+    }
+    if n > MAX_BODIES {
+        return Err(InputError::TooMany(n));
+    }
+    check_memory(backend, n).map_err(|why| InputError::Memory { n, why })
+}
+
+/// The most bodies a tree addresses: cells are numbered below the bodies in one i32 range.
+pub const MAX_BODIES: usize = i32::MAX as usize / 2;
+
 /// Checks bodies and parameters.
 pub fn validate(bodies: &[Body], p: &Params) -> Result<(), InputError> {
     if bodies.is_empty() {
         return Err(InputError::Empty);
     }
-    if bodies.len() > i32::MAX as usize / 2 {
+    if bodies.len() > MAX_BODIES {
         return Err(InputError::TooMany(bodies.len()));
     }
     if !(p.theta.is_finite() && p.theta >= 0.0) {

@@ -1,0 +1,98 @@
+//! Bad input on the command line (issue 17): each case is a clear error with exit code 1, no
+//! panic, hang or abort, and no file written half. CPU backend; these run in CI.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// Runs `warpkit --backend cpu ARGS` in `dir`, killed after 60 s (a hang is a failure).
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(common::warpkit_exe())
+        .args(["--backend", "cpu"])
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("warpkit {args:?} hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warpkit-bad-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A run that must fail with exit code 1; its standard error, which must contain every `want`.
+fn fails(dir: &Path, args: &[&str], want: &[&str]) -> String {
+    let out = run_in(dir, args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    for w in want {
+        assert!(err.contains(w), "{args:?}: missing {w:?} in {err}");
+    }
+    err
+}
+
+/// The files left in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn huge_npy_shape() {
+    let dir = scratch("npy");
+    let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }\n";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&[0; 64]);
+    std::fs::write(dir.join("big.npy"), &bytes).unwrap();
+    fails(
+        &dir,
+        &["gravity", "--input", "big.npy"],
+        &["big.npy", "data bytes"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gravity_n_limits() {
+    let dir = scratch("n");
+    fails(
+        &dir,
+        &["gravity", "--n", "18446744073709551615"],
+        &["N = 18446744073709551615 exceeds"],
+    );
+    fails(&dir, &["gravity", "--n", "2000000000"], &["exceeds"]);
+    fails(&dir, &["gravity", "--n", "0"], &["N = 0"]);
+    // Within the index limit but about 90 GiB: refused with the size where the host lacks it.
+    let avail = warpkit::backend::available_memory().unwrap_or(usize::MAX);
+    if avail < 80 << 30 {
+        fails(
+            &dir,
+            &["gravity", "--n", "1000000000"],
+            &["needs about", "MiB of memory"],
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
