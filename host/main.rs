@@ -548,6 +548,9 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         anyhow::anyhow!("unknown --strategy {:?} ({})", a.strategy, names.join(", "))
     })?;
     let backend = select(choice)?;
+    // Sizes and memory before the mesh is built (issue 17: 1000³ aborted in the allocator).
+    let (elements, nodes) = mesh::cantilever_counts(a.cells)?;
+    warpkit::fem::check_memory(elements, nodes, backend.is_gpu())?;
     let m = mesh::cantilever(a.size, a.cells)?;
     validate(&m, &a.material)?;
     let c = colour::greedy(&m);

@@ -96,3 +96,20 @@ fn gravity_n_limits() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn fem_cells_overflow_and_memory() {
+    let dir = scratch("cells");
+    fails(
+        &dir,
+        &["fem", "--cells", "18446744073709551615", "1", "1"],
+        &["more than 2^32 nodes"],
+    );
+    // 10^9 elements: about 3 TB by the estimate, on any machine.
+    fails(
+        &dir,
+        &["fem", "--cells", "1000", "1000", "1000"],
+        &["need about", "MiB of memory"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -146,6 +146,40 @@ pub enum FemError {
     NeedsGpu(&'static str),
 }
 
+/// Host and GPU bytes an assembly of `elements` hexahedra on `nodes` nodes needs, estimated
+/// before anything is allocated (saturating: a size from the command line may be absurd). The
+/// pattern bound is 27 neighbour nodes per node (exact for interior nodes of a hex grid).
+pub fn estimate_bytes(elements: usize, nodes: usize, gpu: bool) -> (usize, usize) {
+    let (e, nodes) = (elements as u128, nodes as u128);
+    let nnz = 243 * nodes;
+    // Mesh, colouring, node adjacency, pattern (576 positions per element, columns), the block
+    // table built at upload, the values, the baseline's float64 copy and one download.
+    let host = nodes * (24 + 27 * 4 + 16)
+        + e * (32 + 8 + 8 * 4 + 576 * 4 + 72 * 4)
+        + nnz * (4 + if gpu { 4 + 8 + 4 } else { 4 + 8 + 8 + 8 });
+    // Coordinates, elements, positions, block table, colour lists and the all-element list,
+    // float32 values, the two-kernel geometry (256 values per element).
+    let device = nodes * 3 * 4 + e * (32 + 576 * 4 + 72 * 4 + 2 * 4 + 256 * 4) + nnz * 4;
+    let clamp = |b: u128| usize::try_from(b).unwrap_or(usize::MAX);
+    (clamp(host), if gpu { clamp(device) } else { 0 })
+}
+
+/// Checks that a mesh of `elements` hexahedra on `nodes` nodes fits the host's available memory
+/// (assembly plus the solver's vectors), before the mesh is built: the reason with the size when
+/// it does not.
+pub fn check_memory(elements: usize, nodes: usize, gpu: bool) -> Result<(), FemError> {
+    let (host, _) = estimate_bytes(elements, nodes, gpu);
+    let need = host.saturating_add(nodes.saturating_mul(3 * 8 * 8));
+    match crate::backend::available_memory() {
+        Some(avail) if need > avail => Err(FemError::MeshSize(format!(
+            "{elements} elements on {nodes} nodes need about {} MiB of memory; {} MiB are available",
+            need >> 20,
+            avail >> 20
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Checks node indices, finiteness and det J > 0 at every Gauss point of every element (the first
 /// failure, lowest element first), and the material.
 pub fn validate(mesh: &Mesh, material: &Material) -> Result<(), FemError> {
