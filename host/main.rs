@@ -138,7 +138,8 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
-        eprintln!("error: {e:#}");
+        // Not `{e:#}`: it repeats a source that a message already quotes (issue 17).
+        eprintln!("error: {}", warpkit::files::error_report(e.as_ref()));
         std::process::exit(1);
     }
 }
@@ -374,6 +375,9 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         eps: a.eps,
         g: a.g,
     };
+    if let Some(path) = &a.output {
+        warpkit::files::check_output(path)?;
+    }
     let backend = select(choice)?;
     // The count is checked before a scene of that size is generated (issue 17: `--n` near
     // usize::MAX hung, 2·10^9 aborted in the allocator).
@@ -503,6 +507,14 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
     } = o;
     let backend = select(choice)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(backend.name()));
+    if let Some(tar) = &tar {
+        // An archive inside DIR may name a directory that the run creates: create it now.
+        if tar.parent().is_some_and(|p| p.starts_with(&out)) {
+            std::fs::create_dir_all(tar.parent().unwrap())
+                .with_context(|| format!("creating {}", out.display()))?;
+        }
+        warpkit::files::check_output(tar)?;
+    }
     let settings = warpkit::repro::Settings {
         backend,
         out: out.clone(),
@@ -547,6 +559,9 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
         anyhow::anyhow!("unknown --strategy {:?} ({})", a.strategy, names.join(", "))
     })?;
+    for path in [&a.mtx, &a.vtu].into_iter().flatten() {
+        warpkit::files::check_output(path)?;
+    }
     let backend = select(choice)?;
     // Sizes and memory before the mesh is built (issue 17: 1000³ aborted in the allocator).
     let (elements, nodes) = mesh::cantilever_counts(a.cells)?;

@@ -113,3 +113,62 @@ fn fem_cells_overflow_and_memory() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn output_paths_checked_before_the_work() {
+    let dir = scratch("out");
+    std::fs::create_dir_all(dir.join("adir")).unwrap();
+    let small = ["--n", "512", "--check", "0"];
+    // A directory as the file: refused first, nothing (no `*.partial`) left beside it.
+    let err = fails(
+        &dir,
+        &[&["gravity", "--output", "adir"][..], &small].concat(),
+        &["adir is a directory"],
+    );
+    assert!(!err.contains("Barnes"), "{err}");
+    for args in [
+        &["gravity", "--output", "nodir/acc.npy", "--n", "512"][..],
+        &["fem", "--cells", "4", "2", "2", "--vtu", "nodir/u.vtu"],
+        &["fem", "--cells", "4", "2", "2", "--mtx", "nodir/k.mtx"],
+        &[
+            "repro",
+            "sort",
+            "--n",
+            "1024",
+            "--out",
+            "r",
+            "--tar",
+            "nodir/x.tar",
+        ],
+    ] {
+        let out = run_in(&dir, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("the directory nodir does not exist"),
+            "{args:?}: {err}"
+        );
+        // Refused before the work: nothing printed on stdout.
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    assert_eq!(listing(&dir), ["adir"]);
+    assert_eq!(listing(&dir.join("adir")).len(), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The OS error once, not repeated by each layer that quotes it.
+#[test]
+fn os_error_printed_once() {
+    let dir = scratch("once");
+    let err = fails(
+        &dir,
+        &["gravity", "--input", "missing.npy"],
+        &["missing.npy"],
+    );
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

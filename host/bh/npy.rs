@@ -120,22 +120,17 @@ pub fn write_f32(path: &Path, values: &[f32], cols: usize) -> Result<(), NpyErro
         header.push(' ');
     }
     header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + 4 * values.len());
-    out.extend_from_slice(b"\x93NUMPY\x01\x00");
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    for v in values {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    let tmp = path.with_extension("npy.partial");
-    let io = |source| NpyError::Io {
-        path: p.clone(),
-        source,
-    };
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    f.write_all(&out).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    // Through a temporary file that is removed on failure (issue 17: `--output DIR` left
+    // `DIR.npy.partial` behind).
+    crate::files::write_atomically(path, |w| {
+        w.write_all(b"\x93NUMPY\x01\x00")?;
+        w.write_all(&(header.len() as u16).to_le_bytes())?;
+        w.write_all(header.as_bytes())?;
+        values
+            .iter()
+            .try_for_each(|v| w.write_all(&v.to_le_bytes()))
+    })
+    .map_err(|source| NpyError::Io { path: p, source })
 }
 
 /// Writes vectors as an N×3 float32 array.

@@ -225,31 +225,15 @@ pub fn validate(mesh: &Mesh, material: &Material) -> Result<(), FemError> {
     }
 }
 
-/// Writes `path` through a temporary sibling and a rename, so a failure leaves nothing
-/// half-written under the final name.
+/// Writes `path` whole or not at all ([`crate::files::write_atomically`]).
 pub(crate) fn write_atomically(
     path: &std::path::Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> Result<(), FemError> {
-    use std::io::Write;
-    let io = |source| FemError::Io {
+    crate::files::write_atomically(path, write).map_err(|source| FemError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let tmp = PathBuf::from(tmp);
-    let result = (|| {
-        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        write(&mut w)?;
-        w.flush()?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(io)
+    })
 }
 
 #[cfg(test)]
