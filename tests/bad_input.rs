@@ -172,3 +172,120 @@ fn os_error_printed_once() {
     assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn contradictory_or_ignored_options() {
+    let dir = scratch("opts");
+    fails(
+        &dir,
+        &["gravity", "--n", "512", "--quadrupole"],
+        &["--traversal group or group2"],
+    );
+    fails(
+        &dir,
+        &["gravity", "--n", "512", "--repeats", "0"],
+        &["--repeats 0"],
+    );
+    fails(
+        &dir,
+        &["sbh", "--m", "512", "--grid", "4", "--levels", "3"],
+        &["levels = 3"],
+    );
+    fails(
+        &dir,
+        &[
+            "repro",
+            "sort",
+            "--n",
+            "1024",
+            "--out",
+            "r",
+            "--repeats",
+            "0",
+        ],
+        &["--repeats 0"],
+    );
+    assert!(!dir.join("r").exists());
+    fails(
+        &dir,
+        &["fem", "--cells", "4", "2", "2", "--load", "nan"],
+        &["load = NaN"],
+    );
+    fails(
+        &dir,
+        &["fem", "--cells", "4", "2", "2", "--load", "0"],
+        &["load = 0"],
+    );
+    // --strategy on the CPU runs (the host assembly) but says that it does not apply.
+    let out = run_in(
+        &dir,
+        &["fem", "--cells", "4", "2", "2", "--strategy", "warp8"],
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: --strategy warp8"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Negative numbers are parsed as values and refused by validation (exit code 1), not taken
+/// for unknown options (clap's exit code 2).
+#[test]
+fn negative_numbers_validated() {
+    let dir = scratch("neg");
+    fails(
+        &dir,
+        &["gravity", "--n", "512", "--theta", "-1"],
+        &["θ = -1"],
+    );
+    fails(
+        &dir,
+        &["gravity", "--n", "512", "--eps", "-0.1"],
+        &["ε = -0.1"],
+    );
+    fails(
+        &dir,
+        &["sbh", "--m", "512", "--grid", "4", "--beta", "-2"],
+        &["β = -2"],
+    );
+    fails(
+        &dir,
+        &["fem", "--cells", "4", "2", "2", "--poisson", "-1.5"],
+        &["-1.5"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `repro --help` names the sizes the code uses.
+#[test]
+fn repro_help_matches_defaults() {
+    use warpkit::repro::{fem, sbh};
+    let out = Command::new(common::warpkit_exe())
+        .args(["repro", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    for want in [
+        format!(
+            "default {} on the GPU, {} on the CPU",
+            list(&fem::GPU_SIZES),
+            list(&fem::CPU_SIZES)
+        ),
+        format!(
+            "default {} on the GPU, {} on the CPU",
+            sbh::GPU_GRID,
+            sbh::CPU_GRID
+        ),
+        format!("uses at most {}", sbh::CPU_CONV_GRID),
+    ] {
+        assert!(help.contains(&want), "repro --help lacks {want:?}: {help}");
+    }
+}

@@ -55,6 +55,12 @@ pub enum InputError {
     Theta(f32),
     #[error("ε = {0} is invalid: it must be finite and ≥ 0")]
     Eps(f32),
+    #[error(
+        "quadrupole moments need a warp-group traversal (--traversal group or group2); the vote kernel has monopoles only"
+    )]
+    QuadrupoleVote,
+    #[error("--repeats 0: at least one timed run is needed")]
+    NoRepeats,
     #[error("G = {0} is invalid: it must be finite")]
     G(f32),
 }
@@ -73,6 +79,14 @@ pub fn check_count(backend: &crate::backend::Backend, n: usize) -> Result<(), In
 
 /// The most bodies a tree addresses: cells are numbered below the bodies in one i32 range.
 pub const MAX_BODIES: usize = i32::MAX as usize / 2;
+
+/// Checks a combination of evaluation options that would otherwise be silently ignored.
+pub fn validate_options(o: &Options) -> Result<(), InputError> {
+    if o.quadrupole && !o.traversal.grouped() {
+        return Err(InputError::QuadrupoleVote);
+    }
+    Ok(())
+}
 
 /// Checks bodies and parameters.
 pub fn validate(bodies: &[Body], p: &Params) -> Result<(), InputError> {

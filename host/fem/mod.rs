@@ -101,6 +101,10 @@ pub enum FemError {
     YoungModulus(f64),
     #[error("Poisson's ratio must lie in (-1, 0.5), got {0}")]
     PoissonRatio(f64),
+    #[error(
+        "load = {0} is invalid: it must be finite and non-zero (the deflection is compared relative to beam theory's)"
+    )]
+    Load(f64),
     #[error("invalid mesh size: {0}")]
     MeshSize(String),
     #[error("{path}:{line}: {reason}")]
@@ -144,6 +148,16 @@ pub enum FemError {
     Gpu(#[from] crate::runtime::GpuError),
     #[error("strategy {0} runs on the GPU only, and the backend is the CPU")]
     NeedsGpu(&'static str),
+}
+
+/// Checks the cantilever's end load: NaN broke CG down as if the system were singular, zero gave
+/// a 0/0 relative difference (issue 17).
+pub fn validate_load(load: f64) -> Result<(), FemError> {
+    if load.is_finite() && load != 0.0 {
+        Ok(())
+    } else {
+        Err(FemError::Load(load))
+    }
 }
 
 /// Host and GPU bytes an assembly of `elements` hexahedra on `nodes` nodes needs, estimated

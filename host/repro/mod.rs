@@ -95,6 +95,8 @@ pub enum ReproError {
     Sbh(#[from] crate::sbh::SbhError),
     #[error(transparent)]
     SbhGpu(#[from] crate::sbh::gpu::SbhGpuError),
+    #[error("invalid --repeats 0: at least one timed run is needed")]
+    NoRepeats,
     #[error("invalid --grid {grid}: {why}")]
     InvalidGrid { grid: usize, why: String },
     #[error(transparent)]
@@ -196,6 +198,10 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
             });
         }
         fem::check_sizes(&s.backend, sizes)?;
+    }
+    // Refused, not raised to 1 behind the user's back ("median of 1 runs", issue 17).
+    if s.repeats == Some(0) {
+        return Err(ReproError::NoRepeats);
     }
     if let Some(grid) = s.grid {
         if !matches!(name, Name::Sbh | Name::All) {
