@@ -75,11 +75,16 @@ const GMSH_HEX8: u32 = 5;
 /// (boundary quads, lines, points) are skipped, unknown sections too. Nodes keep their file
 /// order; node tags may be sparse. Gmsh's hexahedron node order is VTK's.
 pub fn read_msh(path: &Path) -> Result<Mesh, FemError> {
-    let text = std::fs::read_to_string(path).map_err(|source| FemError::Io {
+    let bytes = std::fs::read(path).map_err(|source| FemError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_msh(&text, &path.display().to_string())
+    // Lossy: a binary .msh is not UTF-8 after its header, and the header is what says "binary"
+    // (issue 17: it failed with a bare UTF-8 error).
+    parse_msh(
+        &String::from_utf8_lossy(&bytes),
+        &path.display().to_string(),
+    )
 }
 
 /// [`read_msh`] on text already in memory; `name` is used in error messages.
@@ -111,12 +116,16 @@ pub fn parse_msh(text: &str, name: &str) -> Result<Mesh, FemError> {
                 }
                 let h = r.numbers::<u64>(4)?;
                 let (blocks, total) = (h[0], h[1] as usize);
-                mesh.nodes.reserve(total);
+                // Counts come from the file: reserve no more than its bytes can hold (a node
+                // takes two lines of at least 2 and 6 bytes), so a huge count is an error at
+                // the end of the text, not an allocation failure.
+                let room = text.len() / 8;
+                mesh.nodes.reserve(total.min(room));
                 for _ in 0..blocks {
                     let b = r.numbers::<u64>(4)?;
                     let count = b[3] as usize;
                     let first = mesh.nodes.len();
-                    let mut block_tags = Vec::with_capacity(count);
+                    let mut block_tags = Vec::with_capacity(count.min(room));
                     for _ in 0..count {
                         block_tags.push(r.numbers::<u64>(1)?[0]);
                     }
