@@ -530,6 +530,15 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
         seed,
         print: true,
     };
+    // Ctrl-C ends the sweep after its current row, which then writes its table, figures and
+    // meta.json from what was measured; a second Ctrl-C exits at once.
+    ctrlc::set_handler(|| {
+        if warpkit::repro::output::interrupted() {
+            std::process::exit(130);
+        }
+        warpkit::repro::output::interrupt();
+    })
+    .context("installing the Ctrl-C handler")?;
     let start = std::time::Instant::now();
     let result = warpkit::repro::run(name, &settings);
     if let Some(tar) = &tar {

@@ -289,3 +289,53 @@ fn repro_help_matches_defaults() {
         assert!(help.contains(&want), "repro --help lacks {want:?}: {help}");
     }
 }
+
+/// Ctrl-C during a sweep: the rows measured so far, then the table, figures and meta.json marked
+/// interrupted; exit code 1.
+#[test]
+fn ctrl_c_finishes_what_was_measured() {
+    let dir = scratch("sigint");
+    let mut child = Command::new(common::warpkit_exe())
+        .args([
+            "--backend",
+            "cpu",
+            "repro",
+            "theta",
+            "--n",
+            "32768",
+            "--out",
+            "r",
+        ])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let csv = dir.join("r/theta/data.csv");
+    let start = Instant::now();
+    // The header and one measured row.
+    while std::fs::read_to_string(&csv).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no row measured"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "ended before a row");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    assert!((1..8).contains(&rows), "{rows} rows");
+    let table = std::fs::read_to_string(dir.join("r/theta/table.md")).unwrap();
+    assert!(table.contains("Interrupted"), "{table}");
+    let meta = std::fs::read_to_string(dir.join("r/theta/meta.json")).unwrap();
+    assert!(meta.contains(r#""status": "interrupted""#), "{meta}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -249,6 +249,10 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
                     }
                 }
                 bar.inc(1);
+                // Ctrl-C: no further reproduction starts; the index lists what was done.
+                if output::interrupted() {
+                    break;
+                }
             }
             bar.finish_and_clear();
             write_index(s, &done, &failed)?;
@@ -328,7 +332,13 @@ pub(crate) fn finish(
     failure: Option<&ReproError>,
 ) -> Result<(), ReproError> {
     let mut meta = meta;
-    if let Some(e) = failure {
+    if let Some(ReproError::Output(OutputError::Interrupted)) = failure {
+        report.heading("Interrupted");
+        report.para(
+            "The run was interrupted (Ctrl-C). The rows above and in `data.csv` were measured before it.",
+        );
+        meta["status"] = "interrupted".into();
+    } else if let Some(e) = failure {
         report.heading("Incomplete");
         report.para(&format!(
             "The run stopped: {e}. The rows above and in `data.csv` were measured before it."
