@@ -51,25 +51,26 @@ enum Command {
     /// compare the tip deflection with Timoshenko beam theory.
     Fem {
         /// Beam length, width and height (x, y, z).
-        #[arg(long, num_args = 3, default_values_t = [10.0, 1.0, 1.0])]
+        #[arg(long, num_args = 3, default_values_t = [10.0, 1.0, 1.0], allow_negative_numbers = true)]
         size: Vec<f64>,
         /// Elements along x, y, z.
         #[arg(long, num_args = 3, default_values_t = [80, 4, 8])]
         cells: Vec<usize>,
         /// Young's modulus.
-        #[arg(long, default_value_t = 210e9)]
+        #[arg(long, default_value_t = 210e9, allow_negative_numbers = true)]
         young: f64,
         /// Poisson's ratio.
-        #[arg(long, default_value_t = 0.3)]
+        #[arg(long, default_value_t = 0.3, allow_negative_numbers = true)]
         poisson: f64,
         /// Total end load (in −z).
-        #[arg(long, default_value_t = 1e6)]
+        #[arg(long, default_value_t = 1e6, allow_negative_numbers = true)]
         load: f64,
         /// GPU assembly strategy: thread, warp4, warp8, thread-atomic, warp4-atomic, warp4-jshared,
         /// warp8-jshared, warp4-jatomic, warp8-jatomic, ppni4, ppni8, ppni4-blocks, ppni8-blocks,
-        /// ppni4-blocks-atomic, ppni8-blocks-atomic, two-kernel.
-        #[arg(long, default_value = "warp4")]
-        strategy: String,
+        /// ppni4-blocks-atomic, ppni8-blocks-atomic, two-kernel. Default warp4; the CPU backend
+        /// assembles on the host and has no strategies.
+        #[arg(long)]
+        strategy: Option<String>,
         /// Write the unconstrained stiffness in Matrix Market format.
         #[arg(long)]
         mtx: Option<PathBuf>,
@@ -96,7 +97,8 @@ enum Command {
         #[arg(long)]
         repeats: Option<usize>,
         /// fem (and fem within all): cube edges of the cantilever meshes, elements per side,
-        /// comma-separated; default 16,32,64,96,128 on the GPU, 8,12,16,24 on the CPU backend.
+        /// comma-separated; default 16,32,64,96,128 on the GPU, 6,8,12,16 on the CPU backend.
+        // repro::fem::{GPU,CPU}_SIZES; tests/bad_input.rs checks this help against them.
         #[arg(long, value_delimiter = ',')]
         sizes: Option<Vec<usize>>,
         /// sbh (and sbh within all): query grid cells per side; default 100 on the GPU, 20 on the
@@ -138,7 +140,8 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
-        eprintln!("error: {e:#}");
+        // Not `{e:#}`: it repeats a source that a message already quotes (issue 17).
+        eprintln!("error: {}", warpkit::files::error_report(e.as_ref()));
         std::process::exit(1);
     }
 }
@@ -328,13 +331,13 @@ struct GravityArgs {
     #[arg(long, default_value_t = 1 << 20)]
     n: usize,
     /// Opening angle θ.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     theta: f32,
     /// Plummer softening ε.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     eps: f32,
     /// Gravitational constant.
-    #[arg(long = "G", default_value_t = 1.0)]
+    #[arg(long = "G", default_value_t = 1.0, allow_negative_numbers = true)]
     g: f32,
     #[arg(long, value_enum, default_value_t = Scene::Lattice)]
     scene: Scene,
@@ -374,11 +377,32 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         eps: a.eps,
         g: a.g,
     };
+    if let Some(path) = &a.output {
+        warpkit::files::check_output(path)?;
+    }
+    let o = Options {
+        sorted: a.mode == Mode::Sorted,
+        traversal: a.traversal,
+        quadrupole: a.quadrupole,
+        storage: a.storage,
+        ..Default::default()
+    };
+    warpkit::bh::validate_options(&o)?;
+    if a.repeats == 0 {
+        return Err(warpkit::bh::InputError::NoRepeats.into());
+    }
+    let backend = select(choice)?;
+    // The count is checked before a scene of that size is generated (issue 17: `--n` near
+    // usize::MAX hung, 2·10^9 aborted in the allocator).
     let mut bodies = match &a.input {
         Some(path) => warpkit::bh::npy::read_bodies(path)?,
-        None => scene::generate(a.scene, a.n, a.seed),
+        None => {
+            warpkit::bh::check_count(&backend, a.n)?;
+            scene::generate(a.scene, a.n, a.seed)
+        }
     };
     warpkit::bh::validate(&bodies, &p)?;
+    warpkit::bh::check_count(&backend, bodies.len())?;
     let n = bodies.len();
     // Shuffling must not change what --output means: remember where each body came from.
     let mut origin: Vec<u32> = (0..n as u32).collect();
@@ -386,18 +410,9 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         scene::shuffle(&mut bodies, a.seed);
         scene::shuffle(&mut origin, a.seed);
     }
-    let backend = select(choice)?;
-    let sorted = a.mode == Mode::Sorted;
     let what = match &a.input {
         Some(path) => path.display().to_string(),
         None => format!("{:?}", a.scene),
-    };
-    let o = Options {
-        sorted,
-        traversal: a.traversal,
-        quadrupole: a.quadrupole,
-        storage: a.storage,
-        ..Default::default()
     };
     // `--repeats` is the GPU's (milliseconds per run); the CPU twin runs once.
     let repeats = if backend.is_gpu() { a.repeats } else { 1 };
@@ -497,6 +512,14 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
     } = o;
     let backend = select(choice)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(backend.name()));
+    if let Some(tar) = &tar {
+        // An archive inside DIR may name a directory that the run creates: create it now.
+        if tar.parent().is_some_and(|p| p.starts_with(&out)) {
+            std::fs::create_dir_all(tar.parent().unwrap())
+                .with_context(|| format!("creating {}", out.display()))?;
+        }
+        warpkit::files::check_output(tar)?;
+    }
     let settings = warpkit::repro::Settings {
         backend,
         out: out.clone(),
@@ -507,6 +530,15 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
         seed,
         print: true,
     };
+    // Ctrl-C ends the sweep after its current row, which then writes its table, figures and
+    // meta.json from what was measured; a second Ctrl-C exits at once.
+    ctrlc::set_handler(|| {
+        if warpkit::repro::output::interrupted() {
+            std::process::exit(130);
+        }
+        warpkit::repro::output::interrupt();
+    })
+    .context("installing the Ctrl-C handler")?;
     let start = std::time::Instant::now();
     let result = warpkit::repro::run(name, &settings);
     if let Some(tar) = &tar {
@@ -530,18 +562,32 @@ struct FemArgs {
     cells: [usize; 3],
     material: warpkit::fem::Material,
     load: f64,
-    strategy: String,
+    strategy: Option<String>,
     mtx: Option<PathBuf>,
     vtu: Option<PathBuf>,
 }
 
 fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
     use warpkit::fem::{colour, csr, export, gpu::Strategy, mesh, solve, validate};
-    let strategy = Strategy::parse(&a.strategy).ok_or_else(|| {
+    let name = a.strategy.as_deref().unwrap_or("warp4");
+    let strategy = Strategy::parse(name).ok_or_else(|| {
         let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
-        anyhow::anyhow!("unknown --strategy {:?} ({})", a.strategy, names.join(", "))
+        anyhow::anyhow!("unknown --strategy {name:?} ({})", names.join(", "))
     })?;
+    warpkit::fem::validate_load(a.load)?;
+    for path in [&a.mtx, &a.vtu].into_iter().flatten() {
+        warpkit::files::check_output(path)?;
+    }
     let backend = select(choice)?;
+    if a.strategy.is_some() && !backend.is_gpu() {
+        // Said, not silently ignored (issue 17).
+        eprintln!(
+            "warning: --strategy {name} selects a GPU kernel; the CPU backend assembles on the host (coloured, rayon)"
+        );
+    }
+    // Sizes and memory before the mesh is built (issue 17: 1000³ aborted in the allocator).
+    let (elements, nodes) = mesh::cantilever_counts(a.cells)?;
+    warpkit::fem::check_memory(elements, nodes, backend.is_gpu())?;
     let m = mesh::cantilever(a.size, a.cells)?;
     validate(&m, &a.material)?;
     let c = colour::greedy(&m);
@@ -619,12 +665,12 @@ struct SbhArgs {
     #[arg(long, default_value_t = 1)]
     samples: u32,
     /// Far-field ratio β of the Barnes–Hut baseline.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     beta: f32,
     #[arg(long, value_enum, default_value_t = warpkit::sbh::Kernel::Shifted)]
     kernel: warpkit::sbh::Kernel,
     /// The kernel's parameter: δ (shifted), ε (plummer), α (smooth); default 0.1, 0.1, 50.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     param: Option<f32>,
     /// Octree levels per estimator level: 2 (64-ary, the paper's d = 4) or 1 (octree).
     #[arg(long, default_value_t = warpkit::device::sbh::WIDE_LEVELS)]
@@ -661,6 +707,10 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
     use warpkit::sbh::{
         self as s, Kernel, SbhTree, Summation, TreeOrigin, error_stats, gpu as sgpu,
     };
+    // Options first: nothing is generated for a run that would be refused.
+    s::validate_samples(a.samples)?;
+    s::validate_levels(a.levels)?;
+    s::validate_beta(a.beta)?;
     let backend = select(choice)?;
     let on_gpu = backend.is_gpu();
     let m = a.m.unwrap_or(if on_gpu { 1 << 20 } else { 1 << 15 });
@@ -678,8 +728,6 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         warpkit::bh::scene::shuffle(&mut q, a.seed);
     }
     s::validate(&src, &q, k)?;
-    s::validate_samples(a.samples)?;
-    s::validate_beta(a.beta)?;
     let p = SbhParams {
         kernel: k,
         samples: a.samples,

@@ -43,8 +43,10 @@ impl Default for Params {
 pub enum InputError {
     #[error("no bodies: N = 0")]
     Empty,
-    #[error("N = {0} exceeds the 2^31 - 1 bodies that 32-bit tree indices address")]
+    #[error("N = {0} exceeds the 2^30 - 1 bodies that the tree's 32-bit indices address")]
     TooMany(usize),
+    #[error("N = {n} {why}")]
+    Memory { n: usize, why: String },
     #[error("body {index} has a non-finite coordinate or mass ({body:?})")]
     NonFinite { index: usize, body: Body },
     #[error("body {index} has mass {mass}; masses must be positive")]
@@ -53,8 +55,37 @@ pub enum InputError {
     Theta(f32),
     #[error("ε = {0} is invalid: it must be finite and ≥ 0")]
     Eps(f32),
+    #[error(
+        "quadrupole moments need a warp-group traversal (--traversal group or group2); the vote kernel has monopoles only"
+    )]
+    QuadrupoleVote,
+    #[error("--repeats 0: at least one timed run is needed")]
+    NoRepeats,
     #[error("G = {0} is invalid: it must be finite")]
     G(f32),
+}
+
+/// Checks a body count before anything of that size is allocated: the index limit, then the
+/// backend's memory (`check_memory`), so a huge `--n` is refused with the size it would need.
+pub fn check_count(backend: &crate::backend::Backend, n: usize) -> Result<(), InputError> {
+    if n == 0 {
+        return Err(InputError::Empty);
+    }
+    if n > MAX_BODIES {
+        return Err(InputError::TooMany(n));
+    }
+    check_memory(backend, n).map_err(|why| InputError::Memory { n, why })
+}
+
+/// The most bodies a tree addresses: cells are numbered below the bodies in one i32 range.
+pub const MAX_BODIES: usize = i32::MAX as usize / 2;
+
+/// Checks a combination of evaluation options that would otherwise be silently ignored.
+pub fn validate_options(o: &Options) -> Result<(), InputError> {
+    if o.quadrupole && !o.traversal.grouped() {
+        return Err(InputError::QuadrupoleVote);
+    }
+    Ok(())
 }
 
 /// Checks bodies and parameters.
@@ -62,7 +93,7 @@ pub fn validate(bodies: &[Body], p: &Params) -> Result<(), InputError> {
     if bodies.is_empty() {
         return Err(InputError::Empty);
     }
-    if bodies.len() > i32::MAX as usize / 2 {
+    if bodies.len() > MAX_BODIES {
         return Err(InputError::TooMany(bodies.len()));
     }
     if !(p.theta.is_finite() && p.theta >= 0.0) {

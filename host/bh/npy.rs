@@ -81,8 +81,15 @@ pub fn read_bodies(path: &Path) -> Result<Vec<Body>, NpyError> {
     }
     let data = &bytes[start + header_len..];
     let n = shape[0];
-    if data.len() < n * 4 * width {
-        return Err(fmt(&format!("{} data bytes for {n}×4 {descr}", data.len())));
+    // Checked: a header's shape can claim more than usize holds (issue 17, (2^62, 4)); the
+    // bytes present bound what is allocated.
+    let need = n.checked_mul(4 * width);
+    if need.is_none_or(|need| data.len() < need) {
+        return Err(fmt(&format!(
+            "{} data bytes for {n}×4 {descr} ({})",
+            data.len(),
+            need.map_or("more than fit in memory".into(), |b| format!("{b} needed"))
+        )));
     }
     let value = |k: usize| -> f32 {
         if width == 4 {
@@ -113,22 +120,17 @@ pub fn write_f32(path: &Path, values: &[f32], cols: usize) -> Result<(), NpyErro
         header.push(' ');
     }
     header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + 4 * values.len());
-    out.extend_from_slice(b"\x93NUMPY\x01\x00");
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    for v in values {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    let tmp = path.with_extension("npy.partial");
-    let io = |source| NpyError::Io {
-        path: p.clone(),
-        source,
-    };
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    f.write_all(&out).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    // Through a temporary file that is removed on failure (issue 17: `--output DIR` left
+    // `DIR.npy.partial` behind).
+    crate::files::write_atomically(path, |w| {
+        w.write_all(b"\x93NUMPY\x01\x00")?;
+        w.write_all(&(header.len() as u16).to_le_bytes())?;
+        w.write_all(header.as_bytes())?;
+        values
+            .iter()
+            .try_for_each(|v| w.write_all(&v.to_le_bytes()))
+    })
+    .map_err(|source| NpyError::Io { path: p, source })
 }
 
 /// Writes vectors as an N×3 float32 array.
@@ -182,6 +184,25 @@ mod tests {
             read_bodies(&dir.join("missing.npy")),
             Err(NpyError::Io { .. })
         ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A header whose shape overflows the size arithmetic is a format error, not a panic.
+    #[test]
+    fn huge_shape_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("warpkit-npy-huge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("huge.npy");
+        let header =
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }\n";
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(&[0; 64]);
+        std::fs::write(&path, &bytes).unwrap();
+        let e = read_bodies(&path).unwrap_err();
+        assert!(matches!(e, NpyError::Format { .. }), "{e}");
+        assert!(e.to_string().contains("64 data bytes"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -49,7 +49,10 @@ pub fn generate(scene: Scene, n: usize, seed: u64) -> Vec<Body> {
 /// The first `n` points of the smallest k³ lattice holding them, spacing 1/k, cell-centred in
 /// [-0.5, 0.5]³, x fastest.
 pub fn lattice(n: usize) -> Vec<Body> {
-    let k = (1..).find(|k: &usize| k * k * k >= n).unwrap_or(1);
+    // Checked: k³ wraps for n near usize::MAX and the search would never end.
+    let k = (1..)
+        .find(|k: &usize| k.checked_pow(3).is_none_or(|c| c >= n))
+        .unwrap_or(1);
     let h = 1.0 / k as f32;
     let m = 1.0 / n as f32;
     (0..n)

@@ -4,25 +4,37 @@ use super::{FemError, Mesh};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// A box [0, lx] × [0, ly] × [0, lz] of nx × ny × nz hexahedra, as unstructured connectivity
-/// (nothing downstream knows it is a grid). Node (i, j, k) is `i + (nx+1)(j + (ny+1)k)`.
-pub fn cantilever(size: [f64; 3], cells: [usize; 3]) -> Result<Mesh, FemError> {
-    let [nx, ny, nz] = cells;
+/// The elements and nodes of a cantilever of `cells` elements, checked (at least one element per
+/// direction, at most 2^32 nodes) before anything is allocated.
+pub fn cantilever_counts(cells: [usize; 3]) -> Result<(usize, usize), FemError> {
     if cells.contains(&0) {
         return Err(FemError::MeshSize(format!(
             "need at least one element per direction, got {cells:?}"
         )));
     }
+    // Checked throughout: `nx + 1` wraps for nx = usize::MAX (issue 17).
+    let [nx, ny, nz] = cells.map(|c| c.checked_add(1));
+    let nodes = nx
+        .zip(ny)
+        .and_then(|(a, b)| a.checked_mul(b))
+        .zip(nz)
+        .and_then(|(a, b)| a.checked_mul(b))
+        .filter(|&v| v <= u32::MAX as usize)
+        .ok_or_else(|| FemError::MeshSize(format!("{cells:?} has more than 2^32 nodes")))?;
+    // Fewer elements than nodes: no overflow.
+    Ok((cells[0] * cells[1] * cells[2], nodes))
+}
+
+/// A box [0, lx] × [0, ly] × [0, lz] of nx × ny × nz hexahedra, as unstructured connectivity
+/// (nothing downstream knows it is a grid). Node (i, j, k) is `i + (nx+1)(j + (ny+1)k)`.
+pub fn cantilever(size: [f64; 3], cells: [usize; 3]) -> Result<Mesh, FemError> {
+    let [nx, ny, nz] = cells;
+    let (_, nodes_total) = cantilever_counts(cells)?;
     if !size.iter().all(|&l| l > 0.0 && l.is_finite()) {
         return Err(FemError::MeshSize(format!(
             "lengths must be positive and finite, got {size:?}"
         )));
     }
-    let nodes_total = (nx + 1)
-        .checked_mul(ny + 1)
-        .and_then(|v| v.checked_mul(nz + 1))
-        .filter(|&v| v <= u32::MAX as usize)
-        .ok_or_else(|| FemError::MeshSize(format!("{cells:?} has more than 2^32 nodes")))?;
     let id = |i: usize, j: usize, k: usize| (i + (nx + 1) * (j + (ny + 1) * k)) as u32;
     let mut nodes = Vec::with_capacity(nodes_total);
     for k in 0..=nz {
@@ -63,11 +75,16 @@ const GMSH_HEX8: u32 = 5;
 /// (boundary quads, lines, points) are skipped, unknown sections too. Nodes keep their file
 /// order; node tags may be sparse. Gmsh's hexahedron node order is VTK's.
 pub fn read_msh(path: &Path) -> Result<Mesh, FemError> {
-    let text = std::fs::read_to_string(path).map_err(|source| FemError::Io {
+    let bytes = std::fs::read(path).map_err(|source| FemError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_msh(&text, &path.display().to_string())
+    // Lossy: a binary .msh is not UTF-8 after its header, and the header is what says "binary"
+    // (issue 17: it failed with a bare UTF-8 error).
+    parse_msh(
+        &String::from_utf8_lossy(&bytes),
+        &path.display().to_string(),
+    )
 }
 
 /// [`read_msh`] on text already in memory; `name` is used in error messages.
@@ -99,12 +116,16 @@ pub fn parse_msh(text: &str, name: &str) -> Result<Mesh, FemError> {
                 }
                 let h = r.numbers::<u64>(4)?;
                 let (blocks, total) = (h[0], h[1] as usize);
-                mesh.nodes.reserve(total);
+                // Counts come from the file: reserve no more than its bytes can hold (a node
+                // takes two lines of at least 2 and 6 bytes), so a huge count is an error at
+                // the end of the text, not an allocation failure.
+                let room = text.len() / 8;
+                mesh.nodes.reserve(total.min(room));
                 for _ in 0..blocks {
                     let b = r.numbers::<u64>(4)?;
                     let count = b[3] as usize;
                     let first = mesh.nodes.len();
-                    let mut block_tags = Vec::with_capacity(count);
+                    let mut block_tags = Vec::with_capacity(count.min(room));
                     for _ in 0..count {
                         block_tags.push(r.numbers::<u64>(1)?[0]);
                     }

@@ -101,6 +101,10 @@ pub enum FemError {
     YoungModulus(f64),
     #[error("Poisson's ratio must lie in (-1, 0.5), got {0}")]
     PoissonRatio(f64),
+    #[error(
+        "load = {0} is invalid: it must be finite and non-zero (the deflection is compared relative to beam theory's)"
+    )]
+    Load(f64),
     #[error("invalid mesh size: {0}")]
     MeshSize(String),
     #[error("{path}:{line}: {reason}")]
@@ -144,6 +148,50 @@ pub enum FemError {
     Gpu(#[from] crate::runtime::GpuError),
     #[error("strategy {0} runs on the GPU only, and the backend is the CPU")]
     NeedsGpu(&'static str),
+}
+
+/// Checks the cantilever's end load: NaN broke CG down as if the system were singular, zero gave
+/// a 0/0 relative difference (issue 17).
+pub fn validate_load(load: f64) -> Result<(), FemError> {
+    if load.is_finite() && load != 0.0 {
+        Ok(())
+    } else {
+        Err(FemError::Load(load))
+    }
+}
+
+/// Host and GPU bytes an assembly of `elements` hexahedra on `nodes` nodes needs, estimated
+/// before anything is allocated (saturating: a size from the command line may be absurd). The
+/// pattern bound is 27 neighbour nodes per node (exact for interior nodes of a hex grid).
+pub fn estimate_bytes(elements: usize, nodes: usize, gpu: bool) -> (usize, usize) {
+    let (e, nodes) = (elements as u128, nodes as u128);
+    let nnz = 243 * nodes;
+    // Mesh, colouring, node adjacency, pattern (576 positions per element, columns), the block
+    // table built at upload, the values, the baseline's float64 copy and one download.
+    let host = nodes * (24 + 27 * 4 + 16)
+        + e * (32 + 8 + 8 * 4 + 576 * 4 + 72 * 4)
+        + nnz * (4 + if gpu { 4 + 8 + 4 } else { 4 + 8 + 8 + 8 });
+    // Coordinates, elements, positions, block table, colour lists and the all-element list,
+    // float32 values, the two-kernel geometry (256 values per element).
+    let device = nodes * 3 * 4 + e * (32 + 576 * 4 + 72 * 4 + 2 * 4 + 256 * 4) + nnz * 4;
+    let clamp = |b: u128| usize::try_from(b).unwrap_or(usize::MAX);
+    (clamp(host), if gpu { clamp(device) } else { 0 })
+}
+
+/// Checks that a mesh of `elements` hexahedra on `nodes` nodes fits the host's available memory
+/// (assembly plus the solver's vectors), before the mesh is built: the reason with the size when
+/// it does not.
+pub fn check_memory(elements: usize, nodes: usize, gpu: bool) -> Result<(), FemError> {
+    let (host, _) = estimate_bytes(elements, nodes, gpu);
+    let need = host.saturating_add(nodes.saturating_mul(3 * 8 * 8));
+    match crate::backend::available_memory() {
+        Some(avail) if need > avail => Err(FemError::MeshSize(format!(
+            "{elements} elements on {nodes} nodes need about {} MiB of memory; {} MiB are available",
+            need >> 20,
+            avail >> 20
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Checks node indices, finiteness and det J > 0 at every Gauss point of every element (the first
@@ -191,31 +239,15 @@ pub fn validate(mesh: &Mesh, material: &Material) -> Result<(), FemError> {
     }
 }
 
-/// Writes `path` through a temporary sibling and a rename, so a failure leaves nothing
-/// half-written under the final name.
+/// Writes `path` whole or not at all ([`crate::files::write_atomically`]).
 pub(crate) fn write_atomically(
     path: &std::path::Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> Result<(), FemError> {
-    use std::io::Write;
-    let io = |source| FemError::Io {
+    crate::files::write_atomically(path, write).map_err(|source| FemError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let tmp = PathBuf::from(tmp);
-    let result = (|| {
-        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        write(&mut w)?;
-        w.flush()?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(io)
+    })
 }
 
 #[cfg(test)]

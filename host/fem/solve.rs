@@ -249,6 +249,7 @@ pub fn cantilever_tip_with(
     rtol: f64,
     solve: Box<Solver<'_>>,
 ) -> Result<TipResult, FemError> {
+    super::validate_load(load)?;
     let tol = 1e-9 * length;
     let clamped = nodes_on_plane(mesh, 0.0, tol);
     if clamped.is_empty() {

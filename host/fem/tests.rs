@@ -287,6 +287,31 @@ fn global_matrix_is_symmetric_and_annihilates_rigid_modes() {
     }
 }
 
+/// Issue 17: a binary .msh is named as such (not a UTF-8 error), and a huge `$Nodes` count is
+/// an error at the end of the text (not a capacity-overflow panic or an allocation abort).
+#[test]
+fn msh_binary_and_huge_counts() {
+    let dir = std::env::temp_dir().join(format!("warpkit-msh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bin.msh");
+    let mut bytes = b"$MeshFormat\n4.1 1 8\n".to_vec();
+    bytes.extend_from_slice(&1i32.to_le_bytes());
+    bytes.extend_from_slice(b"\n$EndMeshFormat\n$Nodes\n\xff\xfe\x80\x81");
+    std::fs::write(&path, &bytes).unwrap();
+    let e = mesh::read_msh(&path).unwrap_err();
+    assert!(e.to_string().contains("binary .msh"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let text = to_msh(&jittered([1, 1, 1], 1));
+    for huge in ["4611686018427387904", "18446744073709551615"] {
+        let t = text
+            .replacen("1 8 10 24", &format!("1 {huge} 10 24"), 1)
+            .replacen("3 1 0 8", &format!("3 1 0 {huge}"), 1);
+        assert_ne!(t, text);
+        let e = mesh::parse_msh(&t, "huge.msh").unwrap_err();
+        assert!(matches!(e, FemError::Msh { .. }), "{e}");
+    }
+}
+
 #[test]
 fn msh_round_trip_and_errors_name_the_line() {
     let m = jittered([3, 2, 2], 6);

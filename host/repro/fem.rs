@@ -190,21 +190,9 @@ pub struct Check {
     pub bound: f64,
 }
 
-/// Host and GPU bytes a run at edge `n` needs, estimated before anything is allocated: the
-/// pattern bound is 27 neighbour nodes per node (exact for interior nodes of a hex grid).
+/// Host and GPU bytes a run at edge `n` needs ([`crate::fem::estimate_bytes`] of the n³ cube).
 pub fn estimate_bytes(n: usize, gpu: bool) -> (usize, usize) {
-    let e = n.pow(3);
-    let nodes = (n + 1).pow(3);
-    let nnz = 243 * nodes;
-    // Mesh, colouring, node adjacency, pattern (576 positions per element, columns), the block
-    // table built at upload, the values, the baseline's float64 copy and one download.
-    let host = nodes * (24 + 27 * 4 + 16)
-        + e * (32 + 8 + 8 * 4 + 576 * 4 + 72 * 4)
-        + nnz * (4 + if gpu { 4 + 8 + 4 } else { 4 + 8 + 8 + 8 });
-    // Coordinates, elements, positions, block table, colour lists and the all-element list,
-    // float32 values, the two-kernel geometry (256 values per element).
-    let device = nodes * 3 * 4 + e * (32 + 576 * 4 + 72 * 4 + 2 * 4 + 256 * 4) + nnz * 4;
-    (host, if gpu { device } else { 0 })
+    crate::fem::estimate_bytes(n.pow(3), (n + 1).pow(3), gpu)
 }
 
 /// Checks the edges: each ≥ 1, within the kernels' 32-bit indexing and the memory at hand.

@@ -95,6 +95,8 @@ pub enum ReproError {
     Sbh(#[from] crate::sbh::SbhError),
     #[error(transparent)]
     SbhGpu(#[from] crate::sbh::gpu::SbhGpuError),
+    #[error("invalid --repeats 0: at least one timed run is needed")]
+    NoRepeats,
     #[error("invalid --grid {grid}: {why}")]
     InvalidGrid { grid: usize, why: String },
     #[error(transparent)]
@@ -197,6 +199,10 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
         }
         fem::check_sizes(&s.backend, sizes)?;
     }
+    // Refused, not raised to 1 behind the user's back ("median of 1 runs", issue 17).
+    if s.repeats == Some(0) {
+        return Err(ReproError::NoRepeats);
+    }
     if let Some(grid) = s.grid {
         if !matches!(name, Name::Sbh | Name::All) {
             return Err(ReproError::InvalidGrid {
@@ -243,6 +249,10 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
                     }
                 }
                 bar.inc(1);
+                // Ctrl-C: no further reproduction starts; the index lists what was done.
+                if output::interrupted() {
+                    break;
+                }
             }
             bar.finish_and_clear();
             write_index(s, &done, &failed)?;
@@ -322,7 +332,13 @@ pub(crate) fn finish(
     failure: Option<&ReproError>,
 ) -> Result<(), ReproError> {
     let mut meta = meta;
-    if let Some(e) = failure {
+    if let Some(ReproError::Output(OutputError::Interrupted)) = failure {
+        report.heading("Interrupted");
+        report.para(
+            "The run was interrupted (Ctrl-C). The rows above and in `data.csv` were measured before it.",
+        );
+        meta["status"] = "interrupted".into();
+    } else if let Some(e) = failure {
         report.heading("Incomplete");
         report.para(&format!(
             "The run stopped: {e}. The rows above and in `data.csv` were measured before it."

@@ -17,12 +17,28 @@ pub enum OutputError {
     NotWritable { path: PathBuf, source: io::Error },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
+    #[error("interrupted (Ctrl-C)")]
+    Interrupted,
     #[error("{path}: a row has {got} fields but the header has {want}")]
     RowWidth {
         path: PathBuf,
         got: usize,
         want: usize,
     },
+}
+
+/// Set by Ctrl-C (`warpkit repro` installs the handler): the next row ends the sweep.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Asks the running sweep to stop after the row being measured; it then writes its table,
+/// figures and `meta.json` (status "interrupted") from the rows it has.
+pub fn interrupt() {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether [`interrupt`] was called.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// `DIR/<name>/`, created and checked writable.
@@ -131,7 +147,13 @@ impl Csv {
             .map_err(|source| OutputError::Write {
                 path: self.path.clone(),
                 source,
-            })
+            })?;
+        // Every sweep streams its rows through here: the one place to stop after a whole row,
+        // so the sweep's failure path finishes what was measured (issue 17).
+        if interrupted() {
+            return Err(OutputError::Interrupted);
+        }
+        Ok(())
     }
 }
 

@@ -21,23 +21,20 @@ pub fn tar_dir(dir: &Path, out: &Path) -> io::Result<()> {
     let out_abs = fs::canonicalize(parent.unwrap_or(Path::new(".")))
         .map(|p| p.join(out.file_name().unwrap_or_default()))
         .unwrap_or_else(|_| out.to_path_buf());
-    let mut tmp = out.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let mut w = io::BufWriter::new(fs::File::create(&tmp)?);
-    for (path, name) in files {
-        if fs::canonicalize(&path).is_ok_and(|p| p == out_abs) {
-            continue;
+    // Whole or nothing: a failure leaves no half archive (`out.partial` is removed).
+    crate::files::write_atomically(out, |w| {
+        for (path, name) in files {
+            if fs::canonicalize(&path).is_ok_and(|p| p == out_abs) {
+                continue;
+            }
+            let data = fs::read(&path)?;
+            w.write_all(&header(&name, data.len() as u64)?)?;
+            w.write_all(&data)?;
+            let pad = (512 - data.len() % 512) % 512;
+            w.write_all(&vec![0u8; pad])?;
         }
-        let data = fs::read(&path)?;
-        w.write_all(&header(&name, data.len() as u64)?)?;
-        w.write_all(&data)?;
-        let pad = (512 - data.len() % 512) % 512;
-        w.write_all(&vec![0u8; pad])?;
-    }
-    w.write_all(&[0u8; 1024])?;
-    w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    fs::rename(&tmp, out)
+        w.write_all(&[0u8; 1024])
+    })
 }
 
 fn collect(dir: &Path, rel: &Path, files: &mut Vec<(PathBuf, String)>) -> io::Result<()> {
@@ -47,7 +44,10 @@ fn collect(dir: &Path, rel: &Path, files: &mut Vec<(PathBuf, String)>) -> io::Re
         let rel = rel.join(entry.file_name());
         if kind.is_dir() {
             collect(&entry.path(), &rel, files)?;
-        } else if kind.is_file() && !rel.to_string_lossy().ends_with(".tmp") {
+        } else if kind.is_file()
+            && !rel.to_string_lossy().ends_with(".tmp")
+            && !rel.to_string_lossy().ends_with(".partial")
+        {
             files.push((entry.path(), rel.to_string_lossy().replace('\\', "/")));
         }
     }

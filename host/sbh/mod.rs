@@ -169,6 +169,8 @@ pub enum SbhError {
     Order(String),
     #[error("S = {0} samples per stratum: it must be ≥ 1")]
     Samples(u32),
+    #[error("levels = {0} is invalid: octree levels per estimator level are 1 or 2")]
+    Levels(u32),
     #[error("β = {0} is invalid: the far-field ratio must be finite and > 0")]
     Beta(f32),
     #[error("kernel parameter {0} is invalid: δ and ε must be finite and ≥ 0, α finite and > 0")]
@@ -267,6 +269,16 @@ pub fn validate_samples(samples: u32) -> Result<(), SbhError> {
         Err(SbhError::Samples(samples))
     } else {
         Ok(())
+    }
+}
+
+/// Checks the octree levels per estimator level: 1 (octree) or 2 (64-ary); any other value would
+/// run as 2 (issue 17).
+pub fn validate_levels(levels: u32) -> Result<(), SbhError> {
+    if matches!(levels, 1 | 2) {
+        Ok(())
+    } else {
+        Err(SbhError::Levels(levels))
     }
 }
 

@@ -1,0 +1,341 @@
+//! Bad input on the command line (issue 17): each case is a clear error with exit code 1, no
+//! panic, hang or abort, and no file written half. CPU backend; these run in CI.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// Runs `warpkit --backend cpu ARGS` in `dir`, killed after 60 s (a hang is a failure).
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(common::warpkit_exe())
+        .args(["--backend", "cpu"])
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("warpkit {args:?} hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warpkit-bad-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A run that must fail with exit code 1; its standard error, which must contain every `want`.
+fn fails(dir: &Path, args: &[&str], want: &[&str]) -> String {
+    let out = run_in(dir, args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    for w in want {
+        assert!(err.contains(w), "{args:?}: missing {w:?} in {err}");
+    }
+    err
+}
+
+/// The files left in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn huge_npy_shape() {
+    let dir = scratch("npy");
+    let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }\n";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&[0; 64]);
+    std::fs::write(dir.join("big.npy"), &bytes).unwrap();
+    fails(
+        &dir,
+        &["gravity", "--input", "big.npy"],
+        &["big.npy", "data bytes"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gravity_n_limits() {
+    let dir = scratch("n");
+    fails(
+        &dir,
+        &["gravity", "--n", "18446744073709551615"],
+        &["N = 18446744073709551615 exceeds"],
+    );
+    fails(&dir, &["gravity", "--n", "2000000000"], &["exceeds"]);
+    fails(&dir, &["gravity", "--n", "0"], &["N = 0"]);
+    // Within the index limit but about 90 GiB: refused with the size where the host lacks it.
+    let avail = warpkit::backend::available_memory().unwrap_or(usize::MAX);
+    if avail < 80 << 30 {
+        fails(
+            &dir,
+            &["gravity", "--n", "1000000000"],
+            &["needs about", "MiB of memory"],
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn fem_cells_overflow_and_memory() {
+    let dir = scratch("cells");
+    fails(
+        &dir,
+        &["fem", "--cells", "18446744073709551615", "1", "1"],
+        &["more than 2^32 nodes"],
+    );
+    // 10^9 elements: about 3 TB by the estimate, on any machine.
+    fails(
+        &dir,
+        &["fem", "--cells", "1000", "1000", "1000"],
+        &["need about", "MiB of memory"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn output_paths_checked_before_the_work() {
+    let dir = scratch("out");
+    std::fs::create_dir_all(dir.join("adir")).unwrap();
+    let small = ["--n", "512", "--check", "0"];
+    // A directory as the file: refused first, nothing (no `*.partial`) left beside it.
+    let err = fails(
+        &dir,
+        &[&["gravity", "--output", "adir"][..], &small].concat(),
+        &["adir is a directory"],
+    );
+    assert!(!err.contains("Barnes"), "{err}");
+    for args in [
+        &["gravity", "--output", "nodir/acc.npy", "--n", "512"][..],
+        &["fem", "--cells", "4", "2", "2", "--vtu", "nodir/u.vtu"],
+        &["fem", "--cells", "4", "2", "2", "--mtx", "nodir/k.mtx"],
+        &[
+            "repro",
+            "sort",
+            "--n",
+            "1024",
+            "--out",
+            "r",
+            "--tar",
+            "nodir/x.tar",
+        ],
+    ] {
+        let out = run_in(&dir, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("the directory nodir does not exist"),
+            "{args:?}: {err}"
+        );
+        // Refused before the work: nothing printed on stdout.
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    assert_eq!(listing(&dir), ["adir"]);
+    assert_eq!(listing(&dir.join("adir")).len(), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The OS error once, not repeated by each layer that quotes it.
+#[test]
+fn os_error_printed_once() {
+    let dir = scratch("once");
+    let err = fails(
+        &dir,
+        &["gravity", "--input", "missing.npy"],
+        &["missing.npy"],
+    );
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn contradictory_or_ignored_options() {
+    let dir = scratch("opts");
+    fails(
+        &dir,
+        &["gravity", "--n", "512", "--quadrupole"],
+        &["--traversal group or group2"],
+    );
+    fails(
+        &dir,
+        &["gravity", "--n", "512", "--repeats", "0"],
+        &["--repeats 0"],
+    );
+    fails(
+        &dir,
+        &["sbh", "--m", "512", "--grid", "4", "--levels", "3"],
+        &["levels = 3"],
+    );
+    fails(
+        &dir,
+        &[
+            "repro",
+            "sort",
+            "--n",
+            "1024",
+            "--out",
+            "r",
+            "--repeats",
+            "0",
+        ],
+        &["--repeats 0"],
+    );
+    assert!(!dir.join("r").exists());
+    fails(
+        &dir,
+        &["fem", "--cells", "4", "2", "2", "--load", "nan"],
+        &["load = NaN"],
+    );
+    fails(
+        &dir,
+        &["fem", "--cells", "4", "2", "2", "--load", "0"],
+        &["load = 0"],
+    );
+    // --strategy on the CPU runs (the host assembly) but says that it does not apply.
+    let out = run_in(
+        &dir,
+        &["fem", "--cells", "4", "2", "2", "--strategy", "warp8"],
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: --strategy warp8"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Negative numbers are parsed as values and refused by validation (exit code 1), not taken
+/// for unknown options (clap's exit code 2).
+#[test]
+fn negative_numbers_validated() {
+    let dir = scratch("neg");
+    fails(
+        &dir,
+        &["gravity", "--n", "512", "--theta", "-1"],
+        &["θ = -1"],
+    );
+    fails(
+        &dir,
+        &["gravity", "--n", "512", "--eps", "-0.1"],
+        &["ε = -0.1"],
+    );
+    fails(
+        &dir,
+        &["sbh", "--m", "512", "--grid", "4", "--beta", "-2"],
+        &["β = -2"],
+    );
+    fails(
+        &dir,
+        &["fem", "--cells", "4", "2", "2", "--poisson", "-1.5"],
+        &["-1.5"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `repro --help` names the sizes the code uses.
+#[test]
+fn repro_help_matches_defaults() {
+    use warpkit::repro::{fem, sbh};
+    let out = Command::new(common::warpkit_exe())
+        .args(["repro", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    for want in [
+        format!(
+            "default {} on the GPU, {} on the CPU",
+            list(&fem::GPU_SIZES),
+            list(&fem::CPU_SIZES)
+        ),
+        format!(
+            "default {} on the GPU, {} on the CPU",
+            sbh::GPU_GRID,
+            sbh::CPU_GRID
+        ),
+        format!("uses at most {}", sbh::CPU_CONV_GRID),
+    ] {
+        assert!(help.contains(&want), "repro --help lacks {want:?}: {help}");
+    }
+}
+
+/// Ctrl-C during a sweep: the rows measured so far, then the table, figures and meta.json marked
+/// interrupted; exit code 1.
+#[test]
+fn ctrl_c_finishes_what_was_measured() {
+    let dir = scratch("sigint");
+    let mut child = Command::new(common::warpkit_exe())
+        .args([
+            "--backend",
+            "cpu",
+            "repro",
+            "theta",
+            "--n",
+            "32768",
+            "--out",
+            "r",
+        ])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let csv = dir.join("r/theta/data.csv");
+    let start = Instant::now();
+    // The header and one measured row.
+    while std::fs::read_to_string(&csv).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no row measured"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "ended before a row");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    assert!((1..8).contains(&rows), "{rows} rows");
+    let table = std::fs::read_to_string(dir.join("r/theta/table.md")).unwrap();
+    assert!(table.contains("Interrupted"), "{table}");
+    let meta = std::fs::read_to_string(dir.join("r/theta/meta.json")).unwrap();
+    assert!(meta.contains(r#""status": "interrupted""#), "{meta}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
