@@ -13,6 +13,7 @@
 pub mod backend;
 pub mod bh;
 pub mod fem;
+pub mod multi;
 pub mod nbody;
 pub mod repro;
 pub mod runtime;
