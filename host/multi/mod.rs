@@ -323,6 +323,7 @@ impl VirtualRanks {
         st.bytes = [b1 - b0, b2 - b1, f.stats.top_bytes, f.stats.let_bytes];
         st.interactions = f.stats.interactions;
         let total = t0.elapsed().as_secs_f64() * 1e3;
+        let exchange = exchange + f.stats.ms_exchange;
         st.ms = [exchange, total - exchange];
         let acc = f
             .acc

@@ -1,4 +1,4 @@
-use super::comm::{Comm, all_gather_pod, run_ranks};
+use super::comm::{all_gather_pod, run_ranks};
 use super::sfc::{self, Decomposition};
 use super::tree::{self, walk_groups};
 use super::*;
@@ -155,8 +155,8 @@ fn k_rank_forces_equal_the_single_tree_bit_for_bit_for_the_same_groups() {
     // Plummer (one cluster) and the collision (two, far apart): every body, every K.
     let enc = ic::Encounter {
         primary: ic::DiskGalaxy {
-            n_halo: 3000,
-            n_disk: 2000,
+            n_halo: 1300,
+            n_disk: 700,
             ..ic::DiskGalaxy::default()
         },
         ..ic::Encounter::default()
@@ -170,7 +170,7 @@ fn k_rank_forces_equal_the_single_tree_bit_for_bit_for_the_same_groups() {
             m: enc.mass[i] as f32,
         })
         .collect();
-    for (name, bodies) in [("plummer", plummer(12000, 7)), ("collision", collision)] {
+    for (name, bodies) in [("plummer", plummer(6000, 7)), ("collision", collision)] {
         for (theta, quad) in [(0.5, true), (0.7, false), (0.0, false)] {
             let p = Params {
                 theta,
@@ -286,8 +286,10 @@ fn collision_over_200_steps_loses_no_body_and_conserves_like_one_rank() {
     let n = p0.len();
     assert_eq!(n, 4000);
     let (dt, steps, eps) = (0.05, 200, 0.05);
+    // Monopoles at θ = 0.7: a fifth of the quadrupole θ = 0.5 walk's cost (1000 force
+    // evaluations on two cores), the GPU collision's own setting.
     let params = Params {
-        theta: 0.5,
+        theta: 0.7,
         eps: eps as f32,
         g: 1.0,
     };
@@ -295,7 +297,7 @@ fn collision_over_200_steps_loses_no_body_and_conserves_like_one_rank() {
         VirtualRanks {
             k,
             params,
-            quadrupole: true,
+            quadrupole: false,
         }
         .run(&p0, dt, steps)
     };
@@ -313,7 +315,7 @@ fn collision_over_200_steps_loses_no_body_and_conserves_like_one_rank() {
     let (e0, _) = diag(&p0);
     let one = run(1);
     let (e1, m1) = diag(&one.particles);
-    let ids: Vec<u64> = p0.id.iter().copied().collect();
+    let ids: Vec<u64> = p0.id.to_vec();
     let want_sums = ids
         .iter()
         .fold((0u64, 0u128), |(a, b), &i| (a + i, b + (i as u128).pow(2)));
@@ -358,8 +360,8 @@ fn collision_over_200_steps_loses_no_body_and_conserves_like_one_rank() {
             last.ms_compute,
         );
         assert!(migrated > 0, "K {k}: the bodies crossed ranks");
-        assert!(de < 1e-3, "K {k}: energy {ek} vs {e1}");
-        assert!(dp < 1e-3, "K {k}: momentum {mk:?} vs {m1:?}");
+        assert!(de < 5e-4, "K {k}: energy {ek} vs {e1}");
+        assert!(dp < 1e-4, "K {k}: momentum {mk:?} vs {m1:?}");
         assert!(imb < 1.3, "K {k}: imbalance {imb}");
     }
 }

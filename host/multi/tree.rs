@@ -391,7 +391,6 @@ pub fn encode(
 
 /// What rank `me` sends rank `to` (domain `dom`): for each of its cell items in key order that is
 /// not far from `dom` (the receiver lists far ones from the top tree itself), [`encode`]'s nodes.
-#[allow(clippy::too_many_arguments)]
 pub fn let_for(
     tree: &Tree,
     bodies: &[Body],
@@ -706,6 +705,8 @@ pub struct GravityStats {
     pub let_bytes: u64,
     /// Sources summed over this rank's bodies (list length per body).
     pub interactions: u64,
+    /// Milliseconds in the top-tree, domain and LET collectives.
+    pub ms_exchange: f64,
 }
 
 /// One rank's forces: `bodies` are its own (keys in `range`, sorted by key), `header` the global
@@ -746,6 +747,7 @@ pub fn rank_gravity(
         .collect();
     let dom = Domain::of(&pos);
     let sent0 = comm.bytes_sent();
+    let t0 = std::time::Instant::now();
     let top = TopTree::new(all_gather_pod(comm, &mine).concat());
     let domains: Vec<Domain> = all_gather_pod(comm, &dom.boxes)
         .into_iter()
@@ -763,8 +765,11 @@ pub fn rank_gravity(
             }
         })
         .collect();
+    let t1 = std::time::Instant::now();
     let imported = all_to_all_pod(comm, &send);
     let sent2 = comm.bytes_sent();
+    // The top tree's rebuild counts as exchange: small, and every rank repeats it.
+    let ms_exchange = (t1 - t0 + t1.elapsed()).as_secs_f64() * 1e3;
     let mut own = Vec::new();
     for it in mine.iter().filter(|i| !i.is_body()) {
         let cell = it.node - tree.n as i32;
@@ -803,6 +808,7 @@ pub fn rank_gravity(
         top_bytes: sent1 - sent0,
         let_bytes: sent2 - sent1,
         interactions: work.iter().map(|&w| w as u64).sum(),
+        ms_exchange,
     };
     RankForces {
         acc,
