@@ -257,10 +257,10 @@ pub const DOMAIN_MARGIN: f32 = 1e-5;
 pub const DOMAIN_BOXES: usize = 64;
 
 /// A rank's domain as the opening test sees it: boxes that together hold every one of its warp
-/// groups' boxes (each group inside one). One box around all of a rank's bodies would be huge:
-/// the few bodies of a cluster's outskirts stretch it over most of the volume, and the LETs
-/// sent to it would exceed the bodies themselves (measured: 1.1 MB against 12000 Plummer
-/// bodies' 190 kB at K = 2, θ = 0.5).
+/// groups' boxes (each group inside one), tighter than one box around all of a rank's bodies,
+/// which a cluster's few outlying bodies stretch over most of the volume. Not yet measured to
+/// matter: on 12000 Plummer bodies at K = 2, θ = 0.5 both forms send the same 1.14 MB of LET
+/// (the interface through the dense centre dominates at that N).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Domain {
     pub boxes: Vec<DomainBox>,
