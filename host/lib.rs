@@ -14,6 +14,7 @@ pub mod backend;
 pub mod bh;
 pub mod fem;
 pub mod files;
+pub mod multi;
 pub mod nbody;
 pub mod repro;
 pub mod runtime;
