@@ -929,9 +929,13 @@ fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
     }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = stop.clone();
-    // A second Ctrl-C while the final snapshot is written falls through to the default (exit).
-    ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::Relaxed))
-        .context("installing the Ctrl-C handler")?;
+    // The first Ctrl-C ends the run after its step (final snapshot, logs); a second exits now.
+    ctrlc::set_handler(move || {
+        if flag.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+    })
+    .context("installing the Ctrl-C handler")?;
     let s = warpkit::nbody::run::run(&backend, &c, stop)?;
     print!("{}", warpkit::nbody::run::timing_table(&s));
     println!("outputs in {}", s.dir.display());
