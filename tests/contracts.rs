@@ -2,7 +2,7 @@
 //! its contract's name and parameter types, so a contract that drifted from the PTX `.entry`
 //! (renamed, a parameter added, a width changed) would fail only on a GPU. Here it fails at once.
 
-use warpkit_gpu::{KERNELS, ptx_entries};
+use warpkit_gpu::{KERNELS, ptx_entries, ptx_launch_bounds};
 
 fn device_contracts() -> Vec<&'static warpkit_gpu::KernelInfo> {
     KERNELS
@@ -49,6 +49,23 @@ fn every_contract_matches_its_ptx_entry() {
                 p.name
             );
         }
+    }
+}
+
+#[test]
+fn launch_bounds_reach_the_ptx() {
+    let contracts = device_contracts();
+    assert!(
+        contracts.iter().any(|c| c.launch_bounds.is_some()),
+        "no kernel declares launch bounds"
+    );
+    for c in contracts {
+        assert_eq!(
+            ptx_launch_bounds(warpkit::PTX, c.name),
+            c.launch_bounds,
+            "`{}`: the PTX entry's .maxntid/.minnctapersm and the contract differ",
+            c.name
+        );
     }
 }
 

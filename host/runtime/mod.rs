@@ -117,6 +117,18 @@ impl Module {
                 reason: "empty grid or block".into(),
             });
         }
+        if let Some(b) = K::LAUNCH_BOUNDS {
+            let threads = cfg.block_dim.0 * cfg.block_dim.1 * cfg.block_dim.2;
+            if threads > b.max_threads {
+                return Err(GpuError::InvalidLaunch {
+                    kernel: name,
+                    reason: format!(
+                        "{threads} threads per block; its launch bounds allow {}",
+                        b.max_threads
+                    ),
+                });
+            }
+        }
         let func = self.function(name)?;
         let mut builder = gpu.stream.launch_builder(&func);
         args.push_all(&mut builder);

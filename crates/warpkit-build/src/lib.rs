@@ -62,6 +62,11 @@ pub enum BuildError {
     },
     /// The module holds no `.entry`: no `#[kernel]` was compiled.
     NoKernels(PathBuf),
+    /// A `#[kernel(launch_bounds(..))]` that cannot be applied to the PTX.
+    LaunchBounds {
+        entry: String,
+        why: String,
+    },
     Io(std::io::Error),
 }
 
@@ -88,6 +93,9 @@ impl fmt::Display for BuildError {
                 "compiling the device crate for nvptx64-nvidia-cuda ({arch}) failed; see above"
             ),
             BuildError::NoKernels(p) => write!(f, "{} holds no kernel entry point", p.display()),
+            BuildError::LaunchBounds { entry, why } => {
+                write!(f, "launch bounds of kernel `{entry}`: {why}")
+            }
             BuildError::Io(e) => write!(f, "{e}"),
         }
     }
@@ -247,8 +255,73 @@ impl PtxBuilder {
         if !text.contains(".entry") {
             return Err(BuildError::NoKernels(ptx));
         }
+        let bounded = apply_launch_bounds(&text)?;
+        if bounded != text {
+            std::fs::write(&ptx, bounded).map_err(BuildError::Io)?;
+        }
         Ok(Ptx { path: ptx, arch })
     }
+}
+
+/// The prefix of the globals that `#[kernel(launch_bounds(..))]` leaves in the PTX.
+const BOUNDS_PREFIX: &str = "__warpkit_launch_bounds_";
+
+/// Gives each entry that has a `__warpkit_launch_bounds_<entry>` global (two `u32`: max threads,
+/// min blocks per SM) the directives `.maxntid <max>, 1, 1` and `.minnctapersm <min>` — what
+/// CUDA C++'s `__launch_bounds__` emits, for which rustc has no attribute.
+pub fn apply_launch_bounds(ptx: &str) -> Result<String, BuildError> {
+    let mut out = ptx.to_string();
+    for line in ptx.lines() {
+        let Some(at) = line.find(BOUNDS_PREFIX) else {
+            continue;
+        };
+        if !line.contains(".global") {
+            continue;
+        }
+        let rest = &line[at + BOUNDS_PREFIX.len()..];
+        let entry: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let bad = |why: &str| BuildError::LaunchBounds {
+            entry: entry.clone(),
+            why: why.to_string(),
+        };
+        // `.b8 name[8] = {128, 0, 0, 0, 9};`: little-endian bytes, trailing zeros left out.
+        let mut bytes: Vec<u8> = rest
+            .split_once('{')
+            .and_then(|(_, b)| b.split_once('}'))
+            .map(|(b, _)| b.split(',').filter_map(|v| v.trim().parse().ok()).collect())
+            .unwrap_or_default();
+        if bytes.is_empty() || bytes.len() > 8 || !rest.contains("[8]") {
+            return Err(bad("its bounds global is not two initialised u32"));
+        }
+        bytes.resize(8, 0);
+        let word =
+            |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+        let (max_threads, min_blocks) = (word(0), word(4));
+        if max_threads == 0 || max_threads > 1024 || max_threads % 32 != 0 || min_blocks == 0 {
+            return Err(bad(
+                "max_threads must be a multiple of 32 in 32..=1024, min_blocks ≥ 1",
+            ));
+        }
+        let head = format!(".entry {entry}(");
+        let start = out
+            .find(&head)
+            .ok_or_else(|| bad("no such .entry in the module"))?;
+        let brace = start
+            + out[start..]
+                .find("\n{")
+                .ok_or_else(|| bad("entry has no body"))?;
+        if out[start..brace].contains(".maxntid") {
+            continue;
+        }
+        out.insert_str(
+            brace,
+            &format!("\n.maxntid {max_threads}, 1, 1\n.minnctapersm {min_blocks}"),
+        );
+    }
+    Ok(out)
 }
 
 /// Fails early, with the fix, when the toolchain that will build the device crate is not a
@@ -297,6 +370,31 @@ fn outer_target_dir(out_dir: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launch_bounds_become_entry_directives() {
+        // (LLVM leaves out an initialiser's trailing zero bytes.)
+        let ptx = ".visible .global .align 4 .b8 __warpkit_launch_bounds_k[8] = {128, 0, 0, 0, \
+                   9};\n.visible .entry k(\n\t.param .u32 k_param_0\n)\n{\nret;\n}\n\
+                   .visible .entry other(\n)\n{\nret;\n}\n";
+        let out = apply_launch_bounds(ptx).unwrap();
+        assert!(out.contains("k_param_0\n)\n.maxntid 128, 1, 1\n.minnctapersm 9\n{"));
+        assert!(
+            out.contains(".entry other(\n)\n{"),
+            "only the named entry changes"
+        );
+        // Idempotent, and a module without bounds is unchanged.
+        assert_eq!(apply_launch_bounds(&out).unwrap(), out);
+        let plain = ".visible .entry other(\n)\n{\n}\n";
+        assert_eq!(apply_launch_bounds(plain).unwrap(), plain);
+        // Bounds for a missing entry, or impossible ones, are errors that name the kernel.
+        let orphan = ".visible .global .align 4 .b8 __warpkit_launch_bounds_gone[8] = {64, 0, 0, \
+                      0, 1, 0, 0, 0};\n";
+        let e = apply_launch_bounds(orphan).unwrap_err().to_string();
+        assert!(e.contains("`gone`") && e.contains("no such .entry"), "{e}");
+        let zero = ptx.replace("{128, 0", "{100, 0");
+        assert!(apply_launch_bounds(&zero).is_err());
+    }
 
     #[test]
     fn arch_is_validated() {

@@ -59,6 +59,16 @@ pub trait Kernel: Copy {
     type Params;
     /// The same parameters as data, for checks against the PTX.
     const PARAMS: &'static [Param];
+    /// `#[kernel(launch_bounds(..))]`, when given.
+    const LAUNCH_BOUNDS: Option<LaunchBounds> = None;
+}
+
+/// CUDA's `__launch_bounds__`: the entry's `.maxntid` (threads per block, at most) and
+/// `.minnctapersm` (blocks that must fit on one multiprocessor, which caps the registers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchBounds {
+    pub max_threads: u32,
+    pub min_blocks: u32,
 }
 
 /// A contract as data, entered in [`KERNELS`] by `#[kernel]`.
@@ -68,6 +78,7 @@ pub struct KernelInfo {
     /// `module_path!()` of the kernel's definition (its crate first).
     pub module: &'static str,
     pub params: &'static [Param],
+    pub launch_bounds: Option<LaunchBounds>,
 }
 
 impl KernelInfo {
@@ -129,6 +140,28 @@ pub fn ptx_entries(ptx: &str) -> std::vec::Vec<(std::string::String, std::vec::V
     out
 }
 
+/// The `.maxntid` (first dimension) and `.minnctapersm` directives of entry `name`, when it has
+/// both.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn ptx_launch_bounds(ptx: &str, name: &str) -> Option<LaunchBounds> {
+    let start = ptx.find(&std::format!(".entry {name}("))?;
+    let head = &ptx[start..];
+    let head = &head[..head.find('{')?];
+    let value = |key: &str| -> Option<u32> {
+        let at = head.find(key)? + key.len();
+        let digits: std::string::String = head[at..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        digits.parse().ok()
+    };
+    Some(LaunchBounds {
+        max_threads: value(".maxntid")?,
+        min_blocks: value(".minnctapersm")?,
+    })
+}
+
 /// Bytes of one `.param` declaration: `.param .u64 x`, `.param .align 4 .b8 x[24]`, …
 #[cfg(not(target_arch = "nvptx64"))]
 fn param_bytes(decl: &str) -> usize {
@@ -184,5 +217,15 @@ mod tests {
         assert_eq!(bytes, [8, 4, 24, 1]);
         assert!(e[0].1[0].pointer && !e[0].1[1].pointer);
         assert_eq!(e[1], ("k2".into(), vec![]));
+        assert_eq!(ptx_launch_bounds(ptx, "k1"), None);
+    }
+
+    #[test]
+    fn reads_launch_bounds_of_one_entry() {
+        let ptx = ".visible .entry a(\n)\n{\n}\n.visible .entry b(\n\t.param .u32 b_param_0\n)\n\
+                   .maxntid 128, 1, 1\n.minnctapersm 9\n{\n}\n";
+        assert_eq!(ptx_launch_bounds(ptx, "a"), None);
+        let b = ptx_launch_bounds(ptx, "b").unwrap();
+        assert_eq!((b.max_threads, b.min_blocks), (128, 9));
     }
 }

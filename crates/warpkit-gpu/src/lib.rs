@@ -41,9 +41,9 @@ pub mod shared;
 pub mod thread;
 pub mod warp;
 
-pub use contract::{DevMut, DevPtr, Kernel, KernelInfo, Param};
+pub use contract::{DevMut, DevPtr, Kernel, KernelInfo, LaunchBounds, Param};
 #[cfg(not(target_arch = "nvptx64"))]
-pub use contract::{KERNELS, PtxParam, ptx_entries};
+pub use contract::{KERNELS, PtxParam, ptx_entries, ptx_launch_bounds};
 pub use warpkit_macros::{gpu_only, kernel};
 
 /// For `#[kernel]`'s expansion (its registry entry); not part of the API.

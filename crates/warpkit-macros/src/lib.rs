@@ -34,25 +34,59 @@ use syn::{FnArg, ItemFn, Pat, Type, parse_macro_input};
 ///   (`__kernel_body_saxpy`), so the host build type-checks and lints it too; it is never called.
 ///   The contract is also entered in `warpkit_gpu::KERNELS`, which tests compare with the PTX.
 ///
+/// `#[kernel(launch_bounds(MAX_THREADS, MIN_BLOCKS))]` is CUDA's `__launch_bounds__`: the entry
+/// gets `.maxntid MAX_THREADS, 1, 1` and `.minnctapersm MIN_BLOCKS`, so ptxas holds the registers
+/// to what `MIN_BLOCKS` resident blocks allow, and the runtime refuses larger blocks.
+///
 /// Parameters must be named by plain identifiers and be raw pointers or by-value types (scalars
 /// and `#[repr(C)]` Pod structs); the function must be `unsafe` (it takes raw pointers on trust),
 /// not generic and not `async`.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    if !attr.is_empty() {
-        let attr = TokenStream2::from(attr);
-        return syn::Error::new(attr.span(), "#[kernel] takes no arguments")
-            .to_compile_error()
-            .into();
-    }
+    let bounds = match parse_kernel_attr(attr.into()) {
+        Ok(b) => b,
+        Err(e) => return e.to_compile_error().into(),
+    };
     let f = parse_macro_input!(item as ItemFn);
-    match expand_kernel(f) {
+    match expand_kernel(f, bounds) {
         Ok(t) => t.into(),
         Err(e) => e.to_compile_error().into(),
     }
 }
 
-fn expand_kernel(f: ItemFn) -> syn::Result<TokenStream2> {
+/// `launch_bounds(max_threads, min_blocks)`: two constant `u32` expressions.
+struct Bounds {
+    max_threads: syn::Expr,
+    min_blocks: syn::Expr,
+}
+
+fn parse_kernel_attr(attr: TokenStream2) -> syn::Result<Option<Bounds>> {
+    if attr.is_empty() {
+        return Ok(None);
+    }
+    let usage = "#[kernel] takes nothing or `launch_bounds(max_threads, min_blocks_per_sm)`";
+    let meta: syn::Meta =
+        syn::parse2(attr.clone()).map_err(|_| syn::Error::new(attr.span(), usage))?;
+    let syn::Meta::List(list) = &meta else {
+        return Err(syn::Error::new(meta.span(), usage));
+    };
+    if !list.path.is_ident("launch_bounds") {
+        return Err(syn::Error::new(list.path.span(), usage));
+    }
+    let args = list.parse_args_with(
+        syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+    )?;
+    let mut it = args.into_iter();
+    match (it.next(), it.next(), it.next()) {
+        (Some(max_threads), Some(min_blocks), None) => Ok(Some(Bounds {
+            max_threads,
+            min_blocks,
+        })),
+        _ => Err(syn::Error::new(list.span(), usage)),
+    }
+}
+
+fn expand_kernel(f: ItemFn, bounds: Option<Bounds>) -> syn::Result<TokenStream2> {
     let sig = &f.sig;
     if sig.unsafety.is_none() {
         return Err(syn::Error::new(
@@ -149,7 +183,35 @@ fn expand_kernel(f: ItemFn) -> syn::Result<TokenStream2> {
          with a tuple of its parameters."
     );
 
+    // The bounds travel to the PTX as a global that `warpkit-build` turns into the entry's
+    // `.maxntid` / `.minnctapersm` (rustc has no attribute for them), and to the contract.
+    let (device_bounds, host_bounds) = match &bounds {
+        Some(Bounds {
+            max_threads,
+            min_blocks,
+        }) => {
+            let global = format_ident!("__warpkit_launch_bounds_{}", name);
+            (
+                quote! {
+                    #[cfg(target_arch = "nvptx64")]
+                    #[doc(hidden)]
+                    #[unsafe(no_mangle)]
+                    #[used]
+                    #[allow(non_upper_case_globals)]
+                    pub static #global: [u32; 2] = [#max_threads, #min_blocks];
+                },
+                quote!(::core::option::Option::Some(::warpkit_gpu::LaunchBounds {
+                    max_threads: #max_threads,
+                    min_blocks: #min_blocks,
+                })),
+            )
+        }
+        None => (quote!(), quote!(::core::option::Option::None)),
+    };
+
     Ok(quote! {
+        #device_bounds
+
         #[cfg(target_arch = "nvptx64")]
         #(#docs)*
         #safety_doc
@@ -170,6 +232,8 @@ fn expand_kernel(f: ItemFn) -> syn::Result<TokenStream2> {
             const NAME: &'static str = #name_str;
             type Params = (#(#param_types,)*);
             const PARAMS: &'static [::warpkit_gpu::Param] = &[#(#param_infos),*];
+            const LAUNCH_BOUNDS: ::core::option::Option<::warpkit_gpu::LaunchBounds> =
+                #host_bounds;
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
@@ -180,6 +244,7 @@ fn expand_kernel(f: ItemFn) -> syn::Result<TokenStream2> {
             name: #name_str,
             module: ::core::module_path!(),
             params: <#name as ::warpkit_gpu::Kernel>::PARAMS,
+            launch_bounds: <#name as ::warpkit_gpu::Kernel>::LAUNCH_BOUNDS,
         };
 
         // The body on the host: type-checked and linted like the rest of the crate, never called.
