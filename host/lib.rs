@@ -31,14 +31,12 @@ pub const PTX: &str = include_str!(env!("WARPKIT_PTX_PATH"));
 /// The architecture the embedded PTX targets (`WARPKIT_CUDA_ARCH` at build time), e.g. `sm_90`.
 pub const PTX_ARCH: &str = env!("WARPKIT_PTX_ARCH");
 
-/// [`PTX`] with the register limits of [`device::MAX_REGISTERS`], as overridden by the
-/// environment variable `WARPKIT_MAXNREG` (`name=N,…`; `N = 0` drops a limit): the module the GPU
-/// loads and `warpkit ptx` writes.
+/// [`PTX`] as the GPU loads it and `warpkit ptx` writes it. Two measurement aids: register limits
+/// from the environment variable `WARPKIT_MAXNREG` (`name=N,…`, written as `.maxnreg`; kernels
+/// declare lasting limits with `#[kernel(launch_bounds(..))]`), and `WARPKIT_PTX_FILE`, which
+/// replaces the embedded module by a file (another build's kernels under this host code).
 pub fn module_ptx() -> Result<String, String> {
-    let mut limits: Vec<(String, u32)> = device::MAX_REGISTERS
-        .iter()
-        .map(|&(k, r)| (k.to_string(), r))
-        .collect();
+    let mut limits: Vec<(String, u32)> = Vec::new();
     if let Ok(spec) = std::env::var("WARPKIT_MAXNREG") {
         for item in spec.split(',').filter(|s| !s.trim().is_empty()) {
             let (name, regs) = item
@@ -46,12 +44,15 @@ pub fn module_ptx() -> Result<String, String> {
                 .and_then(|(k, r)| Some((k.trim(), r.trim().parse::<u32>().ok()?)))
                 .ok_or_else(|| format!("WARPKIT_MAXNREG: `{item}` is not `kernel=registers`"))?;
             limits.retain(|(k, _)| k != name);
-            if regs > 0 {
-                limits.push((name.to_string(), regs));
-            }
+            limits.push((name.to_string(), regs));
         }
     }
-    with_register_limits(PTX, &limits)
+    let ptx = match std::env::var_os("WARPKIT_PTX_FILE") {
+        Some(path) => std::fs::read_to_string(&path)
+            .map_err(|e| format!("WARPKIT_PTX_FILE {}: {e}", path.to_string_lossy()))?,
+        None => PTX.to_string(),
+    };
+    with_register_limits(&ptx, &limits)
 }
 
 /// `ptx` with a `.maxnreg` directive (between the parameter list and the body) in each named
@@ -99,7 +100,7 @@ mod tests {
         assert!(got[k..].starts_with(".entry k(\n.param .u32 a\n)\n.maxnreg 32\n{"));
         assert!(with_register_limits(ptx, &[("absent".into(), 32)]).is_err());
         assert!(with_register_limits(ptx, &[("k".into(), 8)]).is_err());
-        // The shipped limits name kernels of the module.
+        // Without the environment variables the module is the embedded one.
         assert!(module_ptx().is_ok() || std::env::var("WARPKIT_MAXNREG").is_ok());
     }
 }

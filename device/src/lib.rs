@@ -50,12 +50,6 @@ macro_rules! shared_type {
     };
 }
 
-/// Register limits per kernel entry, written into the PTX module as `.maxnreg` by the host before
-/// it is loaded (rustc has no launch-bounds attribute): each trades registers for resident warps in
-/// a latency-bound kernel. `WARPKIT_MAXNREG` overrides them at run time (`name=N,…`; N = 0 drops
-/// one) for measurements.
-pub const MAX_REGISTERS: &[(&str, u32)] = &[];
-
 /// A device-side panic (bounds check, `unwrap`, explicit `panic!`) executes `trap`: the kernel
 /// aborts and the host's next synchronisation reports a launch error naming it.
 #[cfg(target_arch = "nvptx64")]
