@@ -122,7 +122,7 @@ fn bh(c: &mut Criterion) {
         b.iter(|| cpu::gravity(&bodies, &tree, &tree.sort, &p))
     });
     g.bench_function("cpu_gravity_group", |b| {
-        b.iter(|| cpu::gravity_group(&bodies, &tree, &p, false))
+        b.iter(|| cpu::gravity_group(&bodies, &tree, &p, false, None))
     });
     match Gpu::new(0) {
         Ok(gpu) => {

@@ -359,6 +359,14 @@ struct GravityArgs {
     /// Quadrupole moments in cell interactions (group kernel only).
     #[arg(long)]
     quadrupole: bool,
+    /// Gadget's relative opening criterion with this α (group2 only): a cell is used whole when
+    /// its truncation error is below α times the group's smallest acceleration. A first pass at
+    /// θ gives those accelerations (timed apart: a simulation has them from its last step).
+    #[arg(long, allow_negative_numbers = true)]
+    alpha: Option<f32>,
+    /// The relative criterion's geometric guard: never a cell with width / distance ≥ θ_max.
+    #[arg(long, default_value_t = warpkit::bh::Relative::THETA_MAX, allow_negative_numbers = true)]
+    theta_max: f32,
     /// Timed repeats after one warm-up (GPU); medians are printed.
     #[arg(long, default_value_t = 5)]
     repeats: usize,
@@ -385,6 +393,10 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         traversal: a.traversal,
         quadrupole: a.quadrupole,
         storage: a.storage,
+        relative: a.alpha.map(|alpha| warpkit::bh::Relative {
+            alpha,
+            theta_max: a.theta_max,
+        }),
         ..Default::default()
     };
     warpkit::bh::validate_options(&o)?;
@@ -441,6 +453,12 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
                 ("total", timed.median_total),
             ] {
                 println!("| {name} | {ms:.3} |");
+            }
+            if let Some(r) = o.relative {
+                println!(
+                    "relative criterion α = {}, θ_max = {}; its first pass at θ = {} (not in the total): {:.3} ms",
+                    r.alpha, r.theta_max, p.theta, t.prepass
+                );
             }
             println!(
                 "cells used {} of {} (depth {}, bucketed {}, retries {}); interactions/body {:.0} (group kernel only)",
@@ -865,6 +883,10 @@ struct NbodyArgs {
     /// Opening angle of the GPU tree.
     #[arg(long, allow_negative_numbers = true)]
     theta: Option<f64>,
+    /// Gadget's relative opening criterion with this α after the first force evaluation (GPU
+    /// tree; θ for the first, guard θ_max = 1).
+    #[arg(long, allow_negative_numbers = true)]
+    alpha: Option<f64>,
     /// Monopoles only in the tree forces.
     #[arg(long)]
     no_quadrupole: bool,
@@ -917,6 +939,9 @@ fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
         snapshot_every => c.output.snapshot_every, format => c.output.format);
     if a.no_quadrupole {
         c.run.quadrupole = false;
+    }
+    if a.alpha.is_some() {
+        c.run.alpha = a.alpha;
     }
     if a.block_steps {
         c.run.block_steps = true;

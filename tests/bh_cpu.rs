@@ -302,7 +302,7 @@ fn group_traversal_is_exact_at_theta_zero_and_accurate() {
         g: 1.0,
     };
     let r0 = brute_force_f64(&b, &idx, &p0);
-    let a0 = gravity_group(&b, &t, &p0, false);
+    let a0 = gravity_group(&b, &t, &p0, false, None);
     let e0 = relative_errors(&idx.iter().map(|&i| a0[i]).collect::<Vec<_>>(), &r0);
     assert!(
         e0.iter().all(|&e| e < 2e-5),
@@ -321,7 +321,7 @@ fn group_traversal_is_exact_at_theta_zero_and_accurate() {
         e.iter().sum::<f64>() / e.len() as f64
     };
     let (eg, ev) = (
-        mean(&gravity_group(&b, &t, &p, false)),
+        mean(&gravity_group(&b, &t, &p, false, None)),
         mean(&gravity(&b, &t, &t.sort, &p)),
     );
     assert!(eg <= ev && eg < 2e-3, "group {eg:.3e} vote {ev:.3e}");
@@ -345,8 +345,8 @@ fn quadrupoles_cut_the_group_error_at_equal_theta() {
         e[e.len() / 2]
     };
     let (mono, quad) = (
-        median(&gravity_group(&b, &t, &p, false)),
-        median(&gravity_group(&b, &t, &p, true)),
+        median(&gravity_group(&b, &t, &p, false, None)),
+        median(&gravity_group(&b, &t, &p, true, None)),
     );
     // 4.3× with the softened expansion's trace term; 2.2× without it (measured, N = 20 000).
     assert!(
@@ -405,8 +405,69 @@ fn groups_of_64_partition_the_sort_and_stay_accurate() {
     };
     let idx: Vec<usize> = (0..b.len()).step_by(40).collect();
     let r = brute_force_f64(&b, &idx, &p);
-    let acc = gravity_group(&b, &t, &p, false);
+    let acc = gravity_group(&b, &t, &p, false, None);
     let e = relative_errors(&idx.iter().map(|&i| acc[i]).collect::<Vec<_>>(), &r);
     let mean = e.iter().sum::<f64>() / e.len() as f64;
     assert!(mean < 1e-3, "mean {mean:.2e}");
+}
+
+#[test]
+fn relative_criterion_error_follows_alpha() {
+    use warpkit::bh::Relative;
+    use warpkit::bh::cpu::{gravity_group, sort_with_groups};
+    use warpkit::device::bh::Accel;
+    let b = scene::plummer(20_000, 43);
+    let idx: Vec<usize> = (0..b.len()).step_by(40).collect();
+    let mut t = build_tree(&b);
+    sort_with_groups(&mut t, warpkit::device::bh::GROUP_SIZE_2);
+    let p = Params {
+        theta: 0.5,
+        eps: 0.05,
+        g: 1.0,
+    };
+    let r = brute_force_f64(&b, &idx, &p);
+    let median = |acc: &[Accel]| {
+        let mut e = relative_errors(&idx.iter().map(|&i| acc[i]).collect::<Vec<_>>(), &r);
+        e.sort_by(f64::total_cmp);
+        e[e.len() / 2]
+    };
+    for quad in [false, true] {
+        let old = gravity_group(&b, &t, &p, quad, None);
+        let geo = median(&old);
+        let mut last = f64::INFINITY;
+        for alpha in [0.02f32, 0.005, 0.001, 0.0002] {
+            let rel = Relative {
+                alpha,
+                theta_max: Relative::THETA_MAX,
+            };
+            let m = median(&gravity_group(&b, &t, &p, quad, Some((rel, &old))));
+            eprintln!("quad {quad} alpha {alpha}: median {m:.3e} (geometric θ 0.5: {geo:.3e})");
+            assert!(
+                m < last,
+                "quad {quad}: α {alpha} median {m:.3e} not below {last:.3e}"
+            );
+            last = m;
+        }
+        // Without previous accelerations (NaN, zero) the guard θ_max decides alone.
+        let guard = Params {
+            theta: Relative::THETA_MAX,
+            ..p
+        };
+        let want = gravity_group(&b, &t, &guard, quad, None);
+        let rel = Relative {
+            alpha: 0.001,
+            theta_max: Relative::THETA_MAX,
+        };
+        for bad in [f32::NAN, 0.0] {
+            let none = vec![
+                Accel {
+                    x: bad,
+                    y: bad,
+                    z: bad
+                };
+                b.len()
+            ];
+            assert_eq!(gravity_group(&b, &t, &p, quad, Some((rel, &none))), want);
+        }
+    }
 }

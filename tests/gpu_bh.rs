@@ -65,13 +65,13 @@ fn gpu_tree_invariants_and_cpu_parity() {
             };
             let run = bhgpu::gravity_with(&gpu, &b, &p, &o).unwrap();
             let tree = cpu::build_tree(&b);
-            let want = cpu::gravity_group(&b, &tree, &p, false);
+            let want = cpu::gravity_group(&b, &tree, &p, false, None);
             let oq = bhgpu::Options {
                 quadrupole: true,
                 ..o
             };
             let runq = bhgpu::gravity_with(&gpu, &b, &p, &oq).unwrap();
-            let wantq = cpu::gravity_group(&b, &tree, &p, true);
+            let wantq = cpu::gravity_group(&b, &tree, &p, true, None);
             let mut eq: Vec<f64> = runq
                 .acc
                 .iter()
@@ -317,13 +317,55 @@ fn two_bodies_per_lane_matches_its_cpu_twin() {
             check_tree(&b, gt).unwrap_or_else(|e| panic!("{scene:?} n={n}: {e}"));
             let mut tree = cpu::build_tree(&b);
             cpu::sort_with_groups(&mut tree, 64);
-            let want = cpu::gravity_group(&b, &tree, &p, false);
+            let want = cpu::gravity_group(&b, &tree, &p, false, None);
             let mut e: Vec<f64> = run.acc.iter().zip(&want).map(|(a, w)| rel(a, w)).collect();
             e.sort_by(f64::total_cmp);
             let (p99, max) = (e[e.len() * 99 / 100], e[e.len() - 1]);
             assert!(
                 p99 < 1e-5 && max < 1e-2,
                 "group2 {scene:?} n={n}: p99 {p99:.2e} max {max:.2e}"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn relative_criterion_matches_its_cpu_twin() {
+    use warpkit::bh::Relative;
+    let gpu = gpu();
+    let p = Params::default();
+    for (scene, n) in [
+        (Scene::Plummer, 40_000usize),
+        (Scene::Uniform, 30_000),
+        (Scene::Plummer, 33),
+    ] {
+        let mut b = scene::generate(scene, n, 7 + n as u64);
+        scene::shuffle(&mut b, 3);
+        for quad in [false, true] {
+            let crit = Relative {
+                alpha: 0.002,
+                theta_max: Relative::THETA_MAX,
+            };
+            let o = bhgpu::Options {
+                sorted: true,
+                traversal: Traversal::Group2,
+                quadrupole: quad,
+                relative: Some(crit),
+                ..Default::default()
+            };
+            let run = bhgpu::gravity_with(&gpu, &b, &p, &o).unwrap();
+            assert!(run.times.prepass > 0.0 && run.times.gravity > 0.0);
+            let mut tree = cpu::build_tree(&b);
+            cpu::sort_with_groups(&mut tree, warpkit::device::bh::GROUP_SIZE_2);
+            let old = cpu::gravity_group(&b, &tree, &p, quad, None);
+            let want = cpu::gravity_group(&b, &tree, &p, quad, Some((crit, &old)));
+            let mut e: Vec<f64> = run.acc.iter().zip(&want).map(|(a, w)| rel(a, w)).collect();
+            e.sort_by(f64::total_cmp);
+            let (p99, max) = (e[e.len() * 99 / 100], e[e.len() - 1]);
+            assert!(
+                p99 < 1e-5 && max < 1e-2,
+                "relative {scene:?} n={n} quad={quad}: p99 {p99:.2e} max {max:.2e}"
             );
         }
     }

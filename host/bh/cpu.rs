@@ -395,8 +395,16 @@ pub fn brute_force_f64(bodies: &[Body], targets: &[usize], p: &Params) -> Vec<[f
 
 /// The CPU twin of `bh_gravity_group`: each of the tree's warp groups traverses the tree once for
 /// its bounding box; the same cells and bodies are accepted as on the GPU.
-/// With `quadrupole`, cells interact through their quadrupole moments too.
-pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params, quadrupole: bool) -> Vec<Accel> {
+/// With `quadrupole`, cells interact through their quadrupole moments too. With `relative`, the
+/// twin of `bh_gravity_group2_rel` (`…_quad_rel`): the relative criterion against the previous
+/// accelerations given (per body), `θ_max` as the geometric guard.
+pub fn gravity_group(
+    bodies: &[Body],
+    tree: &Tree,
+    p: &Params,
+    quadrupole: bool,
+    relative: Option<(super::Relative, &[Accel])>,
+) -> Vec<Accel> {
     let (_, root_half) = dev::root_cell(&tree.header);
     let w2: Vec<f32> = (0..=MAX_DEPTH)
         .map(|d| dev::width2_at(root_half, d))
@@ -421,8 +429,26 @@ pub fn gravity_group(bodies: &[Body], tree: &Tree, p: &Params, quadrupole: bool)
             let hi =
                 std::array::from_fn(|k| pos.iter().map(|q| q[k]).fold(f32::NEG_INFINITY, f32::max));
             let (bc, bh) = dev::box_of(lo, hi);
-            let far =
-                |s: &Body, depth: usize| dev::is_far_from_box(s.pos(), w2[depth], bc, bh, theta2);
+            // The kernels' bound: the group's smallest |a_old|², in float32 as there.
+            let rel = relative.map(|(r, old)| {
+                let a2 = lanes.iter().fold(f32::INFINITY, |m, &i| {
+                    let a = old[i as usize];
+                    m.min(a.x * a.x + a.y * a.y + a.z * a.z)
+                });
+                (
+                    r.theta_max * r.theta_max,
+                    dev::relative_limit(r.alpha, a2, p.g),
+                )
+            });
+            let far = |s: &Body, depth: usize| match rel {
+                Some((guard2, lim)) if quadrupole => {
+                    dev::is_far_relative::<true>(s, w2[depth], bc, bh, guard2, lim)
+                }
+                Some((guard2, lim)) => {
+                    dev::is_far_relative::<false>(s, w2[depth], bc, bh, guard2, lim)
+                }
+                None => dev::is_far_from_box(s.pos(), w2[depth], bc, bh, theta2),
+            };
             // The kernels' walk and interaction; one target per body here.
             let sums = |inter: &dyn Fn(&mut dev::Targets<1>)| {
                 pos.iter()

@@ -75,9 +75,14 @@ fn evaluate_cpu(bodies: &[Body], p: &Params, o: &Options) -> Result<Evaluation, 
     let t = Instant::now();
     let acc = match o.traversal {
         gpu::Traversal::Vote => cpu::gravity(bodies, &tree, order, p),
-        gpu::Traversal::Group | gpu::Traversal::Group2 => {
-            cpu::gravity_group(bodies, &tree, p, o.quadrupole)
-        }
+        gpu::Traversal::Group | gpu::Traversal::Group2 => match o.relative {
+            // As on the GPU: a geometric pass gives the previous accelerations.
+            Some(r) => {
+                let old = cpu::gravity_group(bodies, &tree, p, o.quadrupole, None);
+                cpu::gravity_group(bodies, &tree, p, o.quadrupole, Some((r, &old)))
+            }
+            None => cpu::gravity_group(bodies, &tree, p, o.quadrupole, None),
+        },
     };
     let gravity = ms(t);
     Ok(Evaluation {
@@ -135,6 +140,7 @@ pub fn evaluate_median(
             summarize: med(|t| t.summarize),
             sort: med(|t| t.sort),
             gravity: med(|t| t.gravity),
+            prepass: med(|t| t.prepass),
         },
         median_total: med(|t| t.total()),
         runs: runs.len(),

@@ -31,6 +31,9 @@ pub struct StageTimes {
     pub summarize: f64,
     pub sort: f64,
     pub gravity: f64,
+    /// The relative criterion's first pass (geometric, for the previous accelerations that a
+    /// simulation has from its last step): reported, not part of [`Self::total`].
+    pub prepass: f64,
 }
 
 impl StageTimes {
@@ -169,6 +172,22 @@ pub struct Options {
     pub storage: Storage,
     /// Cells to allocate first (default [`initial_cells`]); doubled on overflow.
     pub cells: Option<usize>,
+    /// Gadget's relative opening criterion instead of θ (two bodies per lane only).
+    pub relative: Option<Relative>,
+}
+
+/// The relative opening criterion (`bh_gravity_group2_rel`, `…_quad_rel`): a cell is used whole
+/// when `G M / r² (w / r)^p ≤ α |a_old|` for the group's smallest previous acceleration (p = 2,
+/// or 3 with quadrupoles) and `w / r < θ_max`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Relative {
+    pub alpha: f32,
+    pub theta_max: f32,
+}
+
+impl Relative {
+    /// The geometric guard when none is given: never a cell closer than its width.
+    pub const THETA_MAX: f32 = 1.0;
 }
 
 /// Evaluates the accelerations of `bodies` on the GPU. With `sorted`, lanes follow the tree's
@@ -351,7 +370,20 @@ pub fn gravity_with(
     let n = bodies.len();
     let mut octree = build_device_tree_with(gpu, bodies, o.storage, cells, o.quadrupole)?;
     let mut bufs = TraversalBuffers::new(gpu, n)?;
-    let times = traverse(gpu, &mut octree, p, o, &mut bufs)?;
+    let times = if o.relative.is_some() {
+        // A geometric pass supplies the previous accelerations a simulation would have.
+        let first = Options {
+            relative: None,
+            ..*o
+        };
+        let mut times = traverse(gpu, &mut octree, p, &first, &mut bufs)?;
+        rewind_groups(gpu, &mut octree)?;
+        times.prepass = times.gravity;
+        times.gravity = gravity_pass(gpu, &mut octree, p, o, &mut bufs)?;
+        times
+    } else {
+        traverse(gpu, &mut octree, p, o, &mut bufs)?
+    };
     let DeviceOctree {
         tree: t,
         layout,
@@ -459,7 +491,57 @@ pub fn traverse(
             })?
             .1;
     }
+    times.gravity = gravity_pass(gpu, octree, p, o, bufs)?;
+    Ok(times)
+}
+
+/// The gravity kernel alone on a built, summarized and (for grouped kernels) sorted tree: its
+/// time in ms. With [`Options::relative`], `bufs.acc` must hold the previous accelerations (they
+/// are replaced), and the tree's group counter must be at zero ([`rewind_groups`]).
+pub fn gravity_pass(
+    gpu: &Gpu,
+    octree: &mut DeviceOctree,
+    p: &Params,
+    o: &Options,
+    bufs: &mut TraversalBuffers,
+) -> Result<f64, BhError> {
+    let sorted = o.sorted;
+    let n32 = octree.bodies.len() as u32;
     let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
+    if let Some(r) = o.relative {
+        if o.traversal != Traversal::Group2 {
+            return Err(BhError::Option(
+                "the relative opening criterion runs with the group2 traversal".into(),
+            ));
+        }
+        let cfg = gpu.resident_grid(k::bh_gravity_group2_rel, dev::GROUP_BLOCK)?;
+        let quad = o.quadrupole.then_some(&octree.tree.cell_quad);
+        let args = (
+            &octree.bodies,
+            n32,
+            &bufs.sort,
+            &bufs.groups,
+            &mut octree.tree.header,
+            &octree.tree.child,
+            &octree.tree.next,
+            &octree.tree.cell_pm,
+            quad,
+            octree.layout,
+            r.theta_max * r.theta_max,
+            eps2,
+            p.g,
+            r.alpha,
+            &mut bufs.acc,
+        );
+        // SAFETY: buffers sized as the kernel's doc requires; `acc` holds accelerations.
+        return Ok(if o.quadrupole {
+            gpu.time(|| unsafe { gpu.launch(k::bh_gravity_group2_quad_rel, cfg, args) })?
+                .1
+        } else {
+            gpu.time(|| unsafe { gpu.launch(k::bh_gravity_group2_rel, cfg, args) })?
+                .1
+        });
+    }
     // The four group kernels share one signature.
     macro_rules! group {
         ($k:expr) => {{
@@ -485,7 +567,7 @@ pub fn traverse(
         }};
     }
     // SAFETY (each launch): buffers sized as the kernel's doc requires.
-    times.gravity = match (o.traversal, o.quadrupole) {
+    Ok(match (o.traversal, o.quadrupole) {
         (Traversal::Vote, _) => {
             let cfg = gpu.resident_grid(k::bh_gravity, dev::GRAVITY_BLOCK)?;
             let order = sorted.then_some(&bufs.sort);
@@ -510,8 +592,24 @@ pub fn traverse(
         (Traversal::Group, true) => group!(k::bh_gravity_group_quad),
         (Traversal::Group2, false) => group!(k::bh_gravity_group2),
         (Traversal::Group2, true) => group!(k::bh_gravity_group2_quad),
-    };
-    Ok(times)
+    })
+}
+
+/// Hands a sorted tree's groups out from the first again (and clears the interaction counts),
+/// for a second gravity pass over the same tree.
+pub fn rewind_groups(gpu: &Gpu, octree: &mut DeviceOctree) -> Result<(), BhError> {
+    let t = &mut octree.tree;
+    let mut header = gpu.download(&t.header)?[0];
+    header.next_group = 0;
+    header.interactions = 0;
+    header.opened = 0;
+    gpu.stream()
+        .memcpy_htod(&[header], &mut t.header)
+        .map_err(|source| GpuError::Driver {
+            op: "resetting the group counter",
+            source,
+        })?;
+    Ok(())
 }
 
 /// Each body's potential `pot[i]` (per the kernel `bh_gravity_group2_pot`: monopoles, the other

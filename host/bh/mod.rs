@@ -13,7 +13,7 @@ pub use facade::{
     BruteTime, Evaluation, Timed, brute_force_ms, check_memory, evaluate, evaluate_median,
     reference, sample_indices,
 };
-pub use gpu::Options;
+pub use gpu::{Options, Relative};
 
 use crate::device::bh::{self as dev, Accel, Body, TreeHeader};
 
@@ -43,6 +43,10 @@ impl Default for Params {
 pub enum InputError {
     #[error("no bodies: N = 0")]
     Empty,
+    #[error("the relative opening criterion (--alpha) runs with the group2 traversal")]
+    RelativeTraversal,
+    #[error("α = {0} must be finite and > 0")]
+    Alpha(f32),
     #[error("N = {0} exceeds the 2^30 - 1 bodies that the tree's 32-bit indices address")]
     TooMany(usize),
     #[error("N = {n} {why}")]
@@ -84,6 +88,17 @@ pub const MAX_BODIES: usize = i32::MAX as usize / 2;
 pub fn validate_options(o: &Options) -> Result<(), InputError> {
     if o.quadrupole && !o.traversal.grouped() {
         return Err(InputError::QuadrupoleVote);
+    }
+    if let Some(r) = o.relative {
+        if o.traversal != gpu::Traversal::Group2 {
+            return Err(InputError::RelativeTraversal);
+        }
+        if !(r.alpha.is_finite() && r.alpha > 0.0) {
+            return Err(InputError::Alpha(r.alpha));
+        }
+        if !(r.theta_max.is_finite() && r.theta_max > 0.0) {
+            return Err(InputError::Theta(r.theta_max));
+        }
     }
     Ok(())
 }

@@ -214,7 +214,7 @@ fn one_rank_is_the_single_trees_own_walk() {
         }
         .gravity(&bodies);
         let t = cpu::build_tree(&bodies);
-        assert_eq!(g.acc, cpu::gravity_group(&bodies, &t, &p, quad));
+        assert_eq!(g.acc, cpu::gravity_group(&bodies, &t, &p, quad, None));
         assert_eq!(g.stats.bytes(), 0);
     }
 }
@@ -238,7 +238,7 @@ fn k_rank_forces_are_as_accurate_as_the_single_tree() {
     };
     for quad in [false, true] {
         let t = cpu::build_tree(&bodies);
-        let single = cpu::gravity_group(&bodies, &t, &p, quad);
+        let single = cpu::gravity_group(&bodies, &t, &p, quad, None);
         let e1 = err(&single);
         for k in [2usize, 3, 4] {
             let g = VirtualRanks {

@@ -14,7 +14,7 @@ use super::Particles;
 use crate::bh::gpu::{
     self as bhgpu, BhError, DeviceOctree, Options, StageTimes, Storage, Traversal, TraversalBuffers,
 };
-use crate::bh::{Params, initial_cells};
+use crate::bh::{Params, Relative, initial_cells};
 use crate::device::bh::{Accel, Body};
 use crate::device::nbody::{NBODY_BLOCK, kernels as k};
 use crate::runtime::{CudaSlice, Gpu, GpuError, grid_for};
@@ -27,6 +27,8 @@ pub struct ForceOptions {
     pub traversal: Traversal,
     /// Quadrupole moments in the cell interactions (group kernels).
     pub quadrupole: bool,
+    /// The relative opening criterion once previous accelerations exist (θ before).
+    pub relative: Option<Relative>,
 }
 
 impl Default for ForceOptions {
@@ -36,6 +38,7 @@ impl Default for ForceOptions {
             params: Params::default(),
             traversal: Traversal::Group2,
             quadrupole: true,
+            relative: None,
         }
     }
 }
@@ -95,6 +98,8 @@ pub struct GpuSim<'g> {
     cells: usize,
     /// Whether `pot` holds the current state's potential (a diagnostic step just ran).
     pot_fresh: bool,
+    /// Whether `bufs.acc` holds accelerations of the bodies (the relative criterion's input).
+    has_acc: bool,
     pub time: f64,
     pub steps: u64,
     pub times: LoopTimes,
@@ -149,8 +154,13 @@ impl<'g> GpuSim<'g> {
             time: 0.0,
             steps: 0,
             times: LoopTimes::default(),
+            has_acc: false,
         };
         sim.evaluate_forces(true)?;
+        if sim.forces.relative.is_some() {
+            // The first evaluation (θ) gave the accelerations the relative criterion starts from.
+            sim.evaluate_forces(true)?;
+        }
         Ok(sim)
     }
 
@@ -175,9 +185,12 @@ impl<'g> GpuSim<'g> {
             sorted: true,
             traversal: f.traversal,
             quadrupole: f.quadrupole,
+            // `bufs.acc` holds the last accelerations, in the bodies' order, after the first.
+            relative: if self.has_acc { f.relative } else { None },
             ..Default::default()
         };
         let t = bhgpu::traverse(gpu, &mut octree, &f.params, &o, &mut self.bufs)?;
+        self.has_acc = true;
         add_times(&mut self.times.tree, &t);
         if potential {
             // Accelerations again (monopoles) into the spare buffer, which is free now.

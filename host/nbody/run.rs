@@ -12,8 +12,8 @@ use super::ic::{DiskGalaxy, Encounter, Hernquist, Plummer};
 use super::image;
 use super::snapshot::{self, Format, Precision, Snapshot};
 use crate::backend::Backend;
-use crate::bh::Params;
 use crate::bh::gpu::Traversal;
+use crate::bh::{Params, Relative};
 use crate::repro::output::{Csv, OutDir, progress};
 use crate::repro::plot::{self, Axis, LineChart, Scale, Series};
 use serde::{Deserialize, Serialize};
@@ -93,6 +93,9 @@ pub struct StepConfig {
     pub eps: f64,
     /// Opening angle θ (GPU tree).
     pub theta: f64,
+    /// Gadget's relative opening criterion with this α instead of θ after the first force
+    /// evaluation (GPU tree; θ then only for the first one, the guard is θ_max = 1).
+    pub alpha: Option<f64>,
     /// Quadrupole moments in the tree forces.
     pub quadrupole: bool,
     /// Particles sampled at the start for the force error against float64 direct summation
@@ -113,6 +116,7 @@ impl Default for StepConfig {
             dt: 0.02,
             eps: 0.05,
             theta: 0.7,
+            alpha: None,
             quadrupole: true,
             check: 1000,
             block_steps: false,
@@ -221,6 +225,11 @@ impl RunConfig {
         }
         if !(r.theta.is_finite() && r.theta >= 0.0) {
             return bad(format!("run.theta = {} must be finite and ≥ 0", r.theta));
+        }
+        if let Some(a) = r.alpha
+            && !(a.is_finite() && a > 0.0)
+        {
+            return bad(format!("run.alpha = {a} must be finite and > 0"));
         }
         if self.ic.kind != IcKind::Snapshot && self.ic.n < 2 {
             return bad(format!("ic.n = {} must be at least 2", self.ic.n));
@@ -469,6 +478,10 @@ pub fn run(
                 },
                 traversal: Traversal::Group2,
                 quadrupole: c.run.quadrupole,
+                relative: c.run.alpha.map(|a| Relative {
+                    alpha: a as f32,
+                    theta_max: Relative::THETA_MAX,
+                }),
             };
             let sim = GpuSim::new(gpu.as_ref(), &particles, forces)?;
             if c.run.check > 0 {

@@ -744,14 +744,52 @@ macro_rules! group_kernel {
             unsafe {
                 let pot = core::ptr::null_mut();
                 if softened(eps2) {
-                    gravity_group::<$k, true, $quad, false>(
+                    gravity_group::<$k, true, $quad, false, false>(
                         bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
-                        theta2, eps2, g, acc, pot,
+                        theta2, eps2, g, acc, pot, 0.0,
                     )
                 } else {
-                    gravity_group::<$k, false, $quad, false>(
+                    gravity_group::<$k, false, $quad, false, false>(
                         bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
-                        theta2, eps2, g, acc, pot,
+                        theta2, eps2, g, acc, pot, 0.0,
+                    )
+                }
+            }
+        }
+    };
+    // The relative opening criterion: `acc` holds the previous accelerations on entry.
+    ($(#[$doc:meta])* $name:ident, $k:literal, $quad:literal, relative) => {
+        $(#[$doc])*
+        #[crate::kernel]
+        pub unsafe fn $name(
+            bodies: *const Body,
+            n: u32,
+            sort: *const u32,
+            groups: *const [u32; 2],
+            header: *mut TreeHeader,
+            child: *const i32,
+            next: *const i32,
+            cell_pm: *const Body,
+            cell_quad: *const Quad,
+            layout: Layout,
+            theta2: f32,
+            eps2: f32,
+            g: f32,
+            alpha: f32,
+            acc: *mut Accel,
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe {
+                let pot = core::ptr::null_mut();
+                if softened(eps2) {
+                    gravity_group::<$k, true, $quad, false, true>(
+                        bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
+                        theta2, eps2, g, acc, pot, alpha,
+                    )
+                } else {
+                    gravity_group::<$k, false, $quad, false, true>(
+                        bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
+                        theta2, eps2, g, acc, pot, alpha,
                     )
                 }
             }
@@ -787,6 +825,17 @@ group_kernel!(
     /// [`bh_gravity_group2`] with quadrupole moments (see [`bh_gravity_group_quad`]).
     bh_gravity_group2_quad, 2, true
 );
+group_kernel!(
+    /// [`bh_gravity_group2`] with Gadget's relative opening criterion ([`is_far_relative`]):
+    /// `acc` holds each body's previous acceleration (with G) on entry and the new one on exit
+    /// (a group reads its own bodies' before it writes them); `alpha` is the tolerated fraction
+    /// of the group's smallest previous acceleration, `theta2` the geometric guard θ_max².
+    bh_gravity_group2_rel, 2, false, relative
+);
+group_kernel!(
+    /// [`bh_gravity_group2_rel`] with quadrupole moments: the criterion's order is one higher.
+    bh_gravity_group2_quad_rel, 2, true, relative
+);
 
 /// [`bh_gravity_group2`] that also writes each body's potential `pot[i] = G Σ_j −m_j /
 /// √(r_ij² + ε²)` over the other bodies (monopoles, the same list as the accelerations): the
@@ -813,14 +862,14 @@ pub unsafe fn bh_gravity_group2_pot(
     // SAFETY: forwarded contract.
     unsafe {
         if softened(eps2) {
-            gravity_group::<2, true, false, true>(
+            gravity_group::<2, true, false, true, false>(
                 bodies, n, sort, groups, header, child, next, cell_pm, q, layout, theta2, eps2, g,
-                acc, pot,
+                acc, pot, 0.0,
             )
         } else {
-            gravity_group::<2, false, false, true>(
+            gravity_group::<2, false, false, true, false>(
                 bodies, n, sort, groups, header, child, next, cell_pm, q, layout, theta2, eps2, g,
-                acc, pot,
+                acc, pot, 0.0,
             )
         }
     }
@@ -834,7 +883,13 @@ pub unsafe fn bh_gravity_group2_pot(
 /// As [`bh_gravity_group`]; groups hold at most `32 K` bodies.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool, const POT: bool>(
+unsafe fn gravity_group<
+    const K: usize,
+    const SOFT: bool,
+    const QUAD: bool,
+    const POT: bool,
+    const REL: bool,
+>(
     bodies: *const Body,
     n: u32,
     sort: *const u32,
@@ -850,6 +905,7 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool, cons
     g: f32,
     acc: *mut Accel,
     pot: *mut f32,
+    alpha: f32,
 ) {
     let lane = lane_id();
     let wib = warp_idx() as usize;
@@ -902,11 +958,27 @@ unsafe fn gravity_group<const K: usize, const SOFT: bool, const QUAD: bool, cons
                 }
             }
             let (bc, bh) = warp_box(lo, hi);
+            // The relative criterion's bound from the group's smallest previous acceleration.
+            let lim = if REL {
+                let mut a2 = f32::INFINITY;
+                for ik in i {
+                    let a = *acc.add(ik as usize);
+                    a2 = a2.min(a.x * a.x + a.y * a.y + a.z * a.z);
+                }
+                relative_limit(alpha, all_reduce(a2, f32::min), g)
+            } else {
+                0.0
+            };
 
             // One walk of the group's box; the interaction sums each lane's share of the list.
             let tree = RawOctree::new(bodies, child, next, cell_pm, n, layout);
-            let far =
-                |s: &Body, depth: usize| is_far_from_box(s.pos(), *w2.add(depth), bc, bh, theta2);
+            let far = |s: &Body, depth: usize| {
+                if REL {
+                    is_far_relative::<QUAD>(s, *w2.add(depth), bc, bh, theta2, lim)
+                } else {
+                    is_far_from_box(s.pos(), *w2.add(depth), bc, bh, theta2)
+                }
+            };
             let shares = Shares { part, shift };
             let mut t = Targets::at(p);
             let stats = if POT {

@@ -496,6 +496,45 @@ pub fn is_far_from_box(com: [f32; 3], w2: f32, bc: [f32; 3], bh: [f32; 3], theta
     is_far(box_dist2(com, bc, bh), w2, theta2)
 }
 
+/// The relative opening criterion (Gadget-2's, per group): a cell of mass `m`, squared width
+/// `w2`, centre of mass `s` is far for every body of the box `bc ± bh` when it passes the
+/// geometric guard `w / r < θ_max` (`theta2` = θ_max²; r from the box's nearest point) and its
+/// truncation error is below a fraction α of the smallest acceleration of the group,
+/// `G m / r² · (w / r)^p ≤ α |a|_min`, with p = 2 for monopoles and 3 with quadrupoles (the
+/// first neglected order). `lim` = α |a|_min / G; without a usable one (zero, negative, NaN:
+/// no previous acceleration) the geometric test decides alone.
+#[inline(always)]
+pub fn is_far_relative<const QUAD: bool>(
+    s: &Body,
+    w2: f32,
+    bc: [f32; 3],
+    bh: [f32; 3],
+    theta2: f32,
+    lim: f32,
+) -> bool {
+    let r2 = box_dist2(s.pos(), bc, bh);
+    if !is_far(r2, w2, theta2) {
+        return false;
+    }
+    if !(lim > 0.0 && lim.is_finite()) {
+        return true;
+    }
+    // Dimensionless and sqrt-free: x = m / (r² lim), q = (w / r)²; x q ≤ 1, or x² q³ ≤ 1.
+    let x = s.m / (r2 * lim);
+    let q = w2 / r2;
+    if QUAD {
+        x * x * q * q * q <= 1.0
+    } else {
+        x * q <= 1.0
+    }
+}
+
+/// α |a|_min / G for [`is_far_relative`] from the previous accelerations (with G) of a group.
+#[inline(always)]
+pub fn relative_limit(alpha: f32, a2_min: f32, g: f32) -> f32 {
+    alpha * crate::gpu::math::sqrt(a2_min) / g
+}
+
 /// Axis-aligned box of points as (centre, half-extents).
 #[inline(always)]
 pub fn box_of(lo: [f32; 3], hi: [f32; 3]) -> ([f32; 3], [f32; 3]) {
