@@ -65,7 +65,7 @@ pub fn combined(bodies: &[Body], h: &[f32], t: &SphTree, o: &Options, parts: u32
                             y: p.g * t.a[0][1],
                             z: p.g * t.a[0][2],
                         };
-                        (a, g.count, g.density.rho)
+                        (a, g.count, g.rho)
                     })
                     .collect::<Vec<_>>()
             };

@@ -188,9 +188,12 @@ unsafe fn group<const SOFT: bool, const QUAD: bool>(
                 hi: up,
                 h: all_reduce(hi, f32::max),
             };
-            let (bc, bh) = box_of(lo, up);
-            let far =
-                |s: &Body, depth: usize| is_far_from_box(s.pos(), *w2.add(depth), bc, bh, theta2);
+            // The gravity box (centre, half-extents) is recomputed from the group's box at each
+            // test rather than held: six fewer registers live through the walk.
+            let far = |s: &Body, depth: usize| {
+                let (bc, bh) = box_of(reach.lo, reach.hi);
+                is_far_from_box(s.pos(), *w2.add(depth), bc, bh, theta2)
+            };
             let reach_cell = |c: i32| reach.cell(&*boxes.add(c as usize));
             let reach_body = |q: &Body| reach.body(q);
             let shares = Shares { part, shift };
@@ -213,7 +216,7 @@ unsafe fn group<const SOFT: bool, const QUAD: bool>(
                 )
             };
             // The shares of a body's lanes (lanes `seat + seats j`) summed into each of them.
-            let (mut a, mut count, mut rh) = (t.a[0], nt.count, nt.density.rho);
+            let (mut a, mut count, mut rh) = (t.a[0], nt.count, nt.rho);
             let mut off = seats;
             while off < crate::WARP_SIZE {
                 for c in a.iter_mut() {

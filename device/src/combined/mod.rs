@@ -17,7 +17,8 @@
 pub mod kernels;
 
 use crate::bh::Body;
-use crate::sph::{CellBox, Density, GATHER, Sink, body_reachable, cell_reachable, dist2, within};
+use crate::math;
+use crate::sph::{CellBox, GATHER, body_reachable, cell_reachable, dist2, kernel_w_at, within};
 use crate::walk::Interaction;
 pub use crate::walk::near::Fields;
 
@@ -79,12 +80,16 @@ impl GroupReach {
     }
 }
 
-/// One target's gather sums: its position, neighbour count and density (with its `h`).
+/// One target's gather sums: its position, smoothing length (and its inverse, taken once),
+/// neighbour count and density.
 #[derive(Clone, Copy, Debug)]
 pub struct Gather {
     pub p: [f32; 3],
+    pub h: f32,
+    pub inv_h: f32,
+    pub kernel: u32,
     pub count: u32,
-    pub density: Density,
+    pub rho: f32,
 }
 
 impl Gather {
@@ -92,19 +97,20 @@ impl Gather {
     pub fn at(p: [f32; 3], h: f32, kernel: u32) -> Self {
         Gather {
             p,
+            h,
+            inv_h: 1.0 / h,
+            kernel,
             count: 0,
-            density: Density {
-                kernel,
-                h,
-                rho: 0.0,
-            },
+            rho: 0.0,
         }
     }
 }
 
 /// The near-field interaction: a listed body within the target's `h` (strictly, as
 /// `crate::sph::is_neighbour` under [`GATHER`]) is counted and adds `m_j W(r_ij, h_i)` to the
-/// density (the target itself included).
+/// density (the target itself included), as `crate::sph::Density` adds it but with one division
+/// per target and the approximate square root (`crate::sph::kernel_w_at`; on the host both are
+/// the correctly rounded ones, so the CPU twin sums exactly what the SPH search's does).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GatherDensity;
 
@@ -118,9 +124,13 @@ impl Interaction for GatherDensity {
     #[inline(always)]
     fn add(&self, t: &mut Gather, s: &Body, _: &()) {
         let r2 = dist2(t.p, s.pos());
-        if within(r2, t.density.h) {
+        if within(r2, t.h) {
             t.count += 1;
-            t.density.take(0, r2, s.m);
+            t.rho = math::fma(
+                s.m,
+                kernel_w_at(t.kernel, math::sqrt_approx(r2), t.inv_h),
+                t.rho,
+            );
         }
     }
 }
@@ -128,7 +138,7 @@ impl Interaction for GatherDensity {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sph::is_neighbour;
+    use crate::sph::{Density, Sink, is_neighbour};
 
     #[test]
     fn gather_density_takes_what_the_gather_test_takes() {
@@ -158,7 +168,7 @@ mod tests {
                 want.take(0, r2, s.m);
             }
         }
-        assert_eq!((t.count, t.density.rho), (count, want.rho));
+        assert_eq!((t.count, t.rho), (count, want.rho));
         assert_eq!(count, 3);
     }
 

@@ -145,7 +145,7 @@ pub unsafe fn walk_warp_near<T: Octree, I: Interaction, N: Interaction<Extra = (
     let reach = |c: i32| near_on && reach(c);
     let reach_body = |b: &Body| near_on && reach_body(b);
     let (mut fs, mut ns) = (WalkStats::default(), WalkStats::default());
-    let mut popped = 0u64;
+    let mut popped = 0u32;
     // SAFETY: per the contract.
     unsafe {
         let (mut len, mut nlen) = (0usize, 0usize);
@@ -177,7 +177,7 @@ pub unsafe fn walk_warp_near<T: Octree, I: Interaction, N: Interaction<Extra = (
         let (slot, octant) = ((lane / 8) as usize, lane % 8);
         while sp > 0 {
             let (np, e) = pop_cells(stack, &mut sp, slot);
-            popped += np as u64;
+            popped += np as u32;
             let (cell, code) = (e >> 5, (e & 31) as u32);
             let near_only = code == NEAR_ONLY;
             // The slot's decision, spelled out as in `walk_warp`: listed far, listed near,
@@ -275,6 +275,6 @@ pub unsafe fn walk_warp_near<T: Octree, I: Interaction, N: Interaction<Extra = (
     NearStats {
         listed: fs.listed,
         near: ns.listed,
-        popped,
+        popped: popped as u64,
     }
 }
