@@ -12,6 +12,7 @@
 
 pub mod backend;
 pub mod bh;
+pub mod combined;
 pub mod fem;
 pub mod files;
 pub mod multi;

@@ -47,6 +47,9 @@ enum Command {
     Sbh(SbhArgs),
     /// SPH neighbour search (tree walks or linked cells): counts, time, optionally density.
     Neighbours(warpkit::sph::cli::NeighboursArgs),
+    /// Gravity and SPH density in one tree walk against the two separate walks: times and
+    /// speed-up.
+    Combined(warpkit::combined::cli::CombinedArgs),
     /// Hex8 cantilever: assemble (CPU or GPU), clamp x = 0, load the free end, solve by PCG, and
     /// compare the tip deflection with Timoshenko beam theory.
     Fem {
@@ -153,6 +156,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Gravity(args) => gravity(cli.backend, args),
         Command::Sbh(args) => sbh(cli.backend, args),
         Command::Neighbours(args) => warpkit::sph::cli::run(cli.backend, args),
+        Command::Combined(args) => warpkit::combined::cli::run(cli.backend, args),
         Command::Fem {
             size,
             cells,

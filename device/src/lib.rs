@@ -11,6 +11,7 @@
 //! | [`rng`] | a counter-based generator for reproducible inputs on either side | yes |
 //! | [`sbh`] | stochastic Barnes–Hut and Barnes–Hut at query points: kernel functions, estimators | formulas, CPU twin's traversal |
 //! | [`sph`] | SPH neighbour search (tree walks, linked cells), density, smoothing lengths | formulas; the CPU twins' tests |
+//! | [`combined`] | gravity and SPH density in one warp-group walk (GASPHiA's merged traversal) | formulas; the CPU twin's walk |
 //! | [`selftest`] | the warp-reduction self test and one probe kernel per intrinsic | formulas and launch shapes |
 #![no_std]
 // asm_experimental_arch: the layer's shared-memory macros expand their `asm!` here.
@@ -20,6 +21,7 @@
 extern crate std;
 
 pub mod bh;
+pub mod combined;
 pub mod fem;
 pub mod nbody;
 pub mod rng;

@@ -14,8 +14,13 @@
 //!   memory that all lanes sum (lanes may split it: [`Shares`]) when it fills, after Bonsai;
 //! - [`walk_list`] (CPU twin, host only) makes the same list sequentially, so the two backends
 //!   differ only in summation order.
+//!
+//! [`near`] is the same walk with a second, near-field list (gravity and SPH neighbours in one
+//! traversal).
 
 use crate::bh::Body;
+
+pub mod near;
 
 /// A tree as the walk reads it: `crate::bh`'s slot conventions (a child slot holds `EMPTY`, a
 /// body `0..n`, or a cell as `n + cell`; buckets chain through `next`).

@@ -216,8 +216,16 @@ pub fn kernel_shape<R: Real>(kernel: u32, q: R) -> R {
 /// `W(r, h)` from the squared distance, float32 (the kernels' form).
 #[inline(always)]
 pub fn kernel_w(kernel: u32, r2: f32, h: f32) -> f32 {
-    let inv = 1.0 / h;
-    kernel_shape(kernel, math::sqrt(r2) * inv) * (inv * inv * inv)
+    kernel_w_at(kernel, math::sqrt(r2), 1.0 / h)
+}
+
+/// `W(r, h)` from the distance `r` and `inv = 1/h`, the one copy of the scaling: [`kernel_w`]
+/// takes `r = √r²` correctly rounded; the combined gravity + density walk (`crate::combined`),
+/// which sums many neighbours of one target, divides once and takes `math::sqrt_approx` (there a
+/// `sqrt.rn` with its slow-path subroutine cost 16 registers of 96).
+#[inline(always)]
+pub fn kernel_w_at(kernel: u32, r: f32, inv: f32) -> f32 {
+    kernel_shape(kernel, r * inv) * (inv * inv * inv)
 }
 
 /// What a search does with each neighbour `j` of one target: count it, write it, or add its

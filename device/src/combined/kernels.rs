@@ -1,0 +1,251 @@
+//! The combined gravity + density kernels: one walk per warp group of `bh_sort` (groups of at
+//! most 32 bodies, one per lane), groups handed out by a counter. Launch `GROUP_BLOCK`-thread
+//! blocks (`crate::bh::GROUP_BLOCK`), any grid.
+
+use super::*;
+use crate::bh::{
+    Accel, GROUP_BLOCK, GROUP_LIST, GROUP_STACK, GroupLanes, Layout, MAX_DEPTH, Monopole, Quad,
+    Quadrupole, RawOctree, Targets, TreeHeader, box_of, is_far_from_box, root_cell, softened,
+    width2_at,
+};
+use crate::gpu::atomic::atomic_add_u32;
+use crate::gpu::atomic::atomic_add_u64;
+use crate::gpu::thread::*;
+use crate::gpu::warp::*;
+use crate::walk::near::walk_warp_near;
+use crate::walk::{DevArray, Shares};
+
+const WARPS: usize = (GROUP_BLOCK / crate::WARP_SIZE) as usize;
+const STACK: usize = MAX_DEPTH + 1;
+crate::static_shared!(combined_stack: [i32; WARPS * GROUP_STACK]);
+crate::static_shared!(combined_list: [Body; WARPS * GROUP_LIST]);
+crate::static_shared!(combined_quads: [Quad; WARPS * GROUP_LIST]);
+crate::static_shared!(combined_near: [Body; WARPS * GROUP_LIST]);
+crate::static_shared!(combined_w2: [f32; STACK]);
+
+/// Accelerations (`acc[i]`, as `bh_gravity_group`: monopoles, G included), gather neighbour
+/// counts (`counts[i]`) and SPH densities (`rho[i]`, kernel `params.kernel`, support `h[i]`) of
+/// every body, in one walk per warp group ([`crate::walk::near`]); `params.parts` may ask for one
+/// part alone (the other's outputs may then be null).
+///
+/// The tree: built, summarized and sorted by `crate::bh` (`groups` of at most 32 bodies,
+/// `header` after `bh_sort`: its box and group count), with each cell's box and largest `h`
+/// (`boxes`, `sph_cell_boxes`). `next_group` is zero before the launch. `stats` (null to skip)
+/// receives three sums: gravity interactions (listed sources × group size), near pairs tested
+/// (candidates × group size), cells opened.
+#[allow(clippy::too_many_arguments)]
+#[crate::kernel]
+pub unsafe fn combined_group(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    sort: *const u32,
+    groups: *const [u32; 2],
+    header: *const TreeHeader,
+    next_group: *mut u32,
+    child: *const i32,
+    next: *const i32,
+    cell_pm: *const Body,
+    boxes: *const CellBox,
+    layout: Layout,
+    params: WalkParams,
+    acc: *mut Accel,
+    counts: *mut u32,
+    rho: *mut f32,
+    stats: *mut u64,
+) {
+    let q = core::ptr::null();
+    // SAFETY: forwarded contract.
+    unsafe {
+        if softened(params.eps2) {
+            group::<true, false>(
+                bodies, h, n, sort, groups, header, next_group, child, next, cell_pm, q, boxes,
+                layout, params, acc, counts, rho, stats,
+            )
+        } else {
+            group::<false, false>(
+                bodies, h, n, sort, groups, header, next_group, child, next, cell_pm, q, boxes,
+                layout, params, acc, counts, rho, stats,
+            )
+        }
+    }
+}
+
+/// [`combined_group`] with the cells' quadrupole moments (`cell_quad`, summarized), as
+/// `bh_gravity_group_quad`. Separate so that the monopole kernel reserves no shared memory for
+/// listed moments.
+#[allow(clippy::too_many_arguments)]
+#[crate::kernel]
+pub unsafe fn combined_group_quad(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    sort: *const u32,
+    groups: *const [u32; 2],
+    header: *const TreeHeader,
+    next_group: *mut u32,
+    child: *const i32,
+    next: *const i32,
+    cell_pm: *const Body,
+    cell_quad: *const Quad,
+    boxes: *const CellBox,
+    layout: Layout,
+    params: WalkParams,
+    acc: *mut Accel,
+    counts: *mut u32,
+    rho: *mut f32,
+    stats: *mut u64,
+) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        if softened(params.eps2) {
+            group::<true, true>(
+                bodies, h, n, sort, groups, header, next_group, child, next, cell_pm, cell_quad,
+                boxes, layout, params, acc, counts, rho, stats,
+            )
+        } else {
+            group::<false, true>(
+                bodies, h, n, sort, groups, header, next_group, child, next, cell_pm, cell_quad,
+                boxes, layout, params, acc, counts, rho, stats,
+            )
+        }
+    }
+}
+
+/// The warp-group walk of both fields (one body per lane; a group of at most 16 or 8 bodies
+/// repeats its bodies over 2 or 4 lane sets that split both lists, as in `bh_gravity_group`).
+///
+/// # Safety
+/// As [`combined_group`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn group<const SOFT: bool, const QUAD: bool>(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    sort: *const u32,
+    groups: *const [u32; 2],
+    header: *const TreeHeader,
+    next_group: *mut u32,
+    child: *const i32,
+    next: *const i32,
+    cell_pm: *const Body,
+    cell_quad: *const Quad,
+    boxes: *const CellBox,
+    layout: Layout,
+    params: WalkParams,
+    acc: *mut Accel,
+    counts: *mut u32,
+    rho: *mut f32,
+    stats: *mut u64,
+) {
+    let lane = lane_id();
+    let wib = warp_idx() as usize;
+    let fields = fields(params.parts);
+    let (theta2, eps2) = (params.theta2, params.eps2);
+    // SAFETY: header complete; shared arrays sized above, one share per warp; whole warps
+    // throughout (lanes without a body stand on the group's first); barriers reached by all.
+    unsafe {
+        let stack = combined_stack().add(wib * GROUP_STACK);
+        let list = combined_list().add(wib * GROUP_LIST);
+        let near_list = combined_near().add(wib * GROUP_LIST);
+        // Monopoles: no list of moments (and no shared memory reserved for one).
+        let lq: *mut Quad = if QUAD {
+            combined_quads().add(wib * GROUP_LIST)
+        } else {
+            core::ptr::null_mut()
+        };
+        let w2 = combined_w2();
+        let (_, root_half) = root_cell(&*header);
+        let t = thread_idx_x() as usize;
+        if t < STACK {
+            *w2.add(t) = width2_at(root_half, t);
+        }
+        sync_threads();
+        let ngroups = (*header).groups;
+        let take_group = || {
+            let w = if lane == 0 {
+                atomic_add_u32(next_group, 1)
+            } else {
+                0
+            };
+            shfl_idx(FULL_MASK, w, 0).0
+        };
+        let tree = RawOctree::new(bodies, child, next, cell_pm, n, layout);
+        let mut w = take_group();
+        while w < ngroups {
+            let [first, size] = *groups.add(w as usize);
+            let GroupLanes { shift, seat, part } = GroupLanes::of(size, 1, lane);
+            let seats = crate::WARP_SIZE >> shift;
+            let active = seat < size;
+            let i = *sort.add((first + if active { seat } else { 0 }) as usize) as usize;
+            let p = (*bodies.add(i)).pos();
+            let hi = *h.add(i);
+            let lo: [f32; 3] = core::array::from_fn(|k| all_reduce(p[k], f32::min));
+            let up: [f32; 3] = core::array::from_fn(|k| all_reduce(p[k], f32::max));
+            let reach = GroupReach {
+                lo,
+                hi: up,
+                h: all_reduce(hi, f32::max),
+            };
+            // The gravity box (centre, half-extents) is recomputed from the group's box at each
+            // test rather than held: six fewer registers live through the walk.
+            let far = |s: &Body, depth: usize| {
+                let (bc, bh) = box_of(reach.lo, reach.hi);
+                is_far_from_box(s.pos(), *w2.add(depth), bc, bh, theta2)
+            };
+            let reach_cell = |c: i32| reach.cell(&*boxes.add(c as usize));
+            let reach_body = |q: &Body| reach.body(q);
+            let shares = Shares { part, shift };
+            let mut t = Targets::at([p]);
+            let mut nt = Gather::at(p, hi, params.kernel);
+            let near = GatherDensity;
+            let st = if QUAD {
+                let quads = DevArray::new(cell_quad);
+                let inter = Quadrupole::<_, 1, SOFT> { eps2, quads };
+                walk_warp_near(
+                    &tree, &inter, &near, fields, far, reach_cell, reach_body, stack, list, lq,
+                    near_list, shares, &mut t, &mut nt,
+                )
+            } else {
+                let inter = Monopole::<1, SOFT> { eps2 };
+                let none = core::ptr::NonNull::<()>::dangling().as_ptr();
+                walk_warp_near(
+                    &tree, &inter, &near, fields, far, reach_cell, reach_body, stack, list, none,
+                    near_list, shares, &mut t, &mut nt,
+                )
+            };
+            // The shares of a body's lanes (lanes `seat + seats j`) summed into each of them.
+            let (mut a, mut count, mut rh) = (t.a[0], nt.count, nt.rho);
+            let mut off = seats;
+            while off < crate::WARP_SIZE {
+                for c in a.iter_mut() {
+                    *c += shfl_xor_f32(FULL_MASK, *c, off).0;
+                }
+                count += shfl_xor(FULL_MASK, count, off).0;
+                rh += shfl_xor_f32(FULL_MASK, rh, off).0;
+                off <<= 1;
+            }
+            if lane == 0 && !stats.is_null() {
+                atomic_add_u64(stats, st.listed * size as u64);
+                atomic_add_u64(stats.add(1), st.near * size as u64);
+                atomic_add_u64(stats.add(2), st.popped);
+            }
+            if active && part == 0 {
+                if fields != Fields::Near {
+                    let g = params.g;
+                    *acc.add(i) = Accel {
+                        x: g * a[0],
+                        y: g * a[1],
+                        z: g * a[2],
+                    };
+                }
+                if fields != Fields::Far {
+                    *counts.add(i) = count;
+                    *rho.add(i) = rh;
+                }
+            }
+            w = take_group();
+        }
+    }
+}

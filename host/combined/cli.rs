@@ -1,0 +1,144 @@
+//! `warpkit combined`: gravity and SPH density by one walk against the two separate walks on a
+//! scene: times, speed-up, walk counts, and how far the two answers are apart.
+
+use super::{Comparison, Options, compare, max_acc_diff, max_rel_diff};
+use crate::backend::{self, BackendChoice};
+use crate::bh::Params;
+use crate::bh::scene::{self, Scene};
+use crate::sph::{HParams, Method, SmoothingKernel, initial_h};
+
+/// Arguments of `warpkit combined`.
+#[derive(clap::Args, Debug)]
+pub struct CombinedArgs {
+    #[arg(long, value_enum, default_value_t = Scene::Uniform)]
+    pub scene: Scene,
+    #[arg(long, default_value_t = 1 << 20)]
+    pub n: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// One smoothing length (support radius) for every particle (default: the sphere of
+    /// --neighbours particles at the box's mean density).
+    #[arg(long, conflicts_with = "adapt")]
+    pub h: Option<f32>,
+    /// Target gather count, for the default h and --adapt.
+    #[arg(long, default_value_t = 64.0)]
+    pub neighbours: f32,
+    /// Iterate per-particle h to --neighbours ± 2 first (the SPH group search), untimed here.
+    #[arg(long)]
+    pub adapt: bool,
+    #[arg(long, default_value_t = 0.5)]
+    pub theta: f32,
+    #[arg(long, default_value_t = 0.05)]
+    pub eps: f32,
+    /// Quadrupole moments in the cells' gravity (both walks).
+    #[arg(long)]
+    pub quadrupole: bool,
+    #[arg(long, value_enum, default_value_t = SmoothingKernel::CubicSpline)]
+    pub kernel: SmoothingKernel,
+    /// Timed rounds (median; the GPU also runs one warm-up round).
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+}
+
+/// Runs the command; prints the times as a Markdown table.
+pub fn run(choice: BackendChoice, a: CombinedArgs) -> anyhow::Result<()> {
+    let mut bodies = scene::generate(a.scene, a.n, a.seed);
+    scene::shuffle(&mut bodies, a.seed);
+    let n = bodies.len();
+    let (backend, notice) = backend::select(choice)?;
+    if let Some(m) = notice {
+        eprintln!("note: {m}");
+    }
+    let h0 = vec![a.h.unwrap_or_else(|| initial_h(&bodies, a.neighbours)); n];
+    let h = if a.adapt {
+        let hp = HParams {
+            target: a.neighbours,
+            ..HParams::default()
+        };
+        let o = crate::sph::SearchOptions {
+            method: Method::Group,
+            criterion: crate::sph::Criterion::Gather,
+            iterate: Some(hp),
+            density: None,
+        };
+        let s = crate::sph::search(&backend, &bodies, h0, &o)?;
+        if let Some((r, _)) = &s.iteration {
+            println!("h iteration: {}", r.report());
+        }
+        s.h
+    } else {
+        h0
+    };
+    let o = Options {
+        gravity: Params {
+            theta: a.theta,
+            eps: a.eps,
+            g: 1.0,
+        },
+        kernel: a.kernel,
+        quadrupole: a.quadrupole,
+    };
+    println!(
+        "combined gravity + density walk: {:?} n={n} θ={} ε={} {} kernel {:?} on {}",
+        a.scene,
+        a.theta,
+        a.eps,
+        if a.quadrupole {
+            "quadrupoles"
+        } else {
+            "monopoles"
+        },
+        a.kernel,
+        backend.name()
+    );
+    let Comparison {
+        combined,
+        separate,
+        times: t,
+        walks,
+        tree_ms,
+    } = compare(&backend, &bodies, &h, &o, a.repeats)?;
+    if let Some((tree, boxes)) = tree_ms {
+        println!("tree {tree:.3} ms, cell boxes {boxes:.3} ms");
+    }
+    let digits = if backend.is_gpu() { 3 } else { 1 };
+    println!("| walk | ms (median of {}) |", a.repeats.max(1));
+    println!("| --- | --- |");
+    println!(
+        "| combined (gravity + density + counts) | {:.digits$} |",
+        t.combined
+    );
+    println!("| gravity group walk | {:.digits$} |", t.gravity);
+    println!("| SPH group walk, density | {:.digits$} |", t.density);
+    println!("| separate, sum | {:.digits$} |", t.separate());
+    if let (Some(g), Some(d)) = (t.gravity_part, t.density_part) {
+        println!("| combined kernel, gravity alone | {g:.digits$} |");
+        println!("| combined kernel, density alone | {d:.digits$} |");
+    }
+    println!(
+        "speed-up of the combined walk over the separate walks: {:.2}×",
+        t.speedup()
+    );
+    if let Some(w) = walks {
+        println!(
+            "combined walk: {:.1} gravity interactions, {:.1} near pairs tested per body; {} cells opened",
+            w.gravity as f64 / n as f64,
+            w.near as f64 / n as f64,
+            w.opened
+        );
+    }
+    let mean_count = combined.counts.iter().map(|&c| c as f64).sum::<f64>() / n as f64;
+    let count_diff = combined
+        .counts
+        .iter()
+        .zip(&separate.counts)
+        .filter(|(a, b)| a != b)
+        .count();
+    println!(
+        "combined vs separate: acceleration max rel diff {:.2e}, density max rel diff {:.2e}, \
+         counts differing {count_diff} (mean count {mean_count:.2})",
+        max_acc_diff(&combined.acc, &separate.acc, 1e-30),
+        max_rel_diff(&combined.rho, &separate.rho, 1e-30),
+    );
+    Ok(())
+}

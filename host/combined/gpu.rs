@@ -1,0 +1,341 @@
+//! The GPU launchers: one boxed, sorted octree on the device (the `bh` tree stages, `bh_sort` in
+//! warp groups of 32, `sph_cell_boxes`), and on it the combined kernel and the two walks it
+//! replaces, the existing `bh_gravity_group` (or `_quad`) and `sph_group` (gather density or
+//! count), each timed with CUDA events.
+
+use super::{CombinedError, Options, Results, validate};
+use crate::bh::gpu::{BhError, Storage, TreeBuffers, build_device_tree_with};
+use crate::bh::initial_cells;
+use crate::device::bh::kernels as bk;
+use crate::device::bh::{self as bdev, Accel, Body, TreeHeader};
+use crate::device::combined::kernels as k;
+use crate::device::combined::{Fields, fields};
+use crate::device::sph::kernels as sk;
+use crate::device::sph::{self as sdev, CellBox};
+use crate::runtime::{CudaSlice, Gpu, GpuError};
+
+/// Failures of a GPU request.
+#[derive(Debug, thiserror::Error)]
+pub enum CombinedGpuError {
+    #[error(transparent)]
+    Input(#[from] CombinedError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error(transparent)]
+    Tree(#[from] BhError),
+}
+
+/// What the combined kernel's walks did (`stats`: sums over the groups).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WalkCounts {
+    /// Gravity interactions: listed sources × group size.
+    pub gravity: u64,
+    /// Near pairs tested: listed candidates × group size.
+    pub near: u64,
+    /// Cells opened.
+    pub opened: u64,
+}
+
+/// Bodies, smoothing lengths and their boxed, sorted octree (with moments when asked) on the
+/// device.
+pub struct DeviceCombined {
+    pub n: usize,
+    pub bodies: CudaSlice<Body>,
+    pub h: CudaSlice<f32>,
+    pub tree: TreeBuffers,
+    pub layout: bdev::Layout,
+    pub sort: CudaSlice<u32>,
+    pub groups: CudaSlice<[u32; 2]>,
+    pub boxes: CudaSlice<CellBox>,
+    /// Whether the cells have quadrupole moments.
+    pub quadrupole: bool,
+    /// Milliseconds: tree (bounding box, build, summarize, sort) and the cell boxes.
+    pub tree_ms: f64,
+    pub boxes_ms: f64,
+}
+
+impl DeviceCombined {
+    /// Uploads and builds (input valid per [`validate`]; moments when `o.quadrupole`).
+    pub fn new(
+        gpu: &Gpu,
+        bodies: &[Body],
+        h: &[f32],
+        o: &Options,
+    ) -> Result<Self, CombinedGpuError> {
+        validate(bodies, h, o)?;
+        let n = bodies.len();
+        let n32 = n as u32;
+        let oct =
+            build_device_tree_with(gpu, bodies, Storage::Dense, initial_cells(n), o.quadrupole)?;
+        let mut t = oct.tree;
+        let layout = oct.layout;
+        let mut sort = gpu.alloc_poisoned::<u32>(n)?;
+        let mut groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
+        let sort_cfg = gpu.resident_grid(bk::bh_sort, bdev::TREE_BLOCK)?;
+        // SAFETY: buffers sized per bh_sort's doc (tree built and summarized above).
+        let sort_ms = gpu
+            .time(|| unsafe {
+                let args = (
+                    n32,
+                    &mut t.header,
+                    &t.child,
+                    &t.next,
+                    &t.count,
+                    &mut t.start,
+                    &mut sort,
+                    &mut groups,
+                    bdev::GROUP_SIZE,
+                    layout,
+                );
+                gpu.launch(bk::bh_sort, sort_cfg, args)
+            })?
+            .1;
+        let d_h = gpu.upload(h)?;
+        let mut boxes = gpu.alloc_poisoned::<CellBox>(layout.cells as usize)?;
+        let mut ready = gpu.alloc_zeros::<u32>(layout.cells as usize)?;
+        let cfg = gpu.resident_grid(sk::sph_cell_boxes, sk::CELL_BLOCK)?;
+        // SAFETY: boxes and ready hold layout.cells entries; the tree is complete.
+        let boxes_ms = gpu
+            .time(|| unsafe {
+                let args = (
+                    &oct.bodies,
+                    &d_h,
+                    n32,
+                    &t.header,
+                    &t.child,
+                    &t.next,
+                    &mut boxes,
+                    &mut ready,
+                    layout,
+                );
+                gpu.launch(sk::sph_cell_boxes, cfg, args)
+            })?
+            .1;
+        Ok(DeviceCombined {
+            n,
+            bodies: oct.bodies,
+            h: d_h,
+            tree: t,
+            layout,
+            sort,
+            groups,
+            boxes,
+            quadrupole: o.quadrupole,
+            tree_ms: oct.times.tree() + sort_ms,
+            boxes_ms,
+        })
+    }
+
+    /// The tree's header (after the sort: box, group count).
+    pub fn header(&self, gpu: &Gpu) -> Result<TreeHeader, GpuError> {
+        Ok(gpu.download(&self.tree.header)?[0])
+    }
+
+    /// The combined kernel for `parts` (`warpkit_device::combined::PART_*`; the vectors of a part
+    /// not asked for stay empty), its walk counts and milliseconds. `o.quadrupole` needs a tree
+    /// built with moments. Outputs are poisoned before the launch.
+    pub fn combined(
+        &mut self,
+        gpu: &Gpu,
+        o: &Options,
+        parts: u32,
+    ) -> Result<(Results, WalkCounts, f64), CombinedGpuError> {
+        self.check_quadrupole(o)?;
+        let fields = fields(parts);
+        let n = self.n;
+        let mut acc = (fields != Fields::Near)
+            .then(|| gpu.alloc_poisoned::<Accel>(n))
+            .transpose()?;
+        let mut counts = (fields != Fields::Far)
+            .then(|| gpu.alloc_poisoned::<u32>(n))
+            .transpose()?;
+        let mut rho = (fields != Fields::Far)
+            .then(|| gpu.alloc_poisoned::<f32>(n))
+            .transpose()?;
+        let mut stats = gpu.alloc_zeros::<u64>(3)?;
+        let mut next_group = gpu.alloc_zeros::<u32>(1)?;
+        let params = o.walk_params(parts);
+        let n32 = n as u32;
+        // SAFETY (both launches): a boxed, sorted tree of n bodies with groups of at most 32;
+        // outputs of n entries (or null for a part not computed), stats 3, counter zeroed.
+        let ms = if o.quadrupole {
+            let cfg = gpu.resident_grid(k::combined_group_quad, bdev::GROUP_BLOCK)?;
+            let args = (
+                &self.bodies,
+                &self.h,
+                n32,
+                &self.sort,
+                &self.groups,
+                &self.tree.header,
+                &mut next_group,
+                &self.tree.child,
+                &self.tree.next,
+                &self.tree.cell_pm,
+                &self.tree.cell_quad,
+                &self.boxes,
+                self.layout,
+                params,
+                acc.as_mut(),
+                counts.as_mut(),
+                rho.as_mut(),
+                &mut stats,
+            );
+            gpu.time(|| unsafe { gpu.launch(k::combined_group_quad, cfg, args) })?
+                .1
+        } else {
+            let cfg = gpu.resident_grid(k::combined_group, bdev::GROUP_BLOCK)?;
+            let args = (
+                &self.bodies,
+                &self.h,
+                n32,
+                &self.sort,
+                &self.groups,
+                &self.tree.header,
+                &mut next_group,
+                &self.tree.child,
+                &self.tree.next,
+                &self.tree.cell_pm,
+                &self.boxes,
+                self.layout,
+                params,
+                acc.as_mut(),
+                counts.as_mut(),
+                rho.as_mut(),
+                &mut stats,
+            );
+            gpu.time(|| unsafe { gpu.launch(k::combined_group, cfg, args) })?
+                .1
+        };
+        let download = |b: Option<CudaSlice<f32>>| -> Result<Vec<f32>, GpuError> {
+            b.map(|b| gpu.download(&b)).unwrap_or(Ok(Vec::new()))
+        };
+        let r = Results {
+            acc: acc.map(|b| gpu.download(&b)).unwrap_or(Ok(Vec::new()))?,
+            counts: counts.map(|b| gpu.download(&b)).unwrap_or(Ok(Vec::new()))?,
+            rho: download(rho)?,
+        };
+        let s = gpu.download(&stats)?;
+        let walks = WalkCounts {
+            gravity: s[0],
+            near: s[1],
+            opened: s[2],
+        };
+        Ok((r, walks, ms))
+    }
+
+    /// The existing gravity walk on this tree: `bh_gravity_group` (or `bh_gravity_group_quad`),
+    /// its accelerations and milliseconds.
+    pub fn gravity_group(
+        &mut self,
+        gpu: &Gpu,
+        o: &Options,
+    ) -> Result<(Vec<Accel>, f64), CombinedGpuError> {
+        self.check_quadrupole(o)?;
+        // The kernel takes its groups from the header's counter: reset it (untimed).
+        let mut header = self.header(gpu)?;
+        header.next_group = 0;
+        gpu.stream()
+            .memcpy_htod(&[header], &mut self.tree.header)
+            .map_err(|source| GpuError::Driver {
+                op: "resetting the group counter",
+                source,
+            })?;
+        let mut acc = gpu.alloc_poisoned::<Accel>(self.n)?;
+        let p = &o.gravity;
+        let t = &mut self.tree;
+        let quad = o.quadrupole.then_some(&t.cell_quad);
+        // The two kernels share one signature.
+        macro_rules! launch {
+            ($k:expr) => {{
+                let cfg = gpu.resident_grid($k, bdev::GROUP_BLOCK)?;
+                let args = (
+                    &self.bodies,
+                    self.n as u32,
+                    &self.sort,
+                    &self.groups,
+                    &mut t.header,
+                    &t.child,
+                    &t.next,
+                    &t.cell_pm,
+                    quad,
+                    self.layout,
+                    p.theta * p.theta,
+                    p.eps * p.eps,
+                    p.g,
+                    &mut acc,
+                );
+                // SAFETY: a summarized, sorted tree (moments when asked) with groups of at most
+                // 32; n accelerations out.
+                gpu.time(|| unsafe { gpu.launch($k, cfg, args) })?.1
+            }};
+        }
+        let ms = if o.quadrupole {
+            launch!(bk::bh_gravity_group_quad)
+        } else {
+            launch!(bk::bh_gravity_group)
+        };
+        Ok((gpu.download(&acc)?, ms))
+    }
+
+    /// The existing neighbour walk on this tree: `sph_group` under the gather criterion, in
+    /// density mode (`o.kernel`) or, with `count`, count mode; its outputs (the other vector
+    /// empty) and milliseconds.
+    pub fn sph_group(
+        &mut self,
+        gpu: &Gpu,
+        o: &Options,
+        count: bool,
+    ) -> Result<(Vec<u32>, Vec<f32>, f64), CombinedGpuError> {
+        let ngroups = self.header(gpu)?.groups;
+        let mut next_group = gpu.alloc_zeros::<u32>(1)?;
+        let mut counts = count
+            .then(|| gpu.alloc_poisoned::<u32>(self.n))
+            .transpose()?;
+        let mut rho = (!count)
+            .then(|| gpu.alloc_poisoned::<f32>(self.n))
+            .transpose()?;
+        let mode = if count {
+            sdev::MODE_COUNT
+        } else {
+            sdev::MODE_DENSITY
+        };
+        let cfg = gpu.resident_grid(sk::sph_group, sk::GROUP_BLOCK)?;
+        let args = (
+            &self.bodies,
+            &self.h,
+            self.n as u32,
+            &self.sort,
+            &self.groups,
+            ngroups,
+            &mut next_group,
+            &self.tree.child,
+            &self.tree.next,
+            &self.boxes,
+            self.layout,
+            sdev::GATHER,
+            mode,
+            o.kernel.code(),
+            counts.as_mut(),
+            crate::runtime::Null,
+            crate::runtime::Null,
+            rho.as_mut(),
+        );
+        // SAFETY: a boxed, sorted tree with groups of at most 32; the mode's output holds n.
+        let ms = gpu
+            .time(|| unsafe { gpu.launch(sk::sph_group, cfg, args) })?
+            .1;
+        let counts = counts.map(|b| gpu.download(&b)).unwrap_or(Ok(Vec::new()))?;
+        let rho = rho.map(|b| gpu.download(&b)).unwrap_or(Ok(Vec::new()))?;
+        Ok((counts, rho, ms))
+    }
+
+    fn check_quadrupole(&self, o: &Options) -> Result<(), CombinedGpuError> {
+        if o.quadrupole && !self.quadrupole {
+            return Err(BhError::Option(
+                "quadrupole moments asked of a tree built without them".into(),
+            )
+            .into());
+        }
+        Ok(())
+    }
+}
