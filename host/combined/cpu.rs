@@ -114,7 +114,7 @@ pub fn combined(bodies: &[Body], h: &[f32], t: &SphTree, o: &Options, parts: u32
 /// The two separate walks on `t`: gravity by `bh::cpu::gravity_group` (the twin of
 /// `bh_gravity_group`), gather counts and densities by [`separate_density`].
 pub fn separate(bodies: &[Body], h: &[f32], t: &SphTree, o: &Options) -> Results {
-    let acc = bh::cpu::gravity_group(bodies, &t.tree, &o.gravity, o.quadrupole);
+    let acc = bh::cpu::gravity_group(bodies, &t.tree, &o.gravity, o.quadrupole, None);
     Results {
         acc,
         ..separate_density(bodies, h, t, o)

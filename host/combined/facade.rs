@@ -106,7 +106,8 @@ pub fn compare(
                 combined = cpu::combined(bodies, h, &t, o, PART_BOTH);
                 tc.push(s.elapsed().as_secs_f64() * 1e3);
                 let s = Instant::now();
-                let acc = crate::bh::cpu::gravity_group(bodies, &t.tree, &o.gravity, o.quadrupole);
+                let acc =
+                    crate::bh::cpu::gravity_group(bodies, &t.tree, &o.gravity, o.quadrupole, None);
                 tg.push(s.elapsed().as_secs_f64() * 1e3);
                 let s = Instant::now();
                 let sep = cpu::separate_density(bodies, h, &t, o);
