@@ -433,32 +433,87 @@ pub fn traverse(
     o: &Options,
     bufs: &mut TraversalBuffers,
 ) -> Result<StageTimes, BhError> {
-    let sorted = o.sorted;
-    let keep_tree = o.keep_tree;
-    let n32 = octree.bodies.len() as u32;
     let mut times = octree.times;
-    let group = o.traversal.grouped();
-    let group_size = o.traversal.group_size();
-    if sorted || keep_tree || group {
-        let sort_cfg = gpu.resident_grid(k::bh_sort, dev::TREE_BLOCK)?;
-        times.sort = gpu
-            .time(|| unsafe {
-                let args = (
-                    n32,
-                    &mut octree.tree.header,
-                    &octree.tree.child,
-                    &octree.tree.next,
-                    &octree.tree.count,
-                    &mut octree.tree.start,
-                    &mut bufs.sort,
-                    &mut bufs.groups,
-                    group_size,
-                    octree.layout,
-                );
-                gpu.launch(k::bh_sort, sort_cfg, args)
-            })?
-            .1;
+    if o.sorted || o.keep_tree || o.traversal.grouped() {
+        times.sort = sort_tree(gpu, octree, o.traversal, bufs)?;
     }
+    times.gravity = gravity_on(gpu, octree, p, o, bufs, None)?;
+    Ok(times)
+}
+
+/// The tree sort (`bh_sort`) of a built octree: the gather index `bufs.sort` and the warp groups
+/// `bufs.groups` of `traversal`'s size (counted in the header). Returns its time in ms.
+pub fn sort_tree(
+    gpu: &Gpu,
+    octree: &mut DeviceOctree,
+    traversal: Traversal,
+    bufs: &mut TraversalBuffers,
+) -> Result<f64, BhError> {
+    let n32 = octree.bodies.len() as u32;
+    let sort_cfg = gpu.resident_grid(k::bh_sort, dev::TREE_BLOCK)?;
+    // SAFETY: a summarized octree of n bodies; `sort` and `groups` hold n entries.
+    let ((), ms) = gpu.time(|| unsafe {
+        let args = (
+            n32,
+            &mut octree.tree.header,
+            &octree.tree.child,
+            &octree.tree.next,
+            &octree.tree.count,
+            &mut octree.tree.start,
+            &mut bufs.sort,
+            &mut bufs.groups,
+            traversal.group_size(),
+            octree.layout,
+        );
+        gpu.launch(k::bh_sort, sort_cfg, args)
+    })?;
+    Ok(ms)
+}
+
+/// Warp groups of a subset of the bodies for the group kernels, in place of the tree sort's: the
+/// bodies `sort[first..first + size]` of each group `groups[g] = [first, size]`, `g <
+/// header.groups`, each group within one of the sort's groups (so within its parent cell), and a
+/// header that is the tree's but for its group count (e.g. the N-body block steps' active
+/// particles: `warpkit::nbody::gpu::block`). The walk writes the subset's accelerations only.
+pub struct GroupSubset {
+    pub header: CudaSlice<TreeHeader>,
+    pub sort: CudaSlice<u32>,
+    pub groups: CudaSlice<[u32; 2]>,
+}
+
+impl GroupSubset {
+    /// Poisoned buffers for subsets of `n` bodies.
+    pub fn new(gpu: &Gpu, n: usize) -> Result<Self, GpuError> {
+        Ok(GroupSubset {
+            header: gpu.alloc_poisoned(1)?,
+            sort: gpu.alloc_poisoned(n)?,
+            groups: gpu.alloc_poisoned(n)?,
+        })
+    }
+}
+
+/// The gravity kernel of `o` on a sorted octree into `bufs.acc`: over every body (the sort's
+/// order and groups in `bufs`), or with `subset` over its groups only (group kernels). Returns
+/// the kernel's time in ms.
+pub fn gravity_on(
+    gpu: &Gpu,
+    octree: &mut DeviceOctree,
+    p: &Params,
+    o: &Options,
+    bufs: &mut TraversalBuffers,
+    subset: Option<&mut GroupSubset>,
+) -> Result<f64, BhError> {
+    let sorted = o.sorted;
+    let n32 = octree.bodies.len() as u32;
+    if subset.is_some() && !o.traversal.grouped() {
+        return Err(BhError::Option(
+            "a subset of the bodies is walked by the group kernels only".into(),
+        ));
+    }
+    let (header, sort, groups) = match subset {
+        Some(s) => (&mut s.header, &s.sort, &s.groups),
+        None => (&mut octree.tree.header, &bufs.sort, &bufs.groups),
+    };
     let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
     // The four group kernels share one signature.
     macro_rules! group {
@@ -468,9 +523,9 @@ pub fn traverse(
             let args = (
                 &octree.bodies,
                 n32,
-                &bufs.sort,
-                &bufs.groups,
-                &mut octree.tree.header,
+                sort,
+                groups,
+                &mut *header,
                 &octree.tree.child,
                 &octree.tree.next,
                 &octree.tree.cell_pm,
@@ -485,15 +540,15 @@ pub fn traverse(
         }};
     }
     // SAFETY (each launch): buffers sized as the kernel's doc requires.
-    times.gravity = match (o.traversal, o.quadrupole) {
+    let ms = match (o.traversal, o.quadrupole) {
         (Traversal::Vote, _) => {
             let cfg = gpu.resident_grid(k::bh_gravity, dev::GRAVITY_BLOCK)?;
-            let order = sorted.then_some(&bufs.sort);
+            let order = sorted.then_some(sort);
             let args = (
                 &octree.bodies,
                 n32,
                 order,
-                &octree.tree.header,
+                &*header,
                 &octree.tree.child,
                 &octree.tree.next,
                 &octree.tree.cell_pm,
@@ -511,7 +566,7 @@ pub fn traverse(
         (Traversal::Group2, false) => group!(k::bh_gravity_group2),
         (Traversal::Group2, true) => group!(k::bh_gravity_group2_quad),
     };
-    Ok(times)
+    Ok(ms)
 }
 
 /// Each body's potential `pot[i]` (per the kernel `bh_gravity_group2_pot`: monopoles, the other
