@@ -286,6 +286,26 @@ mod tests {
         assert!(table.contains("fewer"));
     }
 
+    /// The table's arithmetic: shares and the saving against the deepest level's shared step.
+    #[test]
+    fn rung_table_counts_and_compares() {
+        let mut particles = [0u64; dev::LEVEL_BINS];
+        let mut evals = [0u64; dev::LEVEL_BINS];
+        (particles[0], particles[2]) = (90, 10);
+        (evals[0], evals[2]) = (300, 100);
+        let t = rung_table(100, 3.0, 0.5, &particles, &evals);
+        assert!(t.contains("| 0 | 5.0000e-1 | 90 | 300 | 75.0% |"), "{t}");
+        assert!(t.contains("| 2 | 1.2500e-1 | 10 | 100 | 25.0% |"), "{t}");
+        assert!(!t.contains("| 1 |"), "unused levels are left out: {t}");
+        // 400 evaluations; a shared step of 0.125 over 3 blocks: 100 · 3 · 4 = 1200.
+        assert!(
+            t.contains("400 force evaluations (1.33 per particle per dt_max)"),
+            "{t}"
+        );
+        assert!(t.contains("1.200e3: 3.0× fewer"), "{t}");
+        assert!(rung_table(100, 1.0, 1.0, &[0; 4], &[0; 4]).is_empty());
+    }
+
     /// With one level for everyone (a huge η never asks for a shorter step than dt_max), block
     /// steps are the shared leapfrog: the same positions to rounding.
     #[test]

@@ -300,6 +300,13 @@ impl<'g> GpuBlockSim<'g> {
                 self.stats.substeps, c.active_bodies
             )));
         }
+        let counted: u64 = c.levels.iter().map(|&k| k as u64).sum();
+        if counted != self.sim.n as u64 {
+            return Err(NbodyGpuError::Input(format!(
+                "substep {}: the level counts hold {counted} particles of {}",
+                self.stats.substeps, self.sim.n
+            )));
+        }
         self.stats.particles_by_level = c.levels.map(u64::from);
         Ok(c)
     }
