@@ -894,7 +894,8 @@ struct NbodyArgs {
     /// Monopoles only in the tree forces.
     #[arg(long)]
     no_quadrupole: bool,
-    /// Individual block time steps (CPU backend): `--dt` is the largest step.
+    /// Individual block time steps (GPU: forces for the active particles only; CPU: the float64
+    /// reference): `--dt` is the largest step, levels down to `dt / 2^20`.
     #[arg(long)]
     block_steps: bool,
     /// Accuracy η of the block-step criterion η·sqrt(ε/|a|).

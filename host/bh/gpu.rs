@@ -379,7 +379,7 @@ pub fn gravity_with(
         let mut times = traverse(gpu, &mut octree, p, &first, &mut bufs)?;
         rewind_groups(gpu, &mut octree)?;
         times.prepass = times.gravity;
-        times.gravity = gravity_pass(gpu, &mut octree, p, o, &mut bufs)?;
+        times.gravity = gravity_on(gpu, &mut octree, p, o, &mut bufs, None)?;
         times
     } else {
         traverse(gpu, &mut octree, p, o, &mut bufs)?
@@ -465,48 +465,88 @@ pub fn traverse(
     o: &Options,
     bufs: &mut TraversalBuffers,
 ) -> Result<StageTimes, BhError> {
-    let sorted = o.sorted;
-    let keep_tree = o.keep_tree;
-    let n32 = octree.bodies.len() as u32;
     let mut times = octree.times;
-    let group = o.traversal.grouped();
-    let group_size = o.traversal.group_size();
-    if sorted || keep_tree || group {
-        let sort_cfg = gpu.resident_grid(k::bh_sort, dev::TREE_BLOCK)?;
-        times.sort = gpu
-            .time(|| unsafe {
-                let args = (
-                    n32,
-                    &mut octree.tree.header,
-                    &octree.tree.child,
-                    &octree.tree.next,
-                    &octree.tree.count,
-                    &mut octree.tree.start,
-                    &mut bufs.sort,
-                    &mut bufs.groups,
-                    group_size,
-                    octree.layout,
-                );
-                gpu.launch(k::bh_sort, sort_cfg, args)
-            })?
-            .1;
+    if o.sorted || o.keep_tree || o.traversal.grouped() {
+        times.sort = sort_tree(gpu, octree, o.traversal, bufs)?;
     }
-    times.gravity = gravity_pass(gpu, octree, p, o, bufs)?;
+    times.gravity = gravity_on(gpu, octree, p, o, bufs, None)?;
     Ok(times)
 }
 
-/// The gravity kernel alone on a built, summarized and (for grouped kernels) sorted tree: its
-/// time in ms. With [`Options::relative`], `bufs.acc` must hold the previous accelerations (they
-/// are replaced), and the tree's group counter must be at zero ([`rewind_groups`]).
-pub fn gravity_pass(
+/// The tree sort (`bh_sort`) of a built octree: the gather index `bufs.sort` and the warp groups
+/// `bufs.groups` of `traversal`'s size (counted in the header). Returns its time in ms.
+pub fn sort_tree(
+    gpu: &Gpu,
+    octree: &mut DeviceOctree,
+    traversal: Traversal,
+    bufs: &mut TraversalBuffers,
+) -> Result<f64, BhError> {
+    let n32 = octree.bodies.len() as u32;
+    let sort_cfg = gpu.resident_grid(k::bh_sort, dev::TREE_BLOCK)?;
+    // SAFETY: a summarized octree of n bodies; `sort` and `groups` hold n entries.
+    let ((), ms) = gpu.time(|| unsafe {
+        let args = (
+            n32,
+            &mut octree.tree.header,
+            &octree.tree.child,
+            &octree.tree.next,
+            &octree.tree.count,
+            &mut octree.tree.start,
+            &mut bufs.sort,
+            &mut bufs.groups,
+            traversal.group_size(),
+            octree.layout,
+        );
+        gpu.launch(k::bh_sort, sort_cfg, args)
+    })?;
+    Ok(ms)
+}
+
+/// Warp groups of a subset of the bodies for the group kernels, in place of the tree sort's: the
+/// bodies `sort[first..first + size]` of each group `groups[g] = [first, size]`, `g <
+/// header.groups`, each group within one of the sort's groups (so within its parent cell), and a
+/// header that is the tree's but for its group count (e.g. the N-body block steps' active
+/// particles: `warpkit::nbody::gpu::block`). The walk writes the subset's accelerations only.
+pub struct GroupSubset {
+    pub header: CudaSlice<TreeHeader>,
+    pub sort: CudaSlice<u32>,
+    pub groups: CudaSlice<[u32; 2]>,
+}
+
+impl GroupSubset {
+    /// Poisoned buffers for subsets of `n` bodies.
+    pub fn new(gpu: &Gpu, n: usize) -> Result<Self, GpuError> {
+        Ok(GroupSubset {
+            header: gpu.alloc_poisoned(1)?,
+            sort: gpu.alloc_poisoned(n)?,
+            groups: gpu.alloc_poisoned(n)?,
+        })
+    }
+}
+
+/// The gravity kernel of `o` on a sorted octree into `bufs.acc`: over every body (the sort's
+/// order and groups in `bufs`), or with `subset` over its groups only (group kernels). Returns
+/// the kernel's time in ms. With [`Options::relative`], `bufs.acc` must hold the previous
+/// accelerations (they are replaced), and the group counter must be at zero ([`rewind_groups`]).
+pub fn gravity_on(
     gpu: &Gpu,
     octree: &mut DeviceOctree,
     p: &Params,
     o: &Options,
     bufs: &mut TraversalBuffers,
+    subset: Option<&mut GroupSubset>,
 ) -> Result<f64, BhError> {
     let sorted = o.sorted;
     let n32 = octree.bodies.len() as u32;
+    if subset.is_some() && !o.traversal.grouped() {
+        return Err(BhError::Option(
+            "a subset of the bodies is walked by the group kernels only".into(),
+        ));
+    }
+    let (header, sort, groups) = match subset {
+        Some(s) => (&mut s.header, &s.sort, &s.groups),
+        None => (&mut octree.tree.header, &bufs.sort, &bufs.groups),
+    };
     let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
     if let Some(r) = o.relative {
         if o.traversal != Traversal::Group2 {
@@ -519,9 +559,9 @@ pub fn gravity_pass(
         let args = (
             &octree.bodies,
             n32,
-            &bufs.sort,
-            &bufs.groups,
-            &mut octree.tree.header,
+            sort,
+            groups,
+            &mut *header,
             &octree.tree.child,
             &octree.tree.next,
             &octree.tree.cell_pm,
@@ -550,9 +590,9 @@ pub fn gravity_pass(
             let args = (
                 &octree.bodies,
                 n32,
-                &bufs.sort,
-                &bufs.groups,
-                &mut octree.tree.header,
+                sort,
+                groups,
+                &mut *header,
                 &octree.tree.child,
                 &octree.tree.next,
                 &octree.tree.cell_pm,
@@ -567,15 +607,15 @@ pub fn gravity_pass(
         }};
     }
     // SAFETY (each launch): buffers sized as the kernel's doc requires.
-    Ok(match (o.traversal, o.quadrupole) {
+    let ms = match (o.traversal, o.quadrupole) {
         (Traversal::Vote, _) => {
             let cfg = gpu.resident_grid(k::bh_gravity, dev::GRAVITY_BLOCK)?;
-            let order = sorted.then_some(&bufs.sort);
+            let order = sorted.then_some(sort);
             let args = (
                 &octree.bodies,
                 n32,
                 order,
-                &octree.tree.header,
+                &*header,
                 &octree.tree.child,
                 &octree.tree.next,
                 &octree.tree.cell_pm,
@@ -592,7 +632,8 @@ pub fn gravity_pass(
         (Traversal::Group, true) => group!(k::bh_gravity_group_quad),
         (Traversal::Group2, false) => group!(k::bh_gravity_group2),
         (Traversal::Group2, true) => group!(k::bh_gravity_group2_quad),
-    })
+    };
+    Ok(ms)
 }
 
 /// Hands a sorted tree's groups out from the first again (and clears the interaction counts),

@@ -32,6 +32,9 @@ pub struct BlockSimulation {
     pub force_evaluations: u64,
     /// Ticks at which some particle was active.
     pub substeps: u64,
+    /// Force evaluations per level (counted at the level the particle was active on; the first
+    /// evaluation at the level it then took).
+    pub evaluations_by_level: [u64; dev::LEVEL_BINS],
 }
 
 impl BlockSimulation {
@@ -64,19 +67,21 @@ impl BlockSimulation {
             max_level: max_level.min(30),
             force_evaluations: 0,
             substeps: 0,
+            evaluations_by_level: [0; dev::LEVEL_BINS],
         };
         let all: Vec<usize> = (0..n).collect();
         s.forces(&all);
         for i in 0..n {
-            s.level[i] = s.wanted_level(i);
-            let dt = s.step_of(s.level[i]);
-            dev::half_kick(&mut s.particles.vel[i], s.acc[i], dt);
+            let wanted = s.wanted_level(i);
+            let (v, a) = (&mut s.particles.vel[i], s.acc[i]);
+            s.level[i] = dev::block_kick(v, a, None, wanted, 0, s.dt_max, s.max_level);
+            s.evaluations_by_level[s.level[i] as usize] += 1;
         }
         Ok(s)
     }
 
     fn step_of(&self, level: u32) -> f64 {
-        self.dt_max / (1u64 << level) as f64
+        dev::block_step(self.dt_max, level)
     }
 
     fn wanted_level(&self, i: usize) -> u32 {
@@ -121,26 +126,24 @@ impl BlockSimulation {
         let ml = self.max_level;
         // The next tick any particle is due: the shortest level's next boundary.
         let deepest = self.level.iter().copied().max().unwrap_or(0);
-        let next = (self.tick / dev::ticks(deepest, ml) + 1) * dev::ticks(deepest, ml);
-        let dt = (next - self.tick) as f64 * self.dt_max / (1u64 << ml) as f64;
+        let next = dev::next_tick(self.tick, deepest, ml);
+        let dt = dev::tick_span(next - self.tick, self.dt_max, ml);
         let p = &mut self.particles;
         p.pos
             .par_iter_mut()
             .zip(&p.vel)
             .for_each(|(x, &v)| dev::drift(x, v, dt));
         self.tick = next;
-        self.time = next as f64 * self.dt_max / (1u64 << ml) as f64;
+        self.time = dev::tick_span(next, self.dt_max, ml);
         let active: Vec<usize> = (0..p.len())
             .filter(|&i| dev::is_active(next, self.level[i], ml))
             .collect();
         self.forces(&active);
         for &i in &active {
-            let old = self.step_of(self.level[i]);
-            dev::half_kick(&mut self.particles.vel[i], self.acc[i], old);
-            let new = dev::next_level(self.level[i], self.wanted_level(i), next, ml);
-            self.level[i] = new;
-            let dt_new = self.step_of(new);
-            dev::half_kick(&mut self.particles.vel[i], self.acc[i], dt_new);
+            let (old, wanted) = (self.level[i], self.wanted_level(i));
+            self.evaluations_by_level[old as usize] += 1;
+            let (v, a) = (&mut self.particles.vel[i], self.acc[i]);
+            self.level[i] = dev::block_kick(v, a, Some(old), wanted, next, self.dt_max, ml);
         }
         self.substeps += 1;
         let p = &self.particles;
@@ -175,6 +178,54 @@ impl BlockSimulation {
         }
         Diagnostics::compute(&p, &self.pot, self.time)
     }
+
+    /// Particles per level now.
+    pub fn particles_by_level(&self) -> [u64; dev::LEVEL_BINS] {
+        let mut h = [0u64; dev::LEVEL_BINS];
+        for &l in &self.level {
+            h[l as usize] += 1;
+        }
+        h
+    }
+}
+
+/// The per-level (rung) statistics of a block-step run as a Markdown table, for either backend:
+/// particles on each occupied level now and the force evaluations each level took, beside what
+/// a shared step at the deepest level used would have cost (`n` evaluations per tick of that
+/// level over `blocks` blocks of `dt_max`).
+pub fn rung_table(
+    n: usize,
+    blocks: f64,
+    dt_max: f64,
+    particles: &[u64],
+    evaluations: &[u64],
+) -> String {
+    let used = |l: usize| particles[l] > 0 || evaluations[l] > 0;
+    let Some(deepest) = (0..particles.len()).rev().find(|&l| used(l)) else {
+        return String::new();
+    };
+    let total: u64 = evaluations.iter().sum();
+    let mut out = String::from(
+        "| level | step | particles now | force evaluations | share |\n| --- | --- | --- | --- | --- |\n",
+    );
+    for l in (0..=deepest).filter(|&l| used(l)) {
+        out.push_str(&format!(
+            "| {l} | {:.4e} | {} | {} | {:.1}% |\n",
+            dev::block_step(dt_max, l as u32),
+            particles[l],
+            evaluations[l],
+            100.0 * evaluations[l] as f64 / total.max(1) as f64
+        ));
+    }
+    let shared = n as f64 * blocks * (1u64 << deepest) as f64;
+    out.push_str(&format!(
+        "\n{total} force evaluations ({:.2} per particle per dt_max); a shared step of the \
+         deepest level's {:.4e} would take {shared:.3e}: {:.1}× fewer\n",
+        total as f64 / (n as f64 * blocks.max(1.0)),
+        dev::block_step(dt_max, deepest as u32),
+        shared / total.max(1) as f64
+    ));
+    out
 }
 
 #[cfg(test)]
@@ -220,6 +271,39 @@ mod tests {
             b.force_evaluations
         );
         assert!(deepest > 0, "the collision should need more than one level");
+        assert_eq!(
+            b.evaluations_by_level.iter().sum::<u64>(),
+            b.force_evaluations
+        );
+        let table = rung_table(
+            n as usize,
+            t_end / dt_max,
+            dt_max,
+            &b.particles_by_level(),
+            &b.evaluations_by_level,
+        );
+        println!("{table}");
+        assert!(table.contains("fewer"));
+    }
+
+    /// The table's arithmetic: shares and the saving against the deepest level's shared step.
+    #[test]
+    fn rung_table_counts_and_compares() {
+        let mut particles = [0u64; dev::LEVEL_BINS];
+        let mut evals = [0u64; dev::LEVEL_BINS];
+        (particles[0], particles[2]) = (90, 10);
+        (evals[0], evals[2]) = (300, 100);
+        let t = rung_table(100, 3.0, 0.5, &particles, &evals);
+        assert!(t.contains("| 0 | 5.0000e-1 | 90 | 300 | 75.0% |"), "{t}");
+        assert!(t.contains("| 2 | 1.2500e-1 | 10 | 100 | 25.0% |"), "{t}");
+        assert!(!t.contains("| 1 |"), "unused levels are left out: {t}");
+        // 400 evaluations; a shared step of 0.125 over 3 blocks: 100 · 3 · 4 = 1200.
+        assert!(
+            t.contains("400 force evaluations (1.33 per particle per dt_max)"),
+            "{t}"
+        );
+        assert!(t.contains("1.200e3: 3.0× fewer"), "{t}");
+        assert!(rung_table(100, 1.0, 1.0, &[0; 4], &[0; 4]).is_empty());
     }
 
     /// With one level for everyone (a huge η never asks for a shorter step than dt_max), block

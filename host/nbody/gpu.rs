@@ -9,6 +9,12 @@
 //!    reads neighbouring particles from neighbouring memory (skipped on diagnostic steps, whose
 //!    potential is in the tree's input order);
 //! 4. `nbody_kick_drift` with no drift: `v += a·dt/2`.
+//!
+//! The blow-up flags are read once per step, after the drift and before the tree: the tree never
+//! sees a non-finite position, and the closing kick's flag (a separate slot) is read with the
+//! next step's or by [`GpuSim::state`]. Individual block time steps: [`block`].
+
+pub mod block;
 
 use super::Particles;
 use crate::bh::gpu::{
@@ -19,6 +25,10 @@ use crate::device::bh::{Accel, Body};
 use crate::device::nbody::{NBODY_BLOCK, kernels as k};
 use crate::runtime::{CudaSlice, Gpu, GpuError, grid_for};
 use std::collections::HashMap;
+
+/// Slots of [`GpuSim`]'s blow-up flags: the drift (with the opening kick) and the closing kick.
+const BAD_DRIFT: usize = 0;
+const BAD_KICK: usize = 1;
 
 /// How forces are evaluated in the loop.
 #[derive(Clone, Copy, Debug)]
@@ -52,11 +62,13 @@ pub struct LoopTimes {
     pub permute: f64,
     /// The potential on diagnostic steps.
     pub potential: f64,
+    /// Block steps: gathering the active particles' warp groups.
+    pub active_set: f64,
 }
 
 impl LoopTimes {
     pub fn total(&self) -> f64 {
-        self.tree.total() + self.kick_drift + self.permute + self.potential
+        self.tree.total() + self.kick_drift + self.permute + self.potential + self.active_set
     }
 }
 
@@ -90,7 +102,10 @@ pub struct GpuSim<'g> {
     spare_ids: CudaSlice<u64>,
     bufs: TraversalBuffers,
     pot: CudaSlice<f32>,
+    /// Blow-up flags, [`BAD_DRIFT`] and [`BAD_KICK`]: the first non-finite particle's index.
     bad: CudaSlice<u32>,
+    /// The block-step loop's buffers ([`block::GpuBlockSim`]); `None` for the shared step.
+    block: Option<block::BlockBuffers>,
     /// Particle type by id (ids are not reordered on the host).
     types: Types,
     pub forces: ForceOptions,
@@ -146,7 +161,8 @@ impl<'g> GpuSim<'g> {
             spare_ids: gpu.alloc_poisoned(n)?,
             bufs: TraversalBuffers::new(gpu, n)?,
             pot: gpu.alloc_poisoned(n)?,
-            bad: gpu.upload(&[u32::MAX])?,
+            bad: gpu.upload(&[u32::MAX; 2])?,
+            block: None,
             types,
             forces,
             cells: initial_cells(n),
@@ -156,10 +172,10 @@ impl<'g> GpuSim<'g> {
             times: LoopTimes::default(),
             has_acc: false,
         };
-        sim.evaluate_forces(true)?;
+        sim.evaluate_forces(true, None)?;
         if sim.forces.relative.is_some() {
             // The first evaluation (θ) gave the accelerations the relative criterion starts from.
-            sim.evaluate_forces(true)?;
+            sim.evaluate_forces(true, None)?;
         }
         Ok(sim)
     }
@@ -173,8 +189,13 @@ impl<'g> GpuSim<'g> {
     }
 
     /// Tree and forces on the current positions (and the potential when `potential`); gathers
-    /// the state into tree order unless the potential was asked for.
-    fn evaluate_forces(&mut self, potential: bool) -> Result<(), NbodyGpuError> {
+    /// the state into tree order unless the potential was asked for. With `active_at` (block
+    /// steps), forces only for the particles active at that tick: the others keep theirs.
+    fn evaluate_forces(
+        &mut self,
+        potential: bool,
+        active_at: Option<u64>,
+    ) -> Result<(), NbodyGpuError> {
         let gpu = self.gpu;
         let f = self.forces;
         let bodies = self.bodies.take().expect("bodies are home between steps");
@@ -189,7 +210,21 @@ impl<'g> GpuSim<'g> {
             relative: if self.has_acc { f.relative } else { None },
             ..Default::default()
         };
-        let t = bhgpu::traverse(gpu, &mut octree, &f.params, &o, &mut self.bufs)?;
+        let mut t = octree.times;
+        t.sort = bhgpu::sort_tree(gpu, &mut octree, f.traversal, &mut self.bufs)?;
+        let subset = match active_at {
+            Some(tick) => {
+                assert!(!potential, "the potential needs every particle's forces");
+                let b = self
+                    .block
+                    .as_mut()
+                    .expect("active sets belong to block steps");
+                self.times.active_set += b.gather_active(gpu, &octree, &self.bufs, tick)?;
+                Some(&mut b.subset)
+            }
+            None => None,
+        };
+        t.gravity = bhgpu::gravity_on(gpu, &mut octree, &f.params, &o, &mut self.bufs, subset)?;
         self.has_acc = true;
         add_times(&mut self.times.tree, &t);
         if potential {
@@ -209,6 +244,10 @@ impl<'g> GpuSim<'g> {
         self.pot_fresh = false;
         let n = self.n as u32;
         let cfg = grid_for(n, NBODY_BLOCK);
+        let (level, spare_level) = match self.block.as_mut() {
+            Some(b) => (Some(&b.level), Some(&mut b.spare_level)),
+            None => (None, None),
+        };
         let args = (
             &self.bufs.sort,
             n,
@@ -220,6 +259,8 @@ impl<'g> GpuSim<'g> {
             &mut self.spare_acc,
             &self.ids,
             &mut self.spare_ids,
+            level,
+            spare_level,
         );
         // SAFETY: `sort` is the tree's permutation of 0..n; every array holds n entries.
         let ((), ms) = gpu.time(|| unsafe { gpu.launch(k::nbody_permute, cfg, args) })?;
@@ -228,14 +269,24 @@ impl<'g> GpuSim<'g> {
         std::mem::swap(&mut self.vel, &mut self.spare_vel);
         std::mem::swap(&mut self.bufs.acc, &mut self.spare_acc);
         std::mem::swap(&mut self.ids, &mut self.spare_ids);
+        if let Some(b) = self.block.as_mut() {
+            std::mem::swap(&mut b.level, &mut b.spare_level);
+        }
         Ok(())
     }
 
-    /// `v += a·dt_kick`, `x += v·dt_drift` on every particle; stops at a non-finite one.
-    fn kick_drift(&mut self, dt_kick: f32, dt_drift: f32) -> Result<(), NbodyGpuError> {
+    /// `v += a·dt_kick`, `x += v·dt_drift` on every particle; a non-finite one is flagged in
+    /// slot `flag` of the blow-up flags (read by [`Self::check_finite`]).
+    fn kick_drift(
+        &mut self,
+        dt_kick: f32,
+        dt_drift: f32,
+        flag: usize,
+    ) -> Result<(), NbodyGpuError> {
         let gpu = self.gpu;
         let n = self.n as u32;
         let bodies = self.bodies.as_mut().expect("bodies are home between steps");
+        let mut bad = self.bad.slice_mut(flag..flag + 1);
         let args = (
             bodies,
             &mut self.vel,
@@ -243,22 +294,39 @@ impl<'g> GpuSim<'g> {
             n,
             dt_kick,
             dt_drift,
-            &mut self.bad,
+            &mut bad,
         );
         // SAFETY: every array holds n entries; `bad` one.
         let ((), ms) = gpu
             .time(|| unsafe { gpu.launch(k::nbody_kick_drift, grid_for(n, NBODY_BLOCK), args) })?;
         self.times.kick_drift += ms;
-        let bad = gpu.download(&self.bad)?[0];
-        if bad != u32::MAX {
-            let id = gpu.download(&self.ids)?[bad as usize];
-            return Err(NbodyGpuError::BlowUp {
-                step: self.steps + 1,
-                time: self.time,
-                id,
-            });
-        }
         Ok(())
+    }
+
+    /// The one read of the blow-up flags: an error naming the particle when the last closing
+    /// kick (step `self.steps`) or the drift since (step `self.steps + 1`) went non-finite.
+    fn check_finite(&self) -> Result<(), NbodyGpuError> {
+        let bad = self.gpu.download(&self.bad)?;
+        let (index, step) = if bad[BAD_KICK] != u32::MAX {
+            (bad[BAD_KICK], self.steps)
+        } else if bad[BAD_DRIFT] != u32::MAX {
+            (bad[BAD_DRIFT], self.steps + 1)
+        } else {
+            return Ok(());
+        };
+        Err(self.blow_up(index, step))
+    }
+
+    /// The blow-up error of the particle at `index` in the device's current order.
+    fn blow_up(&self, index: u32, step: u64) -> NbodyGpuError {
+        match self.gpu.download(&self.ids) {
+            Ok(ids) => NbodyGpuError::BlowUp {
+                step,
+                time: self.time,
+                id: ids[index as usize],
+            },
+            Err(e) => e.into(),
+        }
     }
 
     /// One kick-drift-kick step of length `dt`; with `potential`, the potential of the new state
@@ -269,10 +337,17 @@ impl<'g> GpuSim<'g> {
                 "dt = {dt} must be finite and > 0"
             )));
         }
+        if self.block.is_some() {
+            return Err(NbodyGpuError::Input(
+                "a shared step on a block-step run (use GpuBlockSim)".into(),
+            ));
+        }
         let h = (0.5 * dt) as f32;
-        self.kick_drift(h, dt as f32)?;
-        self.evaluate_forces(potential)?;
-        self.kick_drift(h, 0.0)?;
+        self.kick_drift(h, dt as f32, BAD_DRIFT)?;
+        // Before the tree: it must not see a non-finite position.
+        self.check_finite()?;
+        self.evaluate_forces(potential, None)?;
+        self.kick_drift(h, 0.0, BAD_KICK)?;
         self.time += dt;
         self.steps += 1;
         Ok(())
@@ -281,14 +356,17 @@ impl<'g> GpuSim<'g> {
     /// Computes the current state's potential if the last step did not.
     pub fn ensure_potential(&mut self) -> Result<(), NbodyGpuError> {
         if !self.pot_fresh {
-            self.evaluate_forces(true)?;
+            self.evaluate_forces(true, None)?;
         }
         Ok(())
     }
 
     /// The current state on the host (float64), with each particle's potential (computing it if
-    /// needed), in the device's current order.
+    /// needed), in the device's current order. Stops at a blow-up in the last closing kick.
     pub fn state(&mut self) -> Result<(Particles, Vec<f64>), NbodyGpuError> {
+        if self.block.is_none() {
+            self.check_finite()?;
+        }
         self.ensure_potential()?;
         let gpu = self.gpu;
         let bodies = gpu.download(self.bodies.as_ref().expect("bodies are home"))?;

@@ -5,8 +5,9 @@
 //! small N.
 
 use super::Particles;
-use super::block::BlockSimulation;
+use super::block::{BlockSimulation, rung_table};
 use super::cpu::{Diagnostics, Simulation};
+use super::gpu::block::GpuBlockSim;
 use super::gpu::{ForceOptions, GpuSim, LoopTimes, NbodyGpuError};
 use super::ic::{DiskGalaxy, Encounter, Hernquist, Plummer};
 use super::image;
@@ -14,6 +15,7 @@ use super::snapshot::{self, Format, Precision, Snapshot};
 use crate::backend::Backend;
 use crate::bh::gpu::Traversal;
 use crate::bh::{Params, Relative};
+use crate::device::nbody::LEVEL_BINS;
 use crate::repro::output::{Csv, OutDir, progress};
 use crate::repro::plot::{self, Axis, LineChart, Scale, Series};
 use serde::{Deserialize, Serialize};
@@ -102,7 +104,8 @@ pub struct StepConfig {
     /// (GPU backend; 0: none).
     pub check: usize,
     /// Individual block time steps (`dt` is then the largest step, `eta` the accuracy of
-    /// `η·sqrt(ε/|a|)`): CPU backend only in this version.
+    /// `η·sqrt(ε/|a|)`), with levels down to `dt / 2^BLOCK_MAX_LEVEL`: on the GPU, forces for
+    /// the active particles only; on the CPU, the float64 reference.
     pub block_steps: bool,
     pub eta: f64,
 }
@@ -264,6 +267,9 @@ impl RunConfig {
     }
 }
 
+/// The deepest block-step level: the shortest step is `dt / 2^20`.
+pub const BLOCK_MAX_LEVEL: u32 = 20;
+
 /// Failures of a run.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -345,6 +351,8 @@ pub struct RunSummary {
     pub snapshots: (u32, f64),
     /// Median and 99th-percentile relative force error at the start (GPU, sampled).
     pub force_error: Option<(f64, f64)>,
+    /// Block steps: substeps taken and the per-level table ([`rung_table`]).
+    pub block: Option<(u64, String)>,
     pub first: Diagnostics,
     pub last: Diagnostics,
     pub interrupted: bool,
@@ -361,6 +369,8 @@ impl RunSummary {
 /// The loop on either backend.
 enum Sim<'g> {
     Gpu(Box<GpuSim<'g>>),
+    /// Block steps on the GPU: one "step" of the loop is one largest step `dt`.
+    GpuBlock(Box<GpuBlockSim<'g>>),
     Cpu(Box<Simulation>),
     /// Block steps: one "step" of the loop is one largest step `dt`.
     CpuBlock(Box<BlockSimulation>),
@@ -370,6 +380,7 @@ impl Sim<'_> {
     fn step(&mut self, dt: f64, potential: bool) -> Result<(), RunError> {
         match self {
             Sim::Gpu(s) => s.step(dt, potential)?,
+            Sim::GpuBlock(s) => s.step_block(potential)?,
             Sim::Cpu(s) => s.step()?,
             Sim::CpuBlock(s) => {
                 let t = s.time + s.dt_max;
@@ -386,6 +397,11 @@ impl Sim<'_> {
                 let (p, pot) = s.state()?;
                 Ok((Diagnostics::compute(&p, &pot, time), p))
             }
+            Sim::GpuBlock(s) => {
+                let time = s.time;
+                let (p, pot) = s.state()?;
+                Ok((Diagnostics::compute(&p, &pot, time), p))
+            }
             Sim::Cpu(s) => Ok((s.diagnostics(), s.particles.clone())),
             Sim::CpuBlock(s) => Ok((s.diagnostics(), s.particles.clone())),
         }
@@ -394,9 +410,60 @@ impl Sim<'_> {
     fn time(&self) -> f64 {
         match self {
             Sim::Gpu(s) => s.time,
+            Sim::GpuBlock(s) => s.time,
             Sim::Cpu(s) => s.time,
             Sim::CpuBlock(s) => s.time,
         }
+    }
+
+    /// Block steps: substeps so far, particles and force evaluations per level.
+    fn rungs(&self) -> Option<(u64, [u64; LEVEL_BINS], [u64; LEVEL_BINS])> {
+        match self {
+            Sim::GpuBlock(s) => Some((
+                s.stats.substeps,
+                s.stats.particles_by_level,
+                s.stats.evaluations_by_level,
+            )),
+            Sim::CpuBlock(s) => Some((s.substeps, s.particles_by_level(), s.evaluations_by_level)),
+            Sim::Gpu(_) | Sim::Cpu(_) => None,
+        }
+    }
+}
+
+/// `rungs.csv` of a block-step run: at each diagnostic, the substeps and force evaluations so
+/// far and the particles on each level.
+struct RungLog(Option<Csv>);
+
+impl RungLog {
+    fn create(dir: &OutDir, on: bool) -> Result<Self, RunError> {
+        if !on {
+            return Ok(RungLog(None));
+        }
+        let mut header = vec![
+            "time".to_string(),
+            "substeps".into(),
+            "force_evaluations".into(),
+        ];
+        header.extend((0..=BLOCK_MAX_LEVEL).map(|l| format!("level_{l}")));
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        Ok(RungLog(Some(Csv::create(dir.file("rungs.csv"), &header)?)))
+    }
+
+    fn row(&mut self, sim: &Sim, time: f64) -> Result<(), RunError> {
+        if let (Some(csv), Some((substeps, particles, evals))) = (self.0.as_mut(), sim.rungs()) {
+            let mut row = vec![
+                format!("{time}"),
+                substeps.to_string(),
+                evals.iter().sum::<u64>().to_string(),
+            ];
+            row.extend(
+                particles[..=BLOCK_MAX_LEVEL as usize]
+                    .iter()
+                    .map(u64::to_string),
+            );
+            csv.row(&row)?;
+        }
+        Ok(())
     }
 }
 
@@ -460,14 +527,12 @@ pub fn run(
     let n = particles.len();
     let mut force_error = None;
     let mut sim = match backend {
-        Backend::Gpu(_) if c.run.block_steps => {
-            return Err(RunError::Config(
-                "run.block_steps runs on the CPU backend only in this version (--backend cpu)"
-                    .into(),
-            ));
-        }
         Backend::Cpu if c.run.block_steps => Sim::CpuBlock(Box::new(BlockSimulation::new(
-            particles, c.run.eps, c.run.eta, c.run.dt, 20,
+            particles,
+            c.run.eps,
+            c.run.eta,
+            c.run.dt,
+            BLOCK_MAX_LEVEL,
         )?)),
         Backend::Gpu(gpu) => {
             let forces = ForceOptions {
@@ -483,10 +548,22 @@ pub fn run(
                     theta_max: Relative::THETA_MAX,
                 }),
             };
-            let sim = GpuSim::new(gpu.as_ref(), &particles, forces)?;
+            let gpu = gpu.as_ref();
+            let sim = if c.run.block_steps {
+                let (eta, dt) = (c.run.eta, c.run.dt);
+                let s = GpuBlockSim::new(gpu, &particles, forces, eta, dt, BLOCK_MAX_LEVEL)?;
+                Sim::GpuBlock(Box::new(s))
+            } else {
+                Sim::Gpu(Box::new(GpuSim::new(gpu, &particles, forces)?))
+            };
+            let inner = match &sim {
+                Sim::Gpu(s) => s.as_ref(),
+                Sim::GpuBlock(s) => s.inner(),
+                _ => unreachable!("a GPU loop"),
+            };
             if c.run.check > 0 {
                 force_error = Some(force_error_sample(
-                    &sim,
+                    inner,
                     &particles,
                     c.run.eps,
                     c.run.check,
@@ -494,7 +571,7 @@ pub fn run(
                 let (med, p99) = force_error.expect("set above");
                 eprintln!("nbody: force error at t = 0: median {med:.3e}, p99 {p99:.3e}");
             }
-            Sim::Gpu(Box::new(sim))
+            sim
         }
         Backend::Cpu => Sim::Cpu(Box::new(Simulation::new(particles, c.run.eps, c.run.dt)?)),
     };
@@ -511,6 +588,8 @@ pub fn run(
             .collect::<Vec<_>>(),
     )?;
 
+    let mut rung_log = RungLog::create(&dir, c.run.block_steps)?;
+    rung_log.row(&sim, first.time)?;
     let mut movie = Movie::new(&dir, c, &first_state)?;
     let steps = c.steps();
     let bar = progress(steps, "nbody");
@@ -533,6 +612,7 @@ pub fn run(
                     .map(str::to_string)
                     .collect::<Vec<_>>(),
             )?;
+            rung_log.row(&sim, d.time)?;
             diag_s += t.elapsed().as_secs_f64();
             if c.output.snapshot_every > 0 && s % c.output.snapshot_every == 0 {
                 write_snapshot(&format!("snapshot_{s:06}.gadget"), &p, d.time)?;
@@ -547,7 +627,11 @@ pub fn run(
         }
         bar.set_position(s);
         let rate = s as f64 / wall.elapsed().as_secs_f64().max(1e-9);
-        bar.set_message(format!("{rate:.1} steps/s, t = {:.3}", sim.time()));
+        let sub = match sim.rungs() {
+            Some((k, ..)) => format!(", {:.1} substeps/step", k as f64 / s as f64),
+            None => String::new(),
+        };
+        bar.set_message(format!("{rate:.1} steps/s, t = {:.3}{sub}", sim.time()));
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
             break;
@@ -564,6 +648,7 @@ pub fn run(
                 .collect::<Vec<_>>(),
         )?;
         history.push(d);
+        rung_log.row(&sim, d.time)?;
     }
     write_snapshot("snapshot_final.gadget", &p, d.time)?;
     let wall_s = wall.elapsed().as_secs_f64();
@@ -571,17 +656,14 @@ pub fn run(
     io_s += diag_s;
     let gpu_times = match &sim {
         Sim::Gpu(s) => s.times,
-        Sim::Cpu(_) => LoopTimes::default(),
-        Sim::CpuBlock(s) => {
-            eprintln!(
-                "nbody: block steps: {} substeps, {} force evaluations ({:.1} per particle per dt)",
-                s.substeps,
-                s.force_evaluations,
-                s.force_evaluations as f64 / (n as f64 * s.time / s.dt_max).max(1.0)
-            );
-            LoopTimes::default()
-        }
+        Sim::GpuBlock(s) => s.inner().times,
+        Sim::Cpu(_) | Sim::CpuBlock(_) => LoopTimes::default(),
     };
+    let block = sim.rungs().map(|(substeps, particles, evals)| {
+        let table = rung_table(n, d.time / c.run.dt, c.run.dt, &particles, &evals);
+        eprintln!("nbody: block steps: {substeps} substeps\n{table}");
+        (substeps, table)
+    });
     energy_plot(&dir, &history).map_err(|e| RunError::Plot(e.to_string()))?;
     movie.finish(&dir)?;
     let summary = RunSummary {
@@ -594,6 +676,7 @@ pub fn run(
         io_s,
         snapshots,
         force_error,
+        block,
         first,
         last: d,
         interrupted,
@@ -784,6 +867,13 @@ pub fn timing_table(s: &RunSummary) -> String {
              99th percentile {p99:.3e}\n\n"
         ));
     }
+    if let Some((substeps, table)) = &s.block {
+        out.push_str(&format!(
+            "block time steps: a step is one largest step dt; {substeps} substeps ({:.2} per \
+             step), the tree rebuilt on each\n\n{table}\n",
+            *substeps as f64 / s.steps.max(1) as f64
+        ));
+    }
     if s.backend == "gpu" {
         out.push_str("| stage | ms per step |\n| --- | --- |\n");
         let rows = [
@@ -794,6 +884,7 @@ pub fn timing_table(s: &RunSummary) -> String {
             ("forces", t.tree.gravity),
             ("kick / drift", t.kick_drift),
             ("reorder (tree order)", t.permute),
+            ("active set (block steps)", t.active_set),
             ("potential (diagnostic steps)", t.potential),
             ("total GPU", t.total()),
         ];
@@ -847,4 +938,45 @@ fn force_error_sample(
     err.sort_by(f64::total_cmp);
     let at = |q: f64| err[((err.len() - 1) as f64 * q).round() as usize];
     Ok((at(0.5), at(0.99)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block-step run on the CPU backend writes the per-level log and table: one `rungs.csv`
+    /// row per diagnostic whose particles add up to N, and the table in `timing.md`.
+    #[test]
+    fn block_step_runs_log_their_levels() {
+        let dir = std::env::temp_dir().join(format!("warpkit-rungs-{}", std::process::id()));
+        let mut c = RunConfig::cpu_default();
+        c.ic.kind = IcKind::Plummer;
+        c.ic.n = 300;
+        c.run.dt = 1.0 / 16.0;
+        c.run.t_end = 0.25;
+        c.run.block_steps = true;
+        c.output.dir = dir.join("out");
+        c.output.diag_every = 2;
+        c.output.image_every = 0;
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = run(&Backend::Cpu, &c, stop).unwrap();
+        let (substeps, table) = s.block.clone().expect("a block-step run");
+        assert!(substeps >= 4, "{substeps} substeps in 4 blocks");
+        assert!(
+            table.contains("| level |") && table.contains("fewer"),
+            "{table}"
+        );
+        let csv = std::fs::read_to_string(s.dir.join("rungs.csv")).unwrap();
+        let rows: Vec<&str> = csv.lines().collect();
+        assert!(rows[0].starts_with("time,substeps,force_evaluations,level_0,"));
+        // t = 0, 0.125, 0.25.
+        assert_eq!(rows.len(), 4, "{csv}");
+        for row in &rows[1..] {
+            let f: Vec<u64> = row.split(',').skip(3).map(|x| x.parse().unwrap()).collect();
+            assert_eq!(f.iter().sum::<u64>(), 300, "{row}");
+        }
+        let timing = std::fs::read_to_string(s.dir.join("timing.md")).unwrap();
+        assert!(timing.contains("block time steps"), "{timing}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -58,6 +58,8 @@ pub const NBODY_BLOCK: u32 = 256;
 /// Levels are tick counts in a u64 timeline; 62 leaves room for the sum of two steps.
 pub const MAX_LEVEL: u32 = 62;
 
+const _: () = assert!((MAX_LEVEL as usize) < LEVEL_BINS);
+
 /// `v += a·dt`: a kick. The GPU loop merges one step's closing half kick with the next step's
 /// opening one into a kick of `dt` when no output falls between them.
 #[inline(always)]
@@ -143,10 +145,81 @@ pub fn ticks(level: u32, max_level: u32) -> u64 {
     1u64 << (max_level - level)
 }
 
-/// Whether a particle of `level` begins (and so is kicked at) a step on `tick`.
+/// Whether a particle of `level` begins (and so is kicked at) a step on `tick`. Steps are powers
+/// of two ticks: a mask, not a 64-bit remainder (which the GPU emulates in software).
 #[inline(always)]
 pub fn is_active(tick: u64, level: u32, max_level: u32) -> bool {
-    tick.is_multiple_of(ticks(level, max_level))
+    tick & (ticks(level, max_level) - 1) == 0
+}
+
+/// The length `dt_max / 2^level` of a step of `level` (exact: a power-of-two scaling).
+#[inline(always)]
+pub fn block_step<T: Float>(dt_max: T, level: u32) -> T {
+    dt_max / T::from_f64((1u64 << level) as f64)
+}
+
+/// The next tick after `tick` on which a step of level `deepest` ends: where the block loop
+/// stops next when `deepest` is the deepest occupied level (the shortest step ends first).
+#[inline(always)]
+pub fn next_tick(tick: u64, deepest: u32, max_level: u32) -> u64 {
+    (tick | (ticks(deepest, max_level) - 1)) + 1
+}
+
+/// The time `ticks` ticks span, `ticks · dt_max / 2^max_level`: the drift between two ticks, and
+/// the time of a tick counted from the start.
+#[inline(always)]
+pub fn tick_span<T: Float>(ticks: u64, dt_max: T, max_level: u32) -> T {
+    T::from_f64(ticks as f64) * dt_max / T::from_f64((1u64 << max_level) as f64)
+}
+
+/// An active particle's kick on the block timeline at `tick` (Gadget-2's): it closes its step of
+/// `level` with a half kick (`None` at the start: no step to close yet), moves to the level that
+/// [`next_level`] allows for the `wanted` one, and opens the new step with a half kick of that
+/// length. Returns the new level. The CPU reference and the GPU kernel run this one sequence, so
+/// they agree wherever their accelerations ask for the same level.
+#[inline(always)]
+pub fn block_kick<T: Float>(
+    v: &mut [T; 3],
+    a: [T; 3],
+    level: Option<u32>,
+    wanted: u32,
+    tick: u64,
+    dt_max: T,
+    max_level: u32,
+) -> u32 {
+    let new = match level {
+        Some(l) => {
+            half_kick(v, a, block_step(dt_max, l));
+            next_level(l, wanted, tick, max_level)
+        }
+        None => wanted,
+    };
+    half_kick(v, a, block_step(dt_max, new));
+    new
+}
+
+/// Bins of the level histogram: levels `0..=MAX_LEVEL`, rounded up to a power of two.
+pub const LEVEL_BINS: usize = 64;
+
+/// The GPU block-step loop's counters: one `u32` buffer of [`COUNTERS`] entries, written by the
+/// kernels and read by the host once per substep (`warpkit::nbody::gpu::block`).
+pub mod counter {
+    use super::LEVEL_BINS;
+    /// The first particle (index in the current order) whose drift went non-finite; `u32::MAX`
+    /// while none has (never reset: the run stops).
+    pub const BAD_DRIFT: usize = 0;
+    /// The same for the kicks.
+    pub const BAD_KICK: usize = 1;
+    /// Active bodies and their warp groups gathered by `nbody_active_groups` (zeroed before it).
+    pub const ACTIVE_BODIES: usize = 2;
+    pub const ACTIVE_GROUPS: usize = 3;
+    /// The deepest occupied level after the last `nbody_block_kick` (zeroed before it, with the
+    /// histogram).
+    pub const DEEPEST: usize = 4;
+    /// `LEVELS + l`: particles of level `l` after the last `nbody_block_kick`.
+    pub const LEVELS: usize = 8;
+    /// Entries in the buffer.
+    pub const COUNTERS: usize = LEVELS + LEVEL_BINS;
 }
 
 /// The level an active particle moves to at `tick` when it wants `wanted`: any shorter step is
@@ -235,5 +308,42 @@ mod tests {
         assert_eq!(next_level(3, 0, 4, m), 2);
         assert_eq!(next_level(3, 0, 8, m), 1);
         assert_eq!(next_level(3, 0, 16, m), 0);
+    }
+
+    #[test]
+    fn timeline_steps_and_spans() {
+        let m = 4;
+        // The next boundary of the deepest level, from on and off its boundaries.
+        assert_eq!(next_tick(0, 4, m), 1);
+        assert_eq!(next_tick(4, 2, m), 8);
+        assert_eq!(next_tick(5, 2, m), 8);
+        assert_eq!(next_tick(8, 0, m), 16);
+        for t in 0..64u64 {
+            for l in 0..=m {
+                let k = ticks(l, m);
+                assert_eq!(next_tick(t, l, m), (t / k + 1) * k);
+                assert_eq!(is_active(t, l, m), t % k == 0);
+            }
+        }
+        assert_eq!(block_step(0.5f32, 3), 0.0625);
+        assert_eq!(tick_span(4u64, 2.0f64, 4), 0.5);
+        assert_eq!(tick_span(16u64, 0.3f32, 4), 0.3);
+    }
+
+    /// The opening kick at the start and a full close-and-reopen on the timeline.
+    #[test]
+    fn block_kick_closes_and_opens_steps() {
+        let a = [1.0f64, 0.0, -2.0];
+        let mut v = [0.0f64; 3];
+        // Start: level 2 of dt_max = 1 (step 1/4): v += a/8.
+        assert_eq!(block_kick(&mut v, a, None, 2, 0, 1.0, 4), 2);
+        assert_eq!(v, [0.125, 0.0, -0.25]);
+        // At tick 4 (a level-2 boundary, not a level-1 one) a wish for level 0 gets level 2:
+        // close with 1/8, open with 1/8.
+        assert_eq!(block_kick(&mut v, a, Some(2), 0, 4, 1.0, 4), 2);
+        assert_eq!(v, [0.375, 0.0, -0.75]);
+        // At tick 8 level 1 is aligned: close 1/8, open 1/4.
+        assert_eq!(block_kick(&mut v, a, Some(2), 0, 8, 1.0, 4), 1);
+        assert_eq!(v, [0.75, 0.0, -1.5]);
     }
 }
