@@ -630,8 +630,21 @@ mod block {
         // A Plummer sphere saves little: about 70% of it wants the deepest level (|a| > 0.5 for
         // 0.1 < r < 1.2). The collision's outskirts are where block steps pay.
         assert!((g.stats.force_evaluations as f64) < shared);
-        for (a, b) in d1.lagrangian_radii.iter().zip(&d0.lagrangian_radii) {
-            assert!((a - b).abs() / b < 0.05, "Lagrangian radii {a} vs {b}");
+        // The structure against shared steps at the deepest level from the same start (not
+        // against t = 0: with ε = 0.05 the sphere, in equilibrium without softening, re-virialises
+        // and its inner radii grow by 3-4% in the first time unit, also at N = 2^20).
+        let mut s = GpuSim::new(&gpu, &p, f).unwrap();
+        let dt = dt_max / (1u64 << deepest) as f64;
+        for k in 0..(blocks as u64) << deepest {
+            s.step(dt, k + 1 == (blocks as u64) << deepest).unwrap();
+        }
+        let (s2, pot2) = s.state().unwrap();
+        let d2 = Diagnostics::compute(&s2, &pot2, s.time);
+        for (a, b) in d1.lagrangian_radii.iter().zip(&d2.lagrangian_radii) {
+            assert!(
+                (a - b).abs() / b < 0.02,
+                "Lagrangian radii {a} (block) vs {b} (shared)"
+            );
         }
     }
 
