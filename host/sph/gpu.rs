@@ -396,6 +396,43 @@ impl DeviceSph {
         Ok((gpu.download(&rho)?, ms))
     }
 
+    /// Each particle's local-density guess (`sph_h_guess`) as its h (the cell boxes are not
+    /// updated: gather counts do not read them), its iteration state, and the milliseconds.
+    fn guess(&mut self, gpu: &Gpu, target: f32) -> Result<(CudaSlice<HState>, f64), SphGpuError> {
+        let n32 = self.n as u32;
+        let cfg = grid_cfg(gpu, self.n, k::CELL_BLOCK);
+        let mut state = gpu.alloc_poisoned::<HState>(self.n)?;
+        // SAFETY: bodies, h and state hold n entries; the tree is built and summarized.
+        let ms = gpu
+            .time(|| unsafe {
+                let args = (
+                    &self.bodies,
+                    n32,
+                    &self.tree.header,
+                    &self.tree.child,
+                    &self.tree.count,
+                    self.layout,
+                    target,
+                    &mut self.h,
+                    &mut state,
+                );
+                gpu.launch(k::sph_h_guess, cfg, args)
+            })?
+            .1;
+        self.h_host = gpu.download(&self.h)?;
+        validate(&self.host_bodies, &self.h_host, true)?;
+        Ok((state, ms))
+    }
+
+    /// The local-density guess of every particle's h (`sph_h_guess`, twin `cpu::guess_h`), made
+    /// the current h (boxes recomputed).
+    pub fn guess_h(&mut self, gpu: &Gpu, target: f32) -> Result<Vec<f32>, SphGpuError> {
+        self.guess(gpu, target)?;
+        let h = self.h_host.clone();
+        self.compute_boxes(gpu)?;
+        Ok(h)
+    }
+
     /// Pairs tested (distance evaluations) by one count pass of `method` at the current h.
     pub fn tested(
         &mut self,
@@ -438,26 +475,8 @@ impl DeviceSph {
         let cfg = grid_cfg(gpu, self.n, k::CELL_BLOCK);
         let mut ms = 0.0;
         let mut state = if guess {
-            let mut state = gpu.alloc_poisoned::<HState>(self.n)?;
-            // SAFETY: bodies, h and state hold n entries; the tree is built and summarized.
-            ms += gpu
-                .time(|| unsafe {
-                    let args = (
-                        &self.bodies,
-                        n32,
-                        &self.tree.header,
-                        &self.tree.child,
-                        &self.tree.count,
-                        self.layout,
-                        hp.target,
-                        &mut self.h,
-                        &mut state,
-                    );
-                    gpu.launch(k::sph_h_guess, cfg, args)
-                })?
-                .1;
-            self.h_host = gpu.download(&self.h)?;
-            validate(&self.host_bodies, &self.h_host, true)?;
+            let (state, g_ms) = self.guess(gpu, hp.target)?;
+            ms += g_ms;
             state
         } else {
             validate(&self.host_bodies, &self.h_host, true)?;

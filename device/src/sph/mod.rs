@@ -507,7 +507,7 @@ pub fn guess_h(
 /// the density falls steeply (a Plummer sphere's halo) a group of 32 spans more than its
 /// particles' h, and its box grown by its largest h reaches the dense centre that none of its
 /// spheres reaches: a few such groups tested every particle of the set.
-pub const GROUP_SPLIT: f32 = 4.0;
+pub const GROUP_SPLIT: f32 = 2.0;
 
 /// Whether the members' box `[tlo, thi]` is too wide for one walk at smallest positive
 /// smoothing length `hmin` (`+inf` when no member has h > 0: a walk that reaches nothing).
@@ -638,6 +638,30 @@ mod tests {
         }
         assert_eq!(s.state, H_STUCK);
         assert!(it < 60 && (s.lo - 0.5).abs() < 1e-4, "{it} {s:?}");
+    }
+
+    #[test]
+    fn false_position_follows_the_local_slope_and_lanes_split_depth_first() {
+        // N(h) = 5000 h³ + 30 (a dense core at the centre of the sphere): the h³ Newton step
+        // alone misjudges the slope; once bracketed, false position lands on the target.
+        let count = |h: f32| (5000.0 * h * h * h + 30.0) as u32;
+        let mut s = HState::start(0.05);
+        let mut it = 0;
+        while s.iterating() && it < 40 {
+            s = update_h(s, count(s.h), 64.0, 1.0);
+            it += 1;
+        }
+        assert_eq!(s.state, H_CONVERGED);
+        assert!(it <= 12, "{it}");
+        // Aligned ranges in depth-first order: after [0, 8) comes [8, 8), then [16, 16).
+        assert_eq!(next_lanes(0, 8), Some((8, 8)));
+        assert_eq!(next_lanes(8, 8), Some((16, 16)));
+        assert_eq!(next_lanes(16, 16), None);
+        assert_eq!(next_lanes(5, 1), Some((6, 2)));
+        let w = GROUP_SPLIT;
+        assert!(group_too_wide([0.0; 3], [w.next_up(), 0.0, 0.0], 1.0));
+        assert!(!group_too_wide([0.0; 3], [w, 0.0, 0.0], 1.0));
+        assert!(!group_too_wide([0.0; 3], [5.0; 3], f32::INFINITY));
     }
 
     #[test]
