@@ -60,6 +60,7 @@ pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
         method: a.method,
         criterion: a.criterion,
         iterate: a.neighbours.map(|_| hp),
+        guess: a.h.is_none(),
         density: a.kernel,
     };
     let Search {
@@ -77,6 +78,7 @@ pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
         // CUDA event times to the microsecond, wall times to 0.1 ms.
         let digits = if backend.is_gpu() { 3 } else { 1 };
         println!("h iteration {ms:.digits$} ms: {}", r.report());
+        print!("{}", r.pass_table());
     }
     let total: u64 = counts.iter().map(|&c| c as u64).sum();
     let (lo, hi) = (

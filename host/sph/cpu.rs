@@ -98,6 +98,26 @@ pub fn search<S: Sink + Send>(
     crit: Criterion,
     make: impl Fn(u32) -> S + Sync,
 ) -> Vec<S> {
+    search_some(method, bodies, h, tree, crit, None, make)
+        .0
+        .into_iter()
+        .map(|s| s.expect("every particle is a target"))
+        .collect()
+}
+
+/// [`search`] for the targets with `active[i]` (all when `None`): the others get no sink. Also
+/// returns the pairs tested (distance evaluations of active targets, as the kernels count them:
+/// `sph_group` tests each candidate of a group's walk against every active member).
+#[allow(clippy::too_many_arguments)]
+pub fn search_some<S: Sink + Send>(
+    method: Method,
+    bodies: &[Body],
+    h: &[f32],
+    tree: Option<&SphTree>,
+    crit: Criterion,
+    active: Option<&[bool]>,
+    make: impl Fn(u32) -> S + Sync,
+) -> (Vec<Option<S>>, u64) {
     let c = crit.code();
     let owned;
     let tree = match (method, tree) {
@@ -108,18 +128,19 @@ pub fn search<S: Sink + Send>(
             Some(&owned)
         }
     };
+    let is = |i: u32| active.is_none_or(|a| a[i as usize]);
     let mut out: Vec<Option<S>> = (0..bodies.len()).map(|_| None).collect();
-    let results: Vec<(u32, S)> = match (method, tree) {
-        (Method::Vote, Some(t)) => vote(bodies, h, t, c, &make),
-        (Method::Group, Some(t)) => group(bodies, h, t, c, &make),
-        _ => cells(bodies, h, c, &make),
+    let results: Vec<(u32, S, u64)> = match (method, tree) {
+        (Method::Vote, Some(t)) => vote(bodies, h, t, c, &is, &make),
+        (Method::Group, Some(t)) => group(bodies, h, t, c, &is, &make),
+        _ => cells(bodies, h, c, &is, &make),
     };
-    for (i, s) in results {
+    let mut tested = 0;
+    for (i, s, k) in results {
         out[i as usize] = Some(s);
+        tested += k;
     }
-    out.into_iter()
-        .map(|s| s.expect("every particle is a target"))
-        .collect()
+    (out, tested)
 }
 
 /// Tests particle `j` against target `i` and feeds the sink.
@@ -134,19 +155,27 @@ fn test<S: Sink>(bodies: &[Body], h: &[f32], crit: u32, i: u32, j: u32, s: &mut 
 
 /// The twin of `sph_vote`: warps of 32 consecutive particles of the tree order walk together and
 /// open a cell when any of them can reach it.
+/// Lanes whose particle is not active vote false and take nothing; a warp without an active
+/// lane does not walk. Each result carries the pairs its lane tested.
 fn vote<S: Sink + Send>(
     bodies: &[Body],
     h: &[f32],
     t: &SphTree,
     crit: u32,
+    is: &(impl Fn(u32) -> bool + Sync),
     make: &(impl Fn(u32) -> S + Sync),
-) -> Vec<(u32, S)> {
+) -> Vec<(u32, S, u64)> {
     let tree = &t.tree;
     let n = tree.n as i32;
     tree.sort
         .par_chunks(WARP_SIZE as usize)
-        .flat_map_iter(|lanes| {
+        .flat_map_iter(|warp| {
+            let lanes: Vec<u32> = warp.iter().copied().filter(|&i| is(i)).collect();
             let mut sinks: Vec<S> = lanes.iter().map(|&i| make(i)).collect();
+            let mut tested = 0u64;
+            if lanes.is_empty() {
+                return Vec::new();
+            }
             let mut stack = vec![tree.root()];
             while let Some(cell) = stack.pop() {
                 // The same cells are opened as on the GPU; only the order of the leaves (and so
@@ -165,15 +194,20 @@ fn vote<S: Sink + Send>(
                     } else {
                         let mut j = ch;
                         while j >= 0 {
-                            for (s, &i) in sinks.iter_mut().zip(lanes) {
+                            for (s, &i) in sinks.iter_mut().zip(&lanes) {
                                 test(bodies, h, crit, i, j as u32, s);
                             }
+                            tested += 1;
                             j = tree.next[j as usize];
                         }
                     }
                 }
             }
-            lanes.iter().copied().zip(sinks).collect::<Vec<_>>()
+            lanes
+                .into_iter()
+                .zip(sinks)
+                .map(|(i, s)| (i, s, tested))
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -228,28 +262,81 @@ pub fn group_candidates(
     list
 }
 
-/// The twin of `sph_group`: one walk per warp group, every member testing every candidate.
+/// The walks of one warp group (`lanes`: its particles in sort order, a lane each): the active
+/// members of each lane range that `sph_group` walks for, the group split into aligned halves
+/// while too wide ([`dev::group_too_wide`], [`dev::next_lanes`]).
+pub fn group_walks(
+    bodies: &[Body],
+    h: &[f32],
+    lanes: &[u32],
+    is: &impl Fn(u32) -> bool,
+) -> Vec<Vec<u32>> {
+    let mut walks = Vec::new();
+    let (mut a, mut w) = (0u32, WARP_SIZE);
+    loop {
+        let members: Vec<u32> = lanes
+            .iter()
+            .enumerate()
+            .filter(|&(l, &i)| (a..a + w).contains(&(l as u32)) && is(i))
+            .map(|(_, &i)| i)
+            .collect();
+        if !members.is_empty() {
+            let mut tlo = [f32::INFINITY; 3];
+            let mut thi = [f32::NEG_INFINITY; 3];
+            let mut hmin = f32::INFINITY;
+            for &i in &members {
+                let p = bodies[i as usize].pos();
+                for k in 0..3 {
+                    tlo[k] = tlo[k].min(p[k]);
+                    thi[k] = thi[k].max(p[k]);
+                }
+                if h[i as usize] > 0.0 {
+                    hmin = hmin.min(h[i as usize]);
+                }
+            }
+            if w > 1 && dev::group_too_wide(tlo, thi, hmin) {
+                w /= 2;
+                continue;
+            }
+            walks.push(members);
+        }
+        match dev::next_lanes(a, w) {
+            Some((na, nw)) => (a, w) = (na, nw),
+            None => break,
+        }
+    }
+    walks
+}
+
+/// The twin of `sph_group`: per warp group, one walk per lane range of [`group_walks`] against
+/// the box and largest h of its active members, every one of them testing every candidate.
 fn group<S: Sink + Send>(
     bodies: &[Body],
     h: &[f32],
     t: &SphTree,
     crit: u32,
+    is: &(impl Fn(u32) -> bool + Sync),
     make: &(impl Fn(u32) -> S + Sync),
-) -> Vec<(u32, S)> {
+) -> Vec<(u32, S, u64)> {
     t.tree
         .groups
         .par_iter()
         .flat_map_iter(|&[first, size]| {
             let lanes = &t.tree.sort[first as usize..(first + size) as usize];
-            let cand = group_candidates(bodies, h, t, crit, lanes);
-            lanes
-                .iter()
-                .map(|&i| {
-                    let mut s = make(i);
-                    for &j in &cand {
-                        test(bodies, h, crit, i, j, &mut s);
-                    }
-                    (i, s)
+            group_walks(bodies, h, lanes, is)
+                .into_iter()
+                .flat_map(|members| {
+                    let cand = group_candidates(bodies, h, t, crit, &members);
+                    members
+                        .iter()
+                        .map(|&i| {
+                            let mut s = make(i);
+                            for &j in &cand {
+                                test(bodies, h, crit, i, j, &mut s);
+                            }
+                            (i, s, cand.len() as u64)
+                        })
+                        .collect::<Vec<_>>()
                 })
                 .collect::<Vec<_>>()
         })
@@ -293,21 +380,25 @@ fn cells<S: Sink + Send>(
     bodies: &[Body],
     h: &[f32],
     crit: u32,
+    is: &(impl Fn(u32) -> bool + Sync),
     make: &(impl Fn(u32) -> S + Sync),
-) -> Vec<(u32, S)> {
+) -> Vec<(u32, S, u64)> {
     let cl = CellList::new(bodies, h);
     cl.order
         .par_iter()
+        .filter(|&&i| is(i))
         .map(|&i| {
             let mut s = make(i);
+            let mut tested = 0u64;
             dev::cell_stencil(&cl.grid, bodies[i as usize].pos(), |c| {
-                for &j in
-                    &cl.order[cl.start[c as usize] as usize..cl.start[c as usize + 1] as usize]
-                {
+                let cell =
+                    &cl.order[cl.start[c as usize] as usize..cl.start[c as usize + 1] as usize];
+                for &j in cell {
                     test(bodies, h, crit, i, j, &mut s);
                 }
+                tested += cell.len() as u64;
             });
-            (i, s)
+            (i, s, tested)
         })
         .collect()
 }
@@ -422,8 +513,41 @@ pub fn density_f64(
         .collect()
 }
 
+struct SliceCountTree<'a>(&'a Tree);
+
+impl dev::CountTree for SliceCountTree<'_> {
+    fn slot(&self, cell: i32, octant: u32) -> i32 {
+        self.0.child[self.0.layout.slot(cell, octant)]
+    }
+    fn count(&self, cell: i32) -> u32 {
+        self.0.count[cell as usize]
+    }
+}
+
+/// The twin of `sph_h_guess`: each particle's first smoothing length from the local density of
+/// the octree ([`dev::guess_h`]).
+pub fn guess_h(bodies: &[Body], tree: &Tree, target: f32) -> Vec<f32> {
+    let (centre, half) = crate::device::bh::root_cell(&tree.header);
+    let t = SliceCountTree(tree);
+    bodies
+        .par_iter()
+        .map(|b| {
+            dev::guess_h(
+                &t,
+                tree.root(),
+                tree.n as i32,
+                centre,
+                half,
+                b.pos(),
+                target,
+            )
+        })
+        .collect()
+}
+
 /// Smoothing lengths iterated until each particle's gather count is `target ± tol`
-/// (`warpkit_device::sph::update_h`), from `h0` (default [`super::initial_h`] for all).
+/// (`warpkit_device::sph::update_h`), from `h0` (default: the local-density guess, [`guess_h`]).
+/// Each pass searches only the particles still iterating.
 pub fn iterate_h(
     method: Method,
     bodies: &[Body],
@@ -431,33 +555,55 @@ pub fn iterate_h(
     hp: &HParams,
 ) -> Result<HIteration, SphError> {
     let n = bodies.len();
-    let h: Vec<f32> = match h0 {
+    if n == 0 {
+        return Err(SphError::Empty);
+    }
+    // The octree holds no h: built once, for the guess and the tree searches.
+    let tree = bh::cpu::build_tree(bodies);
+    let mut h: Vec<f32> = match h0 {
         Some(h) => h.to_vec(),
-        None => vec![super::initial_h(bodies, hp.target); n],
+        None => guess_h(bodies, &tree, hp.target),
     };
     validate(bodies, &h, true)?;
     hp.check(n)?;
     // Gather counts ignore the cells' largest h: the boxes stay valid while h changes.
-    let tree = (method != Method::Cells).then(|| SphTree::new(bodies, &h));
+    let tree = (method != Method::Cells).then(|| {
+        let boxes = cell_boxes(bodies, &h, &tree);
+        SphTree { tree, boxes }
+    });
     let mut state: Vec<dev::HState> = h.iter().map(|&x| dev::HState::start(x)).collect();
-    let mut h = h;
     let mut counts = vec![0u32; n];
-    let mut iterations = 0;
-    while iterations < hp.max_iter {
-        counts = search(method, bodies, &h, tree.as_ref(), Criterion::Gather, |_| {
-            Count(0)
-        })
-        .into_iter()
-        .map(|c| c.0)
-        .collect();
-        iterations += 1;
-        let mut iterating = 0;
-        for i in 0..n {
-            state[i] = dev::update_h(state[i], counts[i], hp.target, hp.tol);
-            h[i] = state[i].h;
-            iterating += (state[i].state == dev::H_ITERATING) as usize;
+    let mut passes = Vec::new();
+    while (passes.len() as u32) < hp.max_iter {
+        let t = std::time::Instant::now();
+        let active: Vec<bool> = state.iter().map(|s| s.iterating()).collect();
+        let (found, tested) = search_some(
+            method,
+            bodies,
+            &h,
+            tree.as_ref(),
+            Criterion::Gather,
+            Some(&active),
+            |_| Count(0),
+        );
+        let mut pass = super::HPass {
+            active: 0,
+            found: 0,
+            tested,
+            ms: 0.0,
+        };
+        for (i, c) in found.into_iter().enumerate() {
+            if let Some(c) = c {
+                counts[i] = c.0;
+                pass.active += 1;
+                pass.found += c.0 as u64;
+                state[i] = dev::update_h(state[i], c.0, hp.target, hp.tol);
+                h[i] = state[i].h;
+            }
         }
-        if iterating == 0 {
+        pass.ms = t.elapsed().as_secs_f64() * 1e3;
+        passes.push(pass);
+        if !state.iter().any(|s| s.iterating()) {
             break;
         }
     }
@@ -467,7 +613,8 @@ pub fn iterate_h(
     Ok(HIteration {
         h,
         counts,
-        iterations,
+        iterations: passes.len() as u32,
         unconverged,
+        passes,
     })
 }

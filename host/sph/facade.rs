@@ -12,8 +12,10 @@ use std::time::Instant;
 pub struct SearchOptions {
     pub method: Method,
     pub criterion: Criterion,
-    /// Iterate the smoothing lengths first (from the given ones) with these parameters.
+    /// Iterate the smoothing lengths first with these parameters, from the given ones or
+    /// (`guess`) from each particle's local-density guess.
     pub iterate: Option<HParams>,
+    pub guess: bool,
     /// Also sum the density with this kernel.
     pub density: Option<SmoothingKernel>,
 }
@@ -42,7 +44,7 @@ pub fn search(
             let mut d = DeviceSph::new(g, bodies, &h)?;
             let tree_ms = Some((d.tree_ms, d.boxes_ms));
             let iteration = match &o.iterate {
-                Some(hp) => Some(d.iterate_h(g, o.method, hp)?),
+                Some(hp) => Some(d.iterate_h(g, o.method, hp, o.guess)?),
                 None => None,
             };
             let (counts, count_ms) = d.counts(g, o.method, o.criterion)?;
@@ -63,7 +65,8 @@ pub fn search(
             let t = Instant::now();
             let (h, iteration) = match &o.iterate {
                 Some(hp) => {
-                    let r = cpu::iterate_h(o.method, bodies, Some(&h), hp)?;
+                    let h0 = (!o.guess).then_some(h.as_slice());
+                    let r = cpu::iterate_h(o.method, bodies, h0, hp)?;
                     let ms = t.elapsed().as_secs_f64() * 1e3;
                     (r.h.clone(), Some((r, ms)))
                 }

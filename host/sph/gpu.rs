@@ -159,6 +159,8 @@ impl DeviceSph {
         offsets: Option<&CudaSlice<u32>>,
         list: Option<&mut CudaSlice<u32>>,
         rho: Option<&mut CudaSlice<f32>>,
+        state: Option<&CudaSlice<HState>>,
+        tested: Option<&mut CudaSlice<u64>>,
     ) -> Result<f64, SphGpuError> {
         let n32 = self.n as u32;
         let c = crit.code();
@@ -183,6 +185,8 @@ impl DeviceSph {
                     offsets,
                     list,
                     rho,
+                    state,
+                    tested,
                 );
                 Ok(gpu
                     .time(|| unsafe { gpu.launch(k::sph_vote, cfg, args) })?
@@ -210,6 +214,8 @@ impl DeviceSph {
                     offsets,
                     list,
                     rho,
+                    state,
+                    tested,
                 );
                 Ok(gpu
                     .time(|| unsafe { gpu.launch(k::sph_group, cfg, args) })?
@@ -267,6 +273,8 @@ impl DeviceSph {
                         offsets,
                         list,
                         rho,
+                        state,
+                        tested,
                     );
                     gpu.launch(k::sph_cell_query, cfg, args)
                 })?;
@@ -290,6 +298,8 @@ impl DeviceSph {
             dev::MODE_COUNT,
             0,
             Some(&mut counts),
+            None,
+            None,
             None,
             None,
             None,
@@ -321,6 +331,8 @@ impl DeviceSph {
             None,
             None,
             None,
+            None,
+            None,
         )?;
         let one = LaunchConfig {
             grid_dim: (1, 1, 1),
@@ -345,6 +357,8 @@ impl DeviceSph {
             None,
             Some(&offsets),
             Some(&mut list),
+            None,
+            None,
             None,
         )?;
         let mut list = gpu.download(&list)?;
@@ -376,31 +390,108 @@ impl DeviceSph {
             None,
             None,
             Some(&mut rho),
+            None,
+            None,
         )?;
         Ok((gpu.download(&rho)?, ms))
     }
 
-    /// The smoothing-length iteration on the device (`sph_h_update` after each gather count
-    /// pass; the host reads one counter per pass), from the current h. Leaves the final h on the
-    /// device (boxes recomputed). Milliseconds of the device passes.
+    /// Each particle's local-density guess (`sph_h_guess`) as its h (the cell boxes are not
+    /// updated: gather counts do not read them), its iteration state, and the milliseconds.
+    fn guess(&mut self, gpu: &Gpu, target: f32) -> Result<(CudaSlice<HState>, f64), SphGpuError> {
+        let n32 = self.n as u32;
+        let cfg = grid_cfg(gpu, self.n, k::CELL_BLOCK);
+        let mut state = gpu.alloc_poisoned::<HState>(self.n)?;
+        // SAFETY: bodies, h and state hold n entries; the tree is built and summarized.
+        let ms = gpu
+            .time(|| unsafe {
+                let args = (
+                    &self.bodies,
+                    n32,
+                    &self.tree.header,
+                    &self.tree.child,
+                    &self.tree.count,
+                    self.layout,
+                    target,
+                    &mut self.h,
+                    &mut state,
+                );
+                gpu.launch(k::sph_h_guess, cfg, args)
+            })?
+            .1;
+        self.h_host = gpu.download(&self.h)?;
+        validate(&self.host_bodies, &self.h_host, true)?;
+        Ok((state, ms))
+    }
+
+    /// The local-density guess of every particle's h (`sph_h_guess`, twin `cpu::guess_h`), made
+    /// the current h (boxes recomputed).
+    pub fn guess_h(&mut self, gpu: &Gpu, target: f32) -> Result<Vec<f32>, SphGpuError> {
+        self.guess(gpu, target)?;
+        let h = self.h_host.clone();
+        self.compute_boxes(gpu)?;
+        Ok(h)
+    }
+
+    /// Pairs tested (distance evaluations) by one count pass of `method` at the current h.
+    pub fn tested(
+        &mut self,
+        gpu: &Gpu,
+        method: Method,
+        crit: Criterion,
+    ) -> Result<u64, SphGpuError> {
+        let mut counts = gpu.alloc_poisoned::<u32>(self.n)?;
+        let mut tested = gpu.alloc_zeros::<u64>(1)?;
+        self.search(
+            gpu,
+            method,
+            crit,
+            dev::MODE_COUNT,
+            0,
+            Some(&mut counts),
+            None,
+            None,
+            None,
+            None,
+            Some(&mut tested),
+        )?;
+        Ok(gpu.download(&tested)?[0])
+    }
+
+    /// The smoothing-length iteration on the device, from the current h or (`guess`) from each
+    /// particle's local-density guess (`sph_h_guess`): each pass counts the gather neighbours of
+    /// the particles still iterating and steps them (`sph_h_update`); the host reads two
+    /// counters per pass. Leaves the final h on the device (boxes recomputed). Milliseconds of
+    /// the device passes (the guess included).
     pub fn iterate_h(
         &mut self,
         gpu: &Gpu,
         method: Method,
         hp: &HParams,
+        guess: bool,
     ) -> Result<(HIteration, f64), SphGpuError> {
-        validate(&self.host_bodies, &self.h_host, true)?;
         hp.check(self.n)?;
         let n32 = self.n as u32;
-        let start: Vec<HState> = self.h_host.iter().map(|&h| HState::start(h)).collect();
-        let mut state = gpu.upload(&start)?;
-        let mut counts = gpu.alloc_poisoned::<u32>(self.n)?;
         let cfg = grid_cfg(gpu, self.n, k::CELL_BLOCK);
-        let (mut iterations, mut ms) = (0, 0.0);
+        let mut ms = 0.0;
+        let mut state = if guess {
+            let (state, g_ms) = self.guess(gpu, hp.target)?;
+            ms += g_ms;
+            state
+        } else {
+            validate(&self.host_bodies, &self.h_host, true)?;
+            let start: Vec<HState> = self.h_host.iter().map(|&h| HState::start(h)).collect();
+            gpu.upload(&start)?
+        };
+        let mut counts = gpu.alloc_poisoned::<u32>(self.n)?;
+        let mut passes = Vec::new();
+        let mut active = n32;
         // Gather counts ignore the cells' largest h, so the boxes need no update inside the loop;
         // the linked cells' grid (sized by the largest h) is rebuilt by each pass.
-        while iterations < hp.max_iter {
-            ms += self.search(
+        while (passes.len() as u32) < hp.max_iter {
+            let mut tested = gpu.alloc_zeros::<u64>(1)?;
+            let mut stats = gpu.alloc_zeros::<u64>(2)?;
+            let mut pass_ms = self.search(
                 gpu,
                 method,
                 Criterion::Gather,
@@ -410,11 +501,11 @@ impl DeviceSph {
                 None,
                 None,
                 None,
+                Some(&state),
+                Some(&mut tested),
             )?;
-            iterations += 1;
-            let mut iterating = gpu.alloc_zeros::<u32>(1)?;
-            // SAFETY: counts, state, h hold n entries.
-            ms += gpu
+            // SAFETY: counts, state, h hold n entries; stats 2.
+            pass_ms += gpu
                 .time(|| unsafe {
                     let args = (
                         &counts,
@@ -423,15 +514,24 @@ impl DeviceSph {
                         hp.tol,
                         &mut state,
                         &mut self.h,
-                        &mut iterating,
+                        &mut stats,
                     );
                     gpu.launch(k::sph_h_update, cfg, args)
                 })?
                 .1;
+            ms += pass_ms;
             if method == Method::Cells {
                 self.h_host = gpu.download(&self.h)?;
             }
-            if gpu.download(&iterating)?[0] == 0 {
+            let st = gpu.download(&stats)?;
+            passes.push(super::HPass {
+                active,
+                found: st[1],
+                tested: gpu.download(&tested)?[0],
+                ms: pass_ms,
+            });
+            active = st[0] as u32;
+            if active == 0 {
                 break;
             }
         }
@@ -445,15 +545,17 @@ impl DeviceSph {
             HIteration {
                 h,
                 counts: gpu.download(&counts)?,
-                iterations,
+                iterations: passes.len() as u32,
                 unconverged,
+                passes,
             },
             ms,
         ))
     }
 }
 
-/// [`DeviceSph::iterate_h`] from `h0` (default [`initial_h`]) for particles on the host.
+/// [`DeviceSph::iterate_h`] from `h0` (default: the local-density guess) for particles on the
+/// host.
 pub fn iterate_h(
     gpu: &Gpu,
     method: Method,
@@ -463,8 +565,9 @@ pub fn iterate_h(
 ) -> Result<(HIteration, f64), SphGpuError> {
     let h = match h0 {
         Some(h) => h.to_vec(),
+        // Replaced by the guess before any search; any valid h builds the tree.
         None => vec![initial_h(bodies, hp.target); bodies.len()],
     };
     let mut d = DeviceSph::new(gpu, bodies, &h)?;
-    d.iterate_h(gpu, method, hp)
+    d.iterate_h(gpu, method, hp, h0.is_none())
 }

@@ -247,9 +247,52 @@ pub struct HIteration {
     /// Particles that did not converge (still iterating, or stuck: their count jumps over the
     /// target, e.g. coincident particles), ascending.
     pub unconverged: Vec<u32>,
+    /// Per count pass: what it searched and what that cost.
+    pub passes: Vec<HPass>,
+}
+
+/// One count pass of the smoothing-length iteration.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HPass {
+    /// Particles searched (those still iterating).
+    pub active: u32,
+    /// Neighbours they found.
+    pub found: u64,
+    /// Pairs tested (distance evaluations).
+    pub tested: u64,
+    /// Milliseconds (GPU: CUDA events of the search and the update; CPU: wall time).
+    pub ms: f64,
+}
+
+impl HPass {
+    /// Pairs tested per neighbour found.
+    pub fn tested_per_found(&self) -> f64 {
+        self.tested as f64 / self.found.max(1) as f64
+    }
 }
 
 impl HIteration {
+    /// One line per pass: active particles, neighbours found, pairs tested per neighbour found,
+    /// time.
+    pub fn pass_table(&self) -> String {
+        let mut t = String::from(
+            "| pass | active | neighbours found | pairs tested | tested/found | ms |\n| --- | \
+             --- | --- | --- | --- | --- |\n",
+        );
+        for (k, p) in self.passes.iter().enumerate() {
+            t += &format!(
+                "| {} | {} | {} | {} | {:.2} | {:.3} |\n",
+                k + 1,
+                p.active,
+                p.found,
+                p.tested,
+                p.tested_per_found(),
+                p.ms
+            );
+        }
+        t
+    }
+
     /// A one-line report: iterations, and the particles that did not converge (the first ten).
     pub fn report(&self) -> String {
         if self.unconverged.is_empty() {

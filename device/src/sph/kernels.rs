@@ -1,6 +1,9 @@
 //! SPH kernels. Searches take `mode` ([`MODE_COUNT`]: `counts[i]`; [`MODE_FILL`]: row `i` of a
 //! CSR list, `list[offsets[i]..offsets[i+1]]`, never written past its end; [`MODE_DENSITY`]:
-//! `rho[i]` with smoothing kernel `kernel`); pointers a mode does not use may be null.
+//! `rho[i]` with smoothing kernel `kernel`); pointers a mode does not use may be null. A search
+//! given `state` (non-null) serves only the particles still iterating ([`HState::iterating`]),
+//! writing nothing for the others; given `tested` (non-null) it adds the pairs its active
+//! targets tested (distance evaluations) to `*tested`.
 //! `sph_cell_boxes` waits on other threads' results, so its whole grid must be resident.
 
 use super::*;
@@ -28,6 +31,8 @@ struct Outputs {
     offsets: *const u32,
     list: *mut u32,
     rho: *mut f32,
+    state: *const HState,
+    tested: *mut u64,
 }
 
 /// A [`Sink`] that a lane starts for its target `i` and finishes into the [`Outputs`].
@@ -100,6 +105,33 @@ impl LaneSink for Fill {
     }
     #[inline(always)]
     unsafe fn finish(self, _: &Outputs, _: u32) {}
+}
+
+/// Whether particle `i` is served: all when `state` is null, else those still iterating.
+///
+/// # Safety
+/// `state` is null or holds particle `i`.
+#[inline(always)]
+unsafe fn serves(state: *const HState, i: u32) -> bool {
+    // SAFETY: per the contract.
+    state.is_null() || unsafe { (*state.add(i as usize)).iterating() }
+}
+
+/// Adds the warp's `tested` to `*out` (one atomic per warp), unless `out` is null.
+///
+/// # Safety
+/// All 32 lanes call it together; `out` is null or valid.
+#[inline(always)]
+unsafe fn add_tested(out: *mut u64, tested: u64) {
+    if !out.is_null() {
+        // SAFETY: whole warp, per the contract.
+        unsafe {
+            let t = all_reduce(tested, |a, b| a + b);
+            if lane_id() == 0 && t > 0 {
+                atomic_add_u64(out, t);
+            }
+        }
+    }
 }
 
 /// Runs `$f::<S>($args)` with the sink of `$mode`.
@@ -239,6 +271,8 @@ pub unsafe fn sph_vote(
     offsets: *const u32,
     list: *mut u32,
     rho: *mut f32,
+    state: *const HState,
+    tested: *mut u64,
 ) {
     let o = Outputs {
         kernel,
@@ -246,6 +280,8 @@ pub unsafe fn sph_vote(
         offsets,
         list,
         rho,
+        state,
+        tested,
     };
     // SAFETY: forwarded contract.
     unsafe {
@@ -279,10 +315,15 @@ unsafe fn vote<S: LaneSink>(
     // SAFETY: tree complete and boxed; the stack holds a walk of at most MAX_DEPTH levels; whole
     // warps throughout (lanes past n stand on the warp's first particle and vote false).
     unsafe {
+        let mut tested = 0u64;
         while w * crate::WARP_SIZE < n {
             let k = w * crate::WARP_SIZE + lane;
-            let active = k < n;
-            let i = *sort.add(if active { k } else { w * crate::WARP_SIZE } as usize);
+            let i = *sort.add(if k < n { k } else { w * crate::WARP_SIZE } as usize);
+            let active = k < n && serves(o.state, i);
+            if ballot(FULL_MASK, active) == 0 {
+                w += warps_total;
+                continue;
+            }
             let p = (*bodies.add(i as usize)).pos();
             let hi = *h.add(i as usize);
             let mut s = S::start(o, i, hi);
@@ -322,6 +363,7 @@ unsafe fn vote<S: LaneSink>(
                             if is_neighbour(crit, r2, hi, *h.add(j as usize)) {
                                 s.take(j as u32, r2, q.m);
                             }
+                            tested += 1;
                         }
                         j = *next.add(j as usize);
                     }
@@ -332,6 +374,7 @@ unsafe fn vote<S: LaneSink>(
             }
             w += warps_total;
         }
+        add_tested(o.tested, tested);
     }
 }
 
@@ -347,7 +390,9 @@ crate::static_shared!(sph_group_li: [u32; GROUP_WARPS * GROUP_LIST]);
 
 /// Neighbours by warp groups (`groups[g]` = (first, size ≤ 32) in `sort`, as `bh_sort` packs
 /// them; `ngroups` of them, handed out by the counter `*next_group`, zero before the launch): a
-/// warp walks the tree once for its group's box and largest `h`, popping up to `GROUP_POP` cells
+/// warp walks the tree once for the box and largest `h` of its group's served particles — or,
+/// while that box is too wide for their h ([`group_too_wide`]), once per aligned lane range of a
+/// depth-first split ([`next_lanes`]) — popping up to `GROUP_POP` cells
 /// a step whose children lanes `8s..8s+8` test ([`cell_reachable`], [`body_reachable`]); candidate
 /// particles go to a list in shared memory that every lane tests against its own particle.
 /// Outputs per `mode` (module docs). `GROUP_BLOCK`-thread blocks, any grid.
@@ -371,6 +416,8 @@ pub unsafe fn sph_group(
     offsets: *const u32,
     list: *mut u32,
     rho: *mut f32,
+    state: *const HState,
+    tested: *mut u64,
 ) {
     let o = Outputs {
         kernel,
@@ -378,6 +425,8 @@ pub unsafe fn sph_group(
         offsets,
         list,
         rho,
+        state,
+        tested,
     };
     // SAFETY: forwarded contract.
     unsafe {
@@ -414,10 +463,9 @@ unsafe fn group<S: LaneSink>(
     crit: u32,
     o: &Outputs,
 ) {
-    let ni = n as i32;
     let lane = lane_id();
-    let below = lanemask_lt();
     let wib = warp_idx() as usize;
+    let mut tested = 0u64;
     // SAFETY: shared arrays sized above, one share per warp; tree complete and boxed; whole warps
     // throughout (lanes without a particle stand on the group's first and take nothing).
     unsafe {
@@ -436,96 +484,178 @@ unsafe fn group<S: LaneSink>(
         let mut w = take_group();
         while w < ngroups {
             let [first, size] = *groups.add(w as usize);
-            let active = lane < size;
-            let i = *sort.add((first + if active { lane } else { 0 }) as usize);
+            let member = lane < size;
+            let i = *sort.add((first + if member { lane } else { 0 }) as usize);
+            let live = member && serves(o.state, i);
             let p = (*bodies.add(i as usize)).pos();
             let hi = *h.add(i as usize);
-            let tlo: [f32; 3] = core::array::from_fn(|k| all_reduce(p[k], f32::min));
-            let thi: [f32; 3] = core::array::from_fn(|k| all_reduce(p[k], f32::max));
-            let th = all_reduce(hi, f32::max);
             let mut s = S::start(o, i, hi);
-            let mut len = 0usize;
-            let flush = |len: &mut usize, s: &mut S| {
-                sync_warp(FULL_MASK); // entries written by other lanes are visible
-                if active {
-                    for e in 0..*len {
-                        let q = *lpos.add(e);
-                        let r2 = dist2(p, q.pos());
-                        if is_neighbour(crit, r2, hi, *lh.add(e)) {
-                            s.take(*li.add(e), r2, q.m);
-                        }
+            let (mut a, mut wl) = (0u32, crate::WARP_SIZE);
+            loop {
+                let active = live && lane >= a && lane < a + wl;
+                if ballot(FULL_MASK, active) != 0 {
+                    let (inf, ninf) = (f32::INFINITY, f32::NEG_INFINITY);
+                    let tlo: [f32; 3] = core::array::from_fn(|k| {
+                        all_reduce(if active { p[k] } else { inf }, f32::min)
+                    });
+                    let thi: [f32; 3] = core::array::from_fn(|k| {
+                        all_reduce(if active { p[k] } else { ninf }, f32::max)
+                    });
+                    let th = all_reduce(if active { hi } else { 0.0 }, f32::max);
+                    let hmin = all_reduce(if active && hi > 0.0 { hi } else { inf }, f32::min);
+                    if wl > 1 && group_too_wide(tlo, thi, hmin) {
+                        wl /= 2;
+                        continue;
                     }
+                    walk(
+                        bodies,
+                        h,
+                        n,
+                        child,
+                        next,
+                        boxes,
+                        layout,
+                        crit,
+                        stack,
+                        lpos,
+                        lh,
+                        li,
+                        p,
+                        hi,
+                        active,
+                        tlo,
+                        thi,
+                        th,
+                        &mut s,
+                        &mut tested,
+                    );
                 }
-                sync_warp(FULL_MASK); // everyone has read before the list is refilled
-                *len = 0;
-            };
-            if lane == 0 {
-                *stack = layout.root();
-            }
-            let mut sp = 1usize;
-            let (slot, octant) = ((lane / 8) as usize, lane % 8);
-            while sp > 0 {
-                let (np, cell) = pop_cells(stack, &mut sp, slot);
-                let (mut what, mut ch, mut q, mut hj) = (NOTHING, EMPTY, Body::default(), 0.0);
-                if slot < np {
-                    ch = *child.add(layout.slot(cell, octant));
-                    if ch >= ni {
-                        if cell_reachable(crit, tlo, thi, th, &*boxes.add((ch - ni) as usize)) {
-                            what = OPEN;
-                        }
-                    } else if ch >= 0 {
-                        if *next.add(ch as usize) >= 0 {
-                            what = CHAIN;
-                        } else {
-                            q = *bodies.add(ch as usize);
-                            hj = *h.add(ch as usize);
-                            if body_reachable(crit, tlo, thi, th, q.pos(), hj) {
-                                what = LIST;
-                            }
-                        }
-                    }
-                }
-                let take = ballot(FULL_MASK, what == LIST);
-                if what == LIST {
-                    let at = len + (take & below).count_ones() as usize;
-                    *lpos.add(at) = q;
-                    *lh.add(at) = hj;
-                    *li.add(at) = ch as u32;
-                }
-                len += take.count_ones() as usize;
-                let open = ballot(FULL_MASK, what == OPEN);
-                if what == OPEN {
-                    *stack.add(sp + (open & below).count_ones() as usize) = ch - ni;
-                }
-                sp += open.count_ones() as usize;
-                let mut chains = ballot(FULL_MASK, what == CHAIN);
-                while chains != 0 {
-                    let src = chains.trailing_zeros();
-                    chains &= chains - 1;
-                    let mut j = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
-                    while j >= 0 {
-                        if len == GROUP_LIST {
-                            flush(&mut len, &mut s);
-                        }
-                        if lane == 0 {
-                            *lpos.add(len) = *bodies.add(j as usize);
-                            *lh.add(len) = *h.add(j as usize);
-                            *li.add(len) = j as u32;
-                        }
-                        len += 1;
-                        j = *next.add(j as usize);
-                    }
-                }
-                if len > GROUP_LIST - crate::WARP_SIZE as usize {
-                    flush(&mut len, &mut s);
+                match next_lanes(a, wl) {
+                    Some((na, nw)) => (a, wl) = (na, nw),
+                    None => break,
                 }
             }
-            flush(&mut len, &mut s);
-            if active {
+            if live {
                 s.finish(o, i);
             }
             w = take_group();
         }
+        add_tested(o.tested, tested);
+    }
+}
+
+/// One walk of a group kernel's warp for the targets of lanes with `active` (box `[tlo, thi]`,
+/// largest h `th`), every active lane feeding its sink and counting its tests.
+///
+/// # Safety
+/// As `group`: whole warp, its shares of the shared arrays, tree complete and boxed.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn walk<S: Sink>(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    child: *const i32,
+    next: *const i32,
+    boxes: *const CellBox,
+    layout: Layout,
+    crit: u32,
+    stack: *mut i32,
+    lpos: *mut Body,
+    lh: *mut f32,
+    li: *mut u32,
+    p: [f32; 3],
+    hi: f32,
+    active: bool,
+    tlo: [f32; 3],
+    thi: [f32; 3],
+    th: f32,
+    s: &mut S,
+    tested: &mut u64,
+) {
+    let ni = n as i32;
+    let lane = lane_id();
+    let below = lanemask_lt();
+    // SAFETY: per the contract.
+    unsafe {
+        let mut len = 0usize;
+        let flush = |len: &mut usize, s: &mut S, tested: &mut u64| {
+            sync_warp(FULL_MASK); // entries written by other lanes are visible
+            if active {
+                for e in 0..*len {
+                    let q = *lpos.add(e);
+                    let r2 = dist2(p, q.pos());
+                    if is_neighbour(crit, r2, hi, *lh.add(e)) {
+                        s.take(*li.add(e), r2, q.m);
+                    }
+                }
+                *tested += *len as u64;
+            }
+            sync_warp(FULL_MASK); // everyone has read before the list is refilled
+            *len = 0;
+        };
+        if lane == 0 {
+            *stack = layout.root();
+        }
+        let mut sp = 1usize;
+        let (slot, octant) = ((lane / 8) as usize, lane % 8);
+        while sp > 0 {
+            let (np, cell) = pop_cells(stack, &mut sp, slot);
+            let (mut what, mut ch, mut q, mut hj) = (NOTHING, EMPTY, Body::default(), 0.0);
+            if slot < np {
+                ch = *child.add(layout.slot(cell, octant));
+                if ch >= ni {
+                    if cell_reachable(crit, tlo, thi, th, &*boxes.add((ch - ni) as usize)) {
+                        what = OPEN;
+                    }
+                } else if ch >= 0 {
+                    if *next.add(ch as usize) >= 0 {
+                        what = CHAIN;
+                    } else {
+                        q = *bodies.add(ch as usize);
+                        hj = *h.add(ch as usize);
+                        if body_reachable(crit, tlo, thi, th, q.pos(), hj) {
+                            what = LIST;
+                        }
+                    }
+                }
+            }
+            let take = ballot(FULL_MASK, what == LIST);
+            if what == LIST {
+                let at = len + (take & below).count_ones() as usize;
+                *lpos.add(at) = q;
+                *lh.add(at) = hj;
+                *li.add(at) = ch as u32;
+            }
+            len += take.count_ones() as usize;
+            let open = ballot(FULL_MASK, what == OPEN);
+            if what == OPEN {
+                *stack.add(sp + (open & below).count_ones() as usize) = ch - ni;
+            }
+            sp += open.count_ones() as usize;
+            let mut chains = ballot(FULL_MASK, what == CHAIN);
+            while chains != 0 {
+                let src = chains.trailing_zeros();
+                chains &= chains - 1;
+                let mut j = shfl_idx(FULL_MASK, ch as u32, src).0 as i32;
+                while j >= 0 {
+                    if len == GROUP_LIST {
+                        flush(&mut len, s, tested);
+                    }
+                    if lane == 0 {
+                        *lpos.add(len) = *bodies.add(j as usize);
+                        *lh.add(len) = *h.add(j as usize);
+                        *li.add(len) = j as u32;
+                    }
+                    len += 1;
+                    j = *next.add(j as usize);
+                }
+            }
+            if len > GROUP_LIST - crate::WARP_SIZE as usize {
+                flush(&mut len, s, tested);
+            }
+        }
+        flush(&mut len, s, tested);
     }
 }
 
@@ -640,6 +770,8 @@ pub unsafe fn sph_cell_query(
     offsets: *const u32,
     list: *mut u32,
     rho: *mut f32,
+    state: *const HState,
+    tested: *mut u64,
 ) {
     let o = Outputs {
         kernel,
@@ -647,6 +779,8 @@ pub unsafe fn sph_cell_query(
         offsets,
         list,
         rho,
+        state,
+        tested,
     };
     // SAFETY: forwarded contract.
     unsafe {
@@ -670,15 +804,22 @@ unsafe fn cell_query<S: LaneSink>(
     o: &Outputs,
 ) {
     let mut k = index_1d();
-    // SAFETY: k < n; cells of the clamped stencil; offsets from the scan.
+    let mut tested = 0u64;
+    // SAFETY: k < n; cells of the clamped stencil; offsets from the scan; whole warps at the end
+    // (blocks are whole warps and every lane leaves the loop).
     unsafe {
         while k < n {
             let i = *order.add(k as usize);
+            k += grid_size_1d();
+            if !serves(o.state, i) {
+                continue;
+            }
             let p = (*bodies.add(i as usize)).pos();
             let hi = *h.add(i as usize);
             let mut s = S::start(o, i, hi);
             cell_stencil(&grid, p, |c| {
                 let (b, e) = (*cell_start.add(c as usize), *cell_start.add(c as usize + 1));
+                tested += (e - b) as u64;
                 for t in b..e {
                     let j = *order.add(t as usize);
                     let q = *bodies.add(j as usize);
@@ -689,8 +830,8 @@ unsafe fn cell_query<S: LaneSink>(
                 }
             });
             s.finish(o, i);
-            k += grid_size_1d();
         }
+        add_tested(o.tested, tested);
     }
 }
 
@@ -698,9 +839,62 @@ unsafe fn cell_query<S: LaneSink>(
 // smoothing-length iteration
 // ---------------------------------------------------------------------------------------------
 
-/// One step of [`update_h`] per particle from `counts` (a gather count at the current `h`):
-/// updates `state` and `h`, and adds the particles still iterating to `*iterating` (zero before
-/// the launch). Any grid of `CELL_BLOCK`-thread blocks.
+/// Each particle's first smoothing length from the local density ([`guess_h`]) into `h`, and its
+/// iteration state (`HState::start`) into `state`. The tree is built and summarized (`count`).
+/// Any grid of `CELL_BLOCK`-thread blocks.
+#[crate::kernel]
+pub unsafe fn sph_h_guess(
+    bodies: *const Body,
+    n: u32,
+    header: *const crate::bh::TreeHeader,
+    child: *const i32,
+    count: *const u32,
+    layout: Layout,
+    target: f32,
+    h: *mut f32,
+    state: *mut HState,
+) {
+    let t = DeviceCountTree {
+        layout,
+        child,
+        count,
+    };
+    let mut i = index_1d();
+    // SAFETY: i < n; the tree's arrays per bh_build and bh_summarize.
+    unsafe {
+        let (centre, half) = crate::bh::root_cell(&*header);
+        while i < n {
+            let p = (*bodies.add(i as usize)).pos();
+            let g = guess_h(&t, layout.root(), n as i32, centre, half, p, target);
+            *h.add(i as usize) = g;
+            *state.add(i as usize) = HState::start(g);
+            i += grid_size_1d();
+        }
+    }
+}
+
+struct DeviceCountTree {
+    layout: Layout,
+    child: *const i32,
+    count: *const u32,
+}
+
+// SAFETY (both reads): cells and slots of the built tree, per `sph_h_guess`' contract.
+impl CountTree for DeviceCountTree {
+    #[inline(always)]
+    fn slot(&self, cell: i32, octant: u32) -> i32 {
+        unsafe { *self.child.add(self.layout.slot(cell, octant)) }
+    }
+    #[inline(always)]
+    fn count(&self, cell: i32) -> u32 {
+        unsafe { *self.count.add(cell as usize) }
+    }
+}
+
+/// One step of [`update_h`] per particle still iterating, from `counts` (its gather count at the
+/// current `h`): updates `state` and `h`; adds the particles still iterating afterwards to
+/// `stats[0]` and the counts of those it stepped to `stats[1]` (both zero before the launch).
+/// Any grid of `CELL_BLOCK`-thread blocks.
 #[crate::kernel]
 pub unsafe fn sph_h_update(
     counts: *const u32,
@@ -709,27 +903,38 @@ pub unsafe fn sph_h_update(
     tol: f32,
     state: *mut HState,
     h: *mut f32,
-    iterating: *mut u32,
+    stats: *mut u64,
 ) {
     let lane = lane_id();
-    // Whole warps step together (the ballot), so the loop runs over warp-aligned bases.
+    // Whole warps step together (the reductions), so the loop runs over warp-aligned bases.
     let mut base = index_1d() - lane;
-    // SAFETY: i < n for every access; whole warps at the ballot.
+    let (mut still, mut found) = (0u64, 0u64);
+    // SAFETY: i < n for every access; whole warps at the reductions.
     unsafe {
         while base < n {
             let i = (base + lane) as usize;
-            let mut still = false;
             if i < n as usize {
-                let s = update_h(*state.add(i), *counts.add(i), target, tol);
-                *state.add(i) = s;
-                *h.add(i) = s.h;
-                still = s.state == H_ITERATING;
-            }
-            let b = ballot(FULL_MASK, still);
-            if lane == 0 && b != 0 {
-                atomic_add_u32(iterating, b.count_ones());
+                let s0 = *state.add(i);
+                if s0.iterating() {
+                    let c = *counts.add(i);
+                    let s = update_h(s0, c, target, tol);
+                    *state.add(i) = s;
+                    *h.add(i) = s.h;
+                    still += s.iterating() as u64;
+                    found += c as u64;
+                }
             }
             base += grid_size_1d();
+        }
+        let still = all_reduce(still, |a, b| a + b);
+        let found = all_reduce(found, |a, b| a + b);
+        if lane == 0 {
+            if still > 0 {
+                atomic_add_u64(stats, still);
+            }
+            if found > 0 {
+                atomic_add_u64(stats.add(1), found);
+            }
         }
     }
 }

@@ -367,7 +367,9 @@ pub const H_CONVERGED: u32 = 1;
 pub const H_STUCK: u32 = 2;
 
 /// One particle's smoothing-length iteration: the current `h`, the bracket `[lo, hi]` known so
-/// far (`lo = 0`, `hi = +inf` while unknown) and its state.
+/// far (`lo = 0`, `hi = +inf` while unknown) with the gather counts measured at its ends
+/// (`nlo < target < nhi`), which end moved last (`side`: -1 lo, +1 hi, 0 none) and its state.
+/// 32 bytes (two vector loads on the device).
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct HState {
@@ -375,6 +377,10 @@ pub struct HState {
     pub lo: f32,
     pub hi: f32,
     pub state: u32,
+    pub nlo: f32,
+    pub nhi: f32,
+    pub side: i32,
+    pub _pad: u32,
 }
 
 impl HState {
@@ -384,16 +390,31 @@ impl HState {
             lo: 0.0,
             hi: f32::INFINITY,
             state: H_ITERATING,
+            nlo: 0.0,
+            nhi: 0.0,
+            side: 0,
+            _pad: 0,
         }
+    }
+    /// Whether the particle still needs a count pass.
+    #[inline(always)]
+    pub fn iterating(&self) -> bool {
+        self.state == H_ITERATING
     }
 }
 
 /// One step of the smoothing-length iteration given the gather count at the current `h`
-/// (target's own term included). As in Gadget-2: the neighbour number grows as `h³`, so the
-/// Newton step for `N(h) = target` on that relation is `h (target/N)^{1/3}` (limited to a factor
-/// 2 per step); once the count has been on both sides it is bracketed, and a step that leaves the
-/// middle 80% of the bracket is replaced by bisection of the bracket's volume,
-/// `∛((lo³ + hi³)/2)`.
+/// (target's own term included). The count is a step function of `h` that grows as `h³` on
+/// average, so:
+/// - until the target is bracketed, the Newton step on `N ∝ h³`, `h (target/N)^{1/3}`, limited to
+///   a factor 2 per step (Gadget-2's update);
+/// - once the count has been on both sides, the false-position step in `h³` between the
+///   bracket's ends and their counts (the local density, not the global `h³` law, sets the
+///   slope), replaced by bisection of the bracket's volume, `∛((lo³ + hi³)/2)`, when it leaves
+///   the middle 80% of the bracket or when the same end moved twice in a row (the Illinois
+///   remedy for false position's one-sided stalls).
+///
+/// From [`guess_h`]'s first guess this converges in a few passes on clustered sets too.
 #[inline(always)]
 pub fn update_h(s: HState, count: u32, target: f32, tol: f32) -> HState {
     if s.state != H_ITERATING {
@@ -406,32 +427,115 @@ pub fn update_h(s: HState, count: u32, target: f32, tol: f32) -> HState {
             ..s
         };
     }
-    let (mut lo, mut hi) = (s.lo, s.hi);
-    if c < target {
-        lo = s.h;
+    let mut n = s;
+    let side = if c < target {
+        n.lo = s.h;
+        n.nlo = c;
+        -1
     } else {
-        hi = s.h;
-    }
-    let ratio = if c > 0.0 { target / c } else { 8.0 };
-    let newton = s.h * cbrt(ratio.clamp(0.125, 8.0));
-    let h = if hi.is_finite() && lo > 0.0 {
-        let margin = 0.1 * (hi - lo);
-        if newton > lo + margin && newton < hi - margin {
-            newton
+        n.hi = s.h;
+        n.nhi = c;
+        1
+    };
+    n.side = side;
+    let bracketed = n.hi.is_finite() && n.lo > 0.0;
+    n.h = if bracketed {
+        let (v0, v1) = (n.lo * n.lo * n.lo, n.hi * n.hi * n.hi);
+        let margin = 0.1 * (n.hi - n.lo);
+        let f = (target - n.nlo) / (n.nhi - n.nlo);
+        let secant = cbrt(v0 + f * (v1 - v0));
+        if side != s.side && secant > n.lo + margin && secant < n.hi - margin {
+            secant
         } else {
-            cbrt(0.5 * (lo * lo * lo + hi * hi * hi))
+            cbrt(0.5 * (v0 + v1))
         }
     } else {
-        newton
+        let ratio = if c > 0.0 { target / c } else { 8.0 };
+        s.h * cbrt(ratio.clamp(0.125, 8.0))
     };
     // A bracket of relative width 1e-5 holds no float32 h that moves the count across the target
     // (ties of coincident particles) worth trying further.
-    let state = if hi.is_finite() && hi - lo <= 1e-5 * hi {
-        H_STUCK
+    if bracketed && n.hi - n.lo <= 1e-5 * n.hi {
+        n.state = H_STUCK;
+    }
+    n
+}
+
+/// What [`guess_h`] reads of the octree: child slots and cells' body counts (`crate::bh`'s
+/// arrays, device pointers in the kernel, slices in the CPU twin).
+pub trait CountTree {
+    fn slot(&self, cell: i32, octant: u32) -> i32;
+    fn count(&self, cell: i32) -> u32;
+}
+
+/// A first smoothing length from the local density: `p` descends the octree (root `root`, cube
+/// of centre `centre` and half-size `half`, as `crate::bh::root_cell`) through the octants that
+/// hold it while the child cell keeps at least `target` bodies; the smallest such cell, of `k`
+/// bodies in a cube of side `a`, gives the density `k / a³`, and the sphere holding `target`
+/// bodies at that density has radius `a ∛(3 target / (4π k))`. On a Plummer sphere this is
+/// within tens of percent of the converged h where the global mean density is off by orders
+/// of magnitude (the first passes from it tested thousands of candidates per neighbour).
+#[inline(always)]
+pub fn guess_h(
+    t: &impl CountTree,
+    root: i32,
+    n: i32,
+    centre: [f32; 3],
+    half: f32,
+    p: [f32; 3],
+    target: f32,
+) -> f32 {
+    let (mut cell, mut c, mut half) = (root, centre, half);
+    let mut k = t.count(root);
+    for _ in 0..crate::bh::MAX_DEPTH {
+        let o = crate::bh::octant(p, c);
+        let ch = t.slot(cell, o);
+        if ch < n {
+            break;
+        }
+        let kc = t.count(ch - n);
+        if (kc as f32) < target {
+            break;
+        }
+        half *= 0.5;
+        c = crate::bh::child_center(c, half, o);
+        cell = ch - n;
+        k = kc;
+    }
+    let k = (k as f32).max(1.0);
+    2.0 * half * cbrt(3.0 * target / (4.0 * core::f32::consts::PI * k))
+}
+
+// ---------------------------------------------------------------------------------------------
+// splitting wide warp groups
+// ---------------------------------------------------------------------------------------------
+
+/// A warp group walks as one only while its box's longest side is at most this many times its
+/// smallest positive `h`; wider ones walk as halves (aligned lane ranges, [`next_lanes`]). Where
+/// the density falls steeply (a Plummer sphere's halo) a group of 32 spans more than its
+/// particles' h, and its box grown by its largest h reaches the dense centre that none of its
+/// spheres reaches: a few such groups tested every particle of the set.
+pub const GROUP_SPLIT: f32 = 2.0;
+
+/// Whether the members' box `[tlo, thi]` is too wide for one walk at smallest positive
+/// smoothing length `hmin` (`+inf` when no member has h > 0: a walk that reaches nothing).
+#[inline(always)]
+pub fn group_too_wide(tlo: [f32; 3], thi: [f32; 3], hmin: f32) -> bool {
+    let ext = (thi[0] - tlo[0]).max(thi[1] - tlo[1]).max(thi[2] - tlo[2]);
+    ext > GROUP_SPLIT * hmin
+}
+
+/// The lane range after `[a, a + w)` in a depth-first split of the warp's 32 lanes into aligned
+/// power-of-two ranges: every range still pending is the right half of a split one, so the next
+/// starts at `a + w` and is as wide as that start's alignment. `None` after the last lane.
+#[inline(always)]
+pub fn next_lanes(a: u32, w: u32) -> Option<(u32, u32)> {
+    let a = a + w;
+    if a >= crate::WARP_SIZE {
+        None
     } else {
-        H_ITERATING
-    };
-    HState { h, lo, hi, state }
+        Some((a, a & a.wrapping_neg()))
+    }
 }
 
 /// Cube root (positive `x`): `2^{log2(x)/3}` (two PTX instructions on the device).
@@ -542,6 +646,30 @@ mod tests {
         }
         assert_eq!(s.state, H_STUCK);
         assert!(it < 60 && (s.lo - 0.5).abs() < 1e-4, "{it} {s:?}");
+    }
+
+    #[test]
+    fn false_position_follows_the_local_slope_and_lanes_split_depth_first() {
+        // N(h) = 5000 h³ + 30 (a dense core at the centre of the sphere): the h³ Newton step
+        // alone misjudges the slope; once bracketed, false position lands on the target.
+        let count = |h: f32| (5000.0 * h * h * h + 30.0) as u32;
+        let mut s = HState::start(0.05);
+        let mut it = 0;
+        while s.iterating() && it < 40 {
+            s = update_h(s, count(s.h), 64.0, 1.0);
+            it += 1;
+        }
+        assert_eq!(s.state, H_CONVERGED);
+        assert!(it <= 12, "{it}");
+        // Aligned ranges in depth-first order: after [0, 8) comes [8, 8), then [16, 16).
+        assert_eq!(next_lanes(0, 8), Some((8, 8)));
+        assert_eq!(next_lanes(8, 8), Some((16, 16)));
+        assert_eq!(next_lanes(16, 16), None);
+        assert_eq!(next_lanes(5, 1), Some((6, 2)));
+        let w = GROUP_SPLIT;
+        assert!(group_too_wide([0.0; 3], [w.next_up(), 0.0, 0.0], 1.0));
+        assert!(!group_too_wide([0.0; 3], [w, 0.0, 0.0], 1.0));
+        assert!(!group_too_wide([0.0; 3], [5.0; 3], f32::INFINITY));
     }
 
     #[test]
