@@ -59,6 +59,8 @@ pub fn run(choice: BackendChoice, a: CombinedArgs) -> anyhow::Result<()> {
             method: Method::Group,
             criterion: crate::sph::Criterion::Gather,
             iterate: Some(hp),
+            // Without `--h`, from each particle's local-density guess (as `neighbours` does).
+            guess: a.h.is_none(),
             density: None,
         };
         let s = crate::sph::search(&backend, &bodies, h0, &o)?;

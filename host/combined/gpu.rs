@@ -319,6 +319,8 @@ impl DeviceCombined {
             crate::runtime::Null,
             crate::runtime::Null,
             rho.as_mut(),
+            crate::runtime::Null,
+            crate::runtime::Null,
         );
         // SAFETY: a boxed, sorted tree with groups of at most 32; the mode's output holds n.
         let ms = gpu
