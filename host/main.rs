@@ -532,6 +532,9 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
         seed,
         tar,
     } = o;
+    if repeats == Some(0) {
+        return Err(warpkit::bh::InputError::NoRepeats.into());
+    }
     let backend = select(choice)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(backend.name()));
     if let Some(tar) = &tar {
@@ -730,6 +733,9 @@ fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
         self as s, Kernel, SbhTree, Summation, TreeOrigin, error_stats, gpu as sgpu,
     };
     // Options first: nothing is generated for a run that would be refused.
+    if a.repeats == 0 {
+        return Err(warpkit::bh::InputError::NoRepeats.into());
+    }
     s::validate_samples(a.samples)?;
     s::validate_levels(a.levels)?;
     s::validate_beta(a.beta)?;

@@ -181,11 +181,40 @@ fn contradictory_or_ignored_options() {
         &["gravity", "--n", "512", "--quadrupole"],
         &["--traversal group or group2"],
     );
+    for args in [
+        &["gravity", "--n", "512", "--repeats", "0"][..],
+        &["sbh", "--m", "512", "--repeats", "0"],
+        &["repro", "sort", "--n", "512", "--repeats", "0"],
+    ] {
+        fails(&dir, args, &["--repeats 0"]);
+    }
     fails(
         &dir,
-        &["gravity", "--n", "512", "--repeats", "0"],
-        &["--repeats 0"],
+        &[
+            "gravity",
+            "--n",
+            "512",
+            "--traversal",
+            "group",
+            "--alpha",
+            "0.001",
+        ],
+        &["group2"],
     );
+    fails(
+        &dir,
+        &[
+            "gravity",
+            "--n",
+            "512",
+            "--traversal",
+            "group2",
+            "--alpha",
+            "nan",
+        ],
+        &["α"],
+    );
+    fails(&dir, &["nbody", "--n", "64", "--alpha", "-1"], &["alpha"]);
     fails(
         &dir,
         &["sbh", "--m", "512", "--grid", "4", "--levels", "3"],

@@ -82,17 +82,15 @@ impl OutDir {
     }
 }
 
-/// Writes `path` through `path.tmp` and a rename, so a crash leaves the old file or none.
+/// Writes `path` through `path.partial` and a rename, so a crash leaves the old file or none.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), OutputError> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let err = |source| OutputError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    fs::write(&tmp, contents).map_err(err)?;
-    fs::rename(&tmp, path).map_err(err)
+    // One atomic writer for the project: it removes its temporary file when a write fails.
+    crate::files::write_atomically(path, |w| std::io::Write::write_all(w, contents)).map_err(
+        |source| OutputError::Write {
+            path: path.to_path_buf(),
+            source,
+        },
+    )
 }
 
 /// A CSV file written as measurements come in: each [`Csv::row`] appends one whole line and
