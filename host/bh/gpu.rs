@@ -548,43 +548,9 @@ pub fn gravity_on(
         None => (&mut octree.tree.header, &bufs.sort, &bufs.groups),
     };
     let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
-    if let Some(r) = o.relative {
-        if o.traversal != Traversal::Group2 {
-            return Err(BhError::Option(
-                "the relative opening criterion runs with the group2 traversal".into(),
-            ));
-        }
-        let cfg = gpu.resident_grid(k::bh_gravity_group2_rel, dev::GROUP_BLOCK)?;
-        let quad = o.quadrupole.then_some(&octree.tree.cell_quad);
-        let args = (
-            &octree.bodies,
-            n32,
-            sort,
-            groups,
-            &mut *header,
-            &octree.tree.child,
-            &octree.tree.next,
-            &octree.tree.cell_pm,
-            quad,
-            octree.layout,
-            r.theta_max * r.theta_max,
-            eps2,
-            p.g,
-            r.alpha,
-            &mut bufs.acc,
-        );
-        // SAFETY: buffers sized as the kernel's doc requires; `acc` holds accelerations.
-        return Ok(if o.quadrupole {
-            gpu.time(|| unsafe { gpu.launch(k::bh_gravity_group2_quad_rel, cfg, args) })?
-                .1
-        } else {
-            gpu.time(|| unsafe { gpu.launch(k::bh_gravity_group2_rel, cfg, args) })?
-                .1
-        });
-    }
-    // The four group kernels share one signature.
+    // The group kernels share one signature; the relative ones take α after G and read θ_max².
     macro_rules! group {
-        ($k:expr) => {{
+        ($k:expr, $theta2:expr $(, $alpha:expr)?) => {{
             let cfg = gpu.resident_grid($k, dev::GROUP_BLOCK)?;
             let quad = o.quadrupole.then_some(&octree.tree.cell_quad);
             let args = (
@@ -598,13 +564,28 @@ pub fn gravity_on(
                 &octree.tree.cell_pm,
                 quad,
                 octree.layout,
-                theta2,
+                $theta2,
                 eps2,
                 p.g,
+                $($alpha,)?
                 &mut bufs.acc,
             );
             gpu.time(|| unsafe { gpu.launch($k, cfg, args) })?.1
         }};
+    }
+    if let Some(r) = o.relative {
+        if o.traversal != Traversal::Group2 {
+            return Err(BhError::Option(
+                "the relative opening criterion runs with the group2 traversal".into(),
+            ));
+        }
+        let guard2 = r.theta_max * r.theta_max;
+        // SAFETY: buffers sized as the kernel's doc requires; `acc` holds accelerations.
+        return Ok(if o.quadrupole {
+            group!(k::bh_gravity_group2_quad_rel, guard2, r.alpha)
+        } else {
+            group!(k::bh_gravity_group2_rel, guard2, r.alpha)
+        });
     }
     // SAFETY (each launch): buffers sized as the kernel's doc requires.
     let ms = match (o.traversal, o.quadrupole) {
@@ -628,10 +609,10 @@ pub fn gravity_on(
             gpu.time(|| unsafe { gpu.launch(k::bh_gravity, cfg, args) })?
                 .1
         }
-        (Traversal::Group, false) => group!(k::bh_gravity_group),
-        (Traversal::Group, true) => group!(k::bh_gravity_group_quad),
-        (Traversal::Group2, false) => group!(k::bh_gravity_group2),
-        (Traversal::Group2, true) => group!(k::bh_gravity_group2_quad),
+        (Traversal::Group, false) => group!(k::bh_gravity_group, theta2),
+        (Traversal::Group, true) => group!(k::bh_gravity_group_quad, theta2),
+        (Traversal::Group2, false) => group!(k::bh_gravity_group2, theta2),
+        (Traversal::Group2, true) => group!(k::bh_gravity_group2_quad, theta2),
     };
     Ok(ms)
 }

@@ -719,46 +719,18 @@ pub(crate) unsafe fn pop_cells(stack: *const i32, sp: &mut usize, slot: usize) -
     }
 }
 
-/// Defines a group-gravity kernel: `gravity_group::<K, SOFT, QUAD>` behind one entry point.
+/// Defines a group-gravity kernel: `gravity_group::<K, SOFT, QUAD>` behind one entry point;
+/// `relative` adds the parameter `alpha` and selects the relative criterion (`acc` then holds
+/// the previous accelerations on entry).
 macro_rules! group_kernel {
     ($(#[$doc:meta])* $name:ident, $k:literal, $quad:literal) => {
-        $(#[$doc])*
-        #[crate::kernel]
-        pub unsafe fn $name(
-            bodies: *const Body,
-            n: u32,
-            sort: *const u32,
-            groups: *const [u32; 2],
-            header: *mut TreeHeader,
-            child: *const i32,
-            next: *const i32,
-            cell_pm: *const Body,
-            cell_quad: *const Quad,
-            layout: Layout,
-            theta2: f32,
-            eps2: f32,
-            g: f32,
-            acc: *mut Accel,
-        ) {
-            // SAFETY: forwarded contract.
-            unsafe {
-                let pot = core::ptr::null_mut();
-                if softened(eps2) {
-                    gravity_group::<$k, true, $quad, false, false>(
-                        bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
-                        theta2, eps2, g, acc, pot, 0.0,
-                    )
-                } else {
-                    gravity_group::<$k, false, $quad, false, false>(
-                        bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
-                        theta2, eps2, g, acc, pot, 0.0,
-                    )
-                }
-            }
-        }
+        group_kernel!(@ $(#[$doc])* $name, $k, $quad, false, [], 0.0);
     };
-    // The relative opening criterion: `acc` holds the previous accelerations on entry.
     ($(#[$doc:meta])* $name:ident, $k:literal, $quad:literal, relative) => {
+        group_kernel!(@ $(#[$doc])* $name, $k, $quad, true, [alpha: f32,], alpha);
+    };
+    (@ $(#[$doc:meta])* $name:ident, $k:literal, $quad:literal, $rel:literal,
+        [$($extra:tt)*], $alpha:expr) => {
         $(#[$doc])*
         #[crate::kernel]
         pub unsafe fn $name(
@@ -775,21 +747,21 @@ macro_rules! group_kernel {
             theta2: f32,
             eps2: f32,
             g: f32,
-            alpha: f32,
+            $($extra)*
             acc: *mut Accel,
         ) {
             // SAFETY: forwarded contract.
             unsafe {
                 let pot = core::ptr::null_mut();
                 if softened(eps2) {
-                    gravity_group::<$k, true, $quad, false, true>(
+                    gravity_group::<$k, true, $quad, false, $rel>(
                         bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
-                        theta2, eps2, g, acc, pot, alpha,
+                        theta2, eps2, g, acc, pot, $alpha,
                     )
                 } else {
-                    gravity_group::<$k, false, $quad, false, true>(
+                    gravity_group::<$k, false, $quad, false, $rel>(
                         bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
-                        theta2, eps2, g, acc, pot, alpha,
+                        theta2, eps2, g, acc, pot, $alpha,
                     )
                 }
             }
