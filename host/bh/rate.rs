@@ -101,3 +101,29 @@ fn share(k: cpu::ListedKinds) -> f64 {
 pub fn needs_tree(o: &Options, gpu: bool) -> bool {
     o.traversal != Traversal::Vote && (o.quadrupole || !gpu)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Monopole-only work counts 23 per interaction; a quadrupole share mixes 23 and 65.
+    #[test]
+    fn counted_flops_mix_the_two_weights() {
+        let r = Rate {
+            interactions: 1_000_000,
+            quadrupole_share: 0.0,
+            sampled_groups: 0,
+        };
+        assert_eq!(r.flops(), 23e6);
+        // 1e6 interactions in 1 ms: 1e9 interactions/s, 23e9 flops/s.
+        assert!((r.per_second(1.0) - 1e9).abs() < 1.0);
+        assert!((r.tflops(1.0) - 0.023).abs() < 1e-12);
+        let q = Rate {
+            quadrupole_share: 0.25,
+            ..r
+        };
+        assert!((q.flops() - (0.75 * 23e6 + 0.25 * 65e6)).abs() < 1.0);
+        assert_eq!(fmt_tflops(18.234), "18.23");
+        assert_eq!(fmt_tflops(0.0123), "1.23e-2");
+    }
+}

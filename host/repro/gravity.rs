@@ -182,6 +182,12 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
             "; on the CPU twin every group's walk is replayed".into()
         },
     ));
+    if !s.is_gpu() {
+        report.para(
+            "CPU backend: the twins' times (rayon), not the kernels'; the twin of the relative \
+             criterion runs its first pass inside the gravity time.",
+        );
+    }
     let mut rows = Vec::new();
     let res = measure(s, &sizes, repeats, &dir, &mut rows);
     equal_error(&mut report, &rows);
