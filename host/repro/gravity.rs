@@ -87,6 +87,11 @@ const fn v(kernel: Traversal, quadrupole: bool, relative: bool) -> Variant {
     }
 }
 
+/// `x` as the decimal it was written as (`0.3`, not `0.30000001192092896`) for `meta.json`.
+fn dec(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(f64::from(x))
+}
+
 /// One measured configuration.
 #[derive(Clone, Debug)]
 pub struct Row {
@@ -129,9 +134,10 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     let repeats = s.repeats_or(3, 1);
     let dir = s.dir("gravity")?;
     let params = json!({
-        "sizes": sizes, "thetas": THETAS, "alphas": ALPHAS, "prepass_theta": PREPASS_THETA,
+        "sizes": sizes, "thetas": THETAS.map(dec), "alphas": ALPHAS.map(dec),
+        "prepass_theta": PREPASS_THETA,
         "theta_max": Relative::THETA_MAX,
-        "scenes": SCENES.iter().map(|(name, _, eps)| json!({"name": name, "eps": eps})).collect::<Vec<_>>(),
+        "scenes": SCENES.iter().map(|(name, _, eps)| json!({"name": name, "eps": dec(*eps)})).collect::<Vec<_>>(),
         "variants": VARIANTS.iter().map(Variant::label).collect::<Vec<_>>(),
         "all_kernels_at": sizes[0], "group2_only_above": sizes[0],
         "mode": "shuffled, tree-sorted", "repeats": repeats, "seed": s.seed, "G": 1.0,
