@@ -432,8 +432,15 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
     };
     // `--repeats` is the GPU's (milliseconds per run); the CPU twin runs once.
     let repeats = if backend.is_gpu() { a.repeats } else { 1 };
+    // The quadrupole share of the counted flops is replayed from the tree (issue 16).
+    let o = Options {
+        keep_tree: warpkit::bh::rate::needs_tree(&o, backend.is_gpu()),
+        ..o
+    };
     let timed = warpkit::bh::evaluate_median(&backend, &bodies, &p, &o, repeats)?;
+    let gravity_ms = timed.median.gravity;
     let run = timed.last;
+    let rate = warpkit::bh::rate::counted(&run, &bodies, &p, &o);
     match (backend.gpu(), run.header) {
         (Some(gpu), Some(header)) => {
             let t = &timed.median;
@@ -484,6 +491,7 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
             run.times.gravity
         ),
     }
+    print_rate(rate.as_ref(), n, gravity_ms, backend.is_gpu());
     let acc = run.acc;
     if let Some(step) = n.checked_div(a.check) {
         let idx: Vec<usize> = (0..n).step_by(step.max(1)).collect();
@@ -509,6 +517,40 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         println!("accelerations written to {}", path.display());
     }
     Ok(())
+}
+
+/// The gravity stage's counted rate, or what is known of it for the vote kernel.
+fn print_rate(rate: Option<&warpkit::bh::rate::Rate>, n: usize, gravity_ms: f64, gpu: bool) {
+    use warpkit::bh::rate::{FLOPS_MONOPOLE, FLOPS_QUADRUPOLE};
+    let Some(r) = rate else {
+        println!(
+            "gravity rate: {:.3e} bodies/s; the vote kernel counts no interactions, so its \
+             interactions/s and TFLOP/s are not known (the group kernels count them)",
+            n as f64 / (gravity_ms * 1e-3)
+        );
+        return;
+    };
+    let how = match (r.quadrupole_share > 0.0, r.sampled_groups) {
+        (false, _) => String::new(),
+        (true, 0) => format!("; {:.1}% with quadrupoles", 100.0 * r.quadrupole_share),
+        (true, k) => format!(
+            "; {:.1}% with quadrupoles, from the walks of {k} groups replayed on the host",
+            100.0 * r.quadrupole_share
+        ),
+    };
+    println!(
+        "gravity rate: {:.3e} interactions/s (counted {}{how}), {} TFLOP/s counted \
+         ({FLOPS_MONOPOLE} flops per body–body or body–monopole, {FLOPS_QUADRUPOLE} per \
+         body–quadrupole){}",
+        r.per_second(gravity_ms),
+        if gpu {
+            "by the kernel"
+        } else {
+            "by the CPU twin's walks"
+        },
+        warpkit::bh::rate::fmt_tflops(r.tflops(gravity_ms)),
+        if gpu { "" } else { " — the CPU twin's rate" },
+    );
 }
 
 /// `warpkit repro`'s options after the name.

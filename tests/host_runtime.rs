@@ -196,3 +196,49 @@ fn cli_gravity_reads_and_writes_npy_in_input_order() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("θ = -1"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `warpkit gravity` prints the counted rate (issue 16): interactions/s and TFLOP/s for the group
+/// kernels (with the quadrupole share when cells carry quadrupoles), and says the vote kernel's
+/// are not known.
+#[test]
+fn gravity_prints_the_counted_rate() {
+    let run = |extra: &[&str]| {
+        let out = Command::new(common::warpkit_exe())
+            .args([
+                "--backend",
+                "cpu",
+                "gravity",
+                "--n",
+                "3000",
+                "--scene",
+                "plummer",
+            ])
+            .args(["--check", "0"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines()
+            .find(|l| l.starts_with("gravity rate: "))
+            .unwrap_or_else(|| panic!("no rate line:\n{text}"))
+            .to_string()
+    };
+    let group = run(&["--traversal", "group2"]);
+    assert!(
+        group.contains("interactions/s") && group.contains("TFLOP/s counted"),
+        "{group}"
+    );
+    assert!(!group.contains("with quadrupoles"), "{group}");
+    let quad = run(&["--traversal", "group2", "--quadrupole"]);
+    assert!(quad.contains("% with quadrupoles"), "{quad}");
+    let vote = run(&["--traversal", "vote"]);
+    assert!(
+        vote.contains("bodies/s") && vote.contains("not known"),
+        "{vote}"
+    );
+}

@@ -534,3 +534,119 @@ fn repro_sbh_bad_parameters_are_clear_errors() {
     }
     assert!(!root.join("sbh").join("data.csv").exists());
 }
+
+/// `repro gravity` at tiny N (issue 16): the CSV's columns, one row per kernel/option and
+/// setting on each scene, errors falling with θ and α, the group kernels' counted rates, the
+/// equal-error table and one pareto figure per scene.
+#[test]
+fn repro_gravity_end_to_end() {
+    let out = scratch("gravity").join("r");
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "gravity",
+        "--n",
+        "1024",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = out.join("gravity");
+    let rows = parse_csv(&read(&dir.join("data.csv")));
+    let col = |name: &str| {
+        rows[0]
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no column {name}: {:?}", rows[0]))
+    };
+    for name in [
+        "scene",
+        "n",
+        "kernel",
+        "theta",
+        "alpha",
+        "step_ms",
+        "gravity_ms",
+        "median_err",
+        "p99_err",
+        "max_err",
+        "interactions_per_body",
+        "tflops",
+    ] {
+        col(name);
+    }
+    // 3 scenes × (5 θ-swept variants × 6 θ + 2 relative variants × 5 α).
+    assert_eq!(rows.len(), 1 + 3 * (5 * 6 + 2 * 5), "{rows:?}");
+    let (scene, kernel, theta, alpha) = (col("scene"), col("kernel"), col("theta"), col("alpha"));
+    let num = |r: &Vec<String>, c: usize| r[c].parse::<f64>().unwrap();
+    let median = col("median_err");
+    for sc in ["lattice", "uniform", "plummer"] {
+        for k in [
+            "vote",
+            "group",
+            "group+quad",
+            "group2",
+            "group2+quad",
+            "group2-rel",
+            "group2-rel+quad",
+        ] {
+            let set: Vec<&Vec<String>> = rows
+                .iter()
+                .filter(|r| r[scene] == sc && r[kernel] == k)
+                .collect();
+            assert!(!set.is_empty(), "{sc} {k}");
+            // Rows run from the most to the least accurate setting (θ 0.3 → 0.8, α small → large).
+            let (first, last) = (set[0], set[set.len() - 1]);
+            assert!(
+                num(first, median) < num(last, median),
+                "{sc} {k}: error does not fall with θ/α: {first:?} vs {last:?}"
+            );
+            if k.contains("-rel") {
+                assert!(num(first, alpha) < num(last, alpha), "{first:?}");
+            } else {
+                assert!(num(first, theta) < num(last, theta), "{first:?}");
+                assert!(first[alpha].is_empty(), "{first:?}");
+            }
+            for r in &set {
+                let rate = &r[col("tflops")];
+                // The vote kernel counts no interactions; the group kernels' rates are counted.
+                assert_eq!(rate.is_empty(), k == "vote", "{r:?}");
+                if k != "vote" {
+                    assert!(num(r, col("interactions_per_body")) > 1.0, "{r:?}");
+                    assert!(num(r, col("tflops")) > 0.0, "{r:?}");
+                }
+                let (med, p99, max) = (
+                    num(r, median),
+                    num(r, col("p99_err")),
+                    num(r, col("max_err")),
+                );
+                assert!(0.0 < med && med <= p99 && p99 <= max && max < 1.0, "{r:?}");
+            }
+        }
+        // Quadrupoles change the sums, not the walk: the same interactions at the same θ.
+        for t in ["0.3", "0.8"] {
+            let per_body = |k: &str| {
+                rows.iter()
+                    .find(|r| r[scene] == sc && r[kernel] == k && r[theta] == t)
+                    .map(|r| r[col("interactions_per_body")].clone())
+            };
+            assert_eq!(per_body("group"), per_body("group+quad"), "{sc} θ {t}");
+        }
+    }
+    let md = read(&dir.join("table.md"));
+    for needle in [
+        "## At equal error: the fastest configuration",
+        "| scene | N | median ≤ | fastest | gravity ms | step ms | median | p99 | TFLOP/s |",
+        "| plummer | 2^10 | 1e-3 |",
+        "## Every configuration",
+    ] {
+        assert!(md.contains(needle), "table.md lacks {needle:?}:\n{md}");
+    }
+    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
+    assert_eq!(meta["status"], "complete");
+    assert_eq!(meta["parameters"]["sizes"], serde_json::json!([1024]));
+    for sc in ["lattice", "uniform", "plummer"] {
+        assert_figure(&dir, &format!("pareto-{sc}-2p10"), "Accuracy against cost");
+    }
+}

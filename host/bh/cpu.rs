@@ -405,75 +405,16 @@ pub fn gravity_group(
     quadrupole: bool,
     relative: Option<(super::Relative, &[Accel])>,
 ) -> Vec<Accel> {
-    let (_, root_half) = dev::root_cell(&tree.header);
-    let w2: Vec<f32> = (0..=MAX_DEPTH)
-        .map(|d| dev::width2_at(root_half, d))
-        .collect();
-    let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
     let mut acc = vec![Accel::default(); tree.n];
-    let view = dev::SliceOctree {
-        bodies,
-        child: &tree.child,
-        next: &tree.next,
-        cell_pm: &tree.cell_pm,
-        layout: tree.layout,
-    };
     let groups: Vec<Vec<Accel>> = tree
         .groups
         .par_iter()
-        .map(|&[first, size]| {
-            let lanes = &tree.sort[first as usize..(first + size) as usize];
-            let pos: Vec<[f32; 3]> = lanes.iter().map(|&i| bodies[i as usize].pos()).collect();
-            let lo =
-                std::array::from_fn(|k| pos.iter().map(|q| q[k]).fold(f32::INFINITY, f32::min));
-            let hi =
-                std::array::from_fn(|k| pos.iter().map(|q| q[k]).fold(f32::NEG_INFINITY, f32::max));
-            let (bc, bh) = dev::box_of(lo, hi);
-            // The kernels' bound: the group's smallest |a_old|², in float32 as there.
-            let rel = relative.map(|(r, old)| {
-                let a2 = lanes.iter().fold(f32::INFINITY, |m, &i| {
-                    let a = old[i as usize];
-                    m.min(a.x * a.x + a.y * a.y + a.z * a.z)
-                });
-                (
-                    r.theta_max * r.theta_max,
-                    dev::relative_limit(r.alpha, a2, p.g),
-                )
-            });
-            let far = |s: &Body, depth: usize| match rel {
-                Some((guard2, lim)) if quadrupole => {
-                    dev::is_far_relative::<true>(s, w2[depth], bc, bh, guard2, lim)
-                }
-                Some((guard2, lim)) => {
-                    dev::is_far_relative::<false>(s, w2[depth], bc, bh, guard2, lim)
-                }
-                None => dev::is_far_from_box(s.pos(), w2[depth], bc, bh, theta2),
-            };
-            // The kernels' walk and interaction; one target per body here.
-            let sums = |inter: &dyn Fn(&mut dev::Targets<1>)| {
-                pos.iter()
-                    .map(|&q| {
-                        let mut t = dev::Targets::at([q]);
-                        inter(&mut t);
-                        let a = t.a[0];
-                        Accel {
-                            x: p.g * a[0],
-                            y: p.g * a[1],
-                            z: p.g * a[2],
-                        }
-                    })
-                    .collect::<Vec<_>>()
-            };
-            if quadrupole {
-                let quads: &[Quad] = &tree.cell_quad;
-                let inter = dev::Quadrupole::<_, 1, false> { eps2, quads };
-                let list = walk_list(&view, &inter, far);
-                sums(&|t| list.iter().for_each(|(s, e)| inter.add(t, s, e)))
-            } else {
-                let inter = dev::Monopole::<1, false> { eps2 };
-                let list = walk_list(&view, &inter, far);
-                sums(&|t| list.iter().for_each(|(s, e)| inter.add(t, s, e)))
-            }
+        .map(|&g| {
+            let lanes = &tree.sort[g[0] as usize..(g[0] + g[1]) as usize];
+            let old: Option<Vec<Accel>> =
+                relative.map(|(_, old)| lanes.iter().map(|&i| old[i as usize]).collect());
+            let rel = relative.map(|(r, _)| r).zip(old.as_deref());
+            group_accels(bodies, tree, p, quadrupole, rel, g)
         })
         .collect();
     for (&[first, _], out) in tree.groups.iter().zip(groups) {
@@ -482,4 +423,162 @@ pub fn gravity_group(
         }
     }
     acc
+}
+
+/// The accelerations of one warp group `[first, size]` (in its lanes' order), as
+/// [`gravity_group`] computes them; `relative`'s previous accelerations in the lanes' order.
+fn group_accels(
+    bodies: &[Body],
+    tree: &Tree,
+    p: &Params,
+    quadrupole: bool,
+    relative: Option<(super::Relative, &[Accel])>,
+    group: [u32; 2],
+) -> Vec<Accel> {
+    let eps2 = p.eps * p.eps;
+    let view = view_of(bodies, tree);
+    with_group_walk(bodies, tree, p, quadrupole, relative, group, |pos, far| {
+        // The kernels' walk and interaction; one target per body here.
+        let sums = |inter: &dyn Fn(&mut dev::Targets<1>)| {
+            pos.iter()
+                .map(|&q| {
+                    let mut t = dev::Targets::at([q]);
+                    inter(&mut t);
+                    let a = t.a[0];
+                    Accel {
+                        x: p.g * a[0],
+                        y: p.g * a[1],
+                        z: p.g * a[2],
+                    }
+                })
+                .collect::<Vec<_>>()
+        };
+        if quadrupole {
+            let quads: &[Quad] = &tree.cell_quad;
+            let inter = dev::Quadrupole::<_, 1, false> { eps2, quads };
+            let list = walk_list(&view, &inter, far);
+            sums(&|t| list.iter().for_each(|(s, e)| inter.add(t, s, e)))
+        } else {
+            let inter = dev::Monopole::<1, false> { eps2 };
+            let list = walk_list(&view, &inter, far);
+            sums(&|t| list.iter().for_each(|(s, e)| inter.add(t, s, e)))
+        }
+    })
+}
+
+fn view_of<'a>(bodies: &'a [Body], tree: &'a Tree) -> dev::SliceOctree<'a> {
+    dev::SliceOctree {
+        bodies,
+        child: &tree.child,
+        next: &tree.next,
+        cell_pm: &tree.cell_pm,
+        layout: tree.layout,
+    }
+}
+
+/// Hands `f` the positions of group `[first, size]` and the far test the group kernels apply to
+/// its bounding box: θ, or with `relative` the relative criterion against the previous
+/// accelerations (in the lanes' order) with `θ_max` as the geometric guard.
+fn with_group_walk<R>(
+    bodies: &[Body],
+    tree: &Tree,
+    p: &Params,
+    quadrupole: bool,
+    relative: Option<(super::Relative, &[Accel])>,
+    [first, size]: [u32; 2],
+    f: impl FnOnce(&[[f32; 3]], &dyn Fn(&Body, usize) -> bool) -> R,
+) -> R {
+    let (_, root_half) = dev::root_cell(&tree.header);
+    let w2: Vec<f32> = (0..=MAX_DEPTH)
+        .map(|d| dev::width2_at(root_half, d))
+        .collect();
+    let theta2 = p.theta * p.theta;
+    let lanes = &tree.sort[first as usize..(first + size) as usize];
+    let pos: Vec<[f32; 3]> = lanes.iter().map(|&i| bodies[i as usize].pos()).collect();
+    let lo = std::array::from_fn(|k| pos.iter().map(|q| q[k]).fold(f32::INFINITY, f32::min));
+    let hi = std::array::from_fn(|k| pos.iter().map(|q| q[k]).fold(f32::NEG_INFINITY, f32::max));
+    let (bc, bh) = dev::box_of(lo, hi);
+    // The kernels' bound: the group's smallest |a_old|², in float32 as there.
+    let rel = relative.map(|(r, old)| {
+        let a2 = old.iter().fold(f32::INFINITY, |m, a| {
+            m.min(a.x * a.x + a.y * a.y + a.z * a.z)
+        });
+        (
+            r.theta_max * r.theta_max,
+            dev::relative_limit(r.alpha, a2, p.g),
+        )
+    });
+    let far = |s: &Body, depth: usize| match rel {
+        Some((guard2, lim)) if quadrupole => {
+            dev::is_far_relative::<true>(s, w2[depth], bc, bh, guard2, lim)
+        }
+        Some((guard2, lim)) => dev::is_far_relative::<false>(s, w2[depth], bc, bh, guard2, lim),
+        None => dev::is_far_from_box(s.pos(), w2[depth], bc, bh, theta2),
+    };
+    f(&pos, &far)
+}
+
+/// Sources a group walk lists, by kind: what the interaction counter of the group kernels adds up
+/// (each entry × the group's size) split into bodies and cells.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ListedKinds {
+    /// Body–body interactions (entries × targets).
+    pub bodies: u64,
+    /// Body–cell interactions (entries × targets).
+    pub cells: u64,
+}
+
+/// Marks each list entry as a cell (`[1, …]`) or a body (`[0, …]`); sums nothing.
+struct Kinds;
+
+impl Interaction for Kinds {
+    type Extra = [f32; 4];
+    type Target = ();
+    fn cell_extra(&self, _: i32) -> [f32; 4] {
+        [1.0, 0.0, 0.0, 0.0]
+    }
+    fn body_extra(&self, _: i32) -> [f32; 4] {
+        [0.0; 4]
+    }
+    fn add(&self, _: &mut (), _: &Body, _: &[f32; 4]) {}
+}
+
+/// The body and cell interactions of the tree's warp groups `groups` (indices into
+/// `tree.groups`) under the group kernels' decisions, entries × group size as the kernels count
+/// them. With `relative`, the previous accelerations are those of the kernels' first pass at θ,
+/// recomputed here for the groups asked for (as [`crate::bh::evaluate`]'s twin does for all).
+pub fn listed_kinds(
+    bodies: &[Body],
+    tree: &Tree,
+    p: &Params,
+    quadrupole: bool,
+    relative: Option<super::Relative>,
+    groups: &[usize],
+) -> ListedKinds {
+    let view = view_of(bodies, tree);
+    let counts: Vec<ListedKinds> = groups
+        .par_iter()
+        .map(|&k| {
+            let g = tree.groups[k];
+            // The bound reads the group's own first-pass accelerations only.
+            let old: Option<Vec<Accel>> =
+                relative.map(|_| group_accels(bodies, tree, p, quadrupole, None, g));
+            let rel = relative.zip(old.as_deref());
+            with_group_walk(bodies, tree, p, quadrupole, rel, g, |_, far| {
+                let list = walk_list(&view, &Kinds, far);
+                let cells = list.iter().filter(|(_, e)| e[0] > 0.0).count() as u64;
+                let size = u64::from(g[1]);
+                ListedKinds {
+                    bodies: (list.len() as u64 - cells) * size,
+                    cells: cells * size,
+                }
+            })
+        })
+        .collect();
+    counts
+        .iter()
+        .fold(ListedKinds::default(), |a, c| ListedKinds {
+            bodies: a.bodies + c.bodies,
+            cells: a.cells + c.cells,
+        })
 }

@@ -7,6 +7,7 @@ pub mod cpu;
 mod facade;
 pub mod gpu;
 pub mod npy;
+pub mod rate;
 pub mod scene;
 
 pub use facade::{

@@ -14,10 +14,12 @@
 //! | [`storage`] | bytes per body, build and traversal time against N per storage | – |
 //! | [`fem`] | hex8 assembly time per strategy and mesh, speedups, Jacobian table, colouring vs atomics | the FEM paper's speedups and Table 1 |
 //! | [`sbh`] | stochastic against deterministic Barnes–Hut: time and error per M, convergence, error slices | the SBH paper's table and figures |
+//! | [`gravity`] (not in `all`) | the accuracy–time frontier of every gravity kernel and option, equal-error table (issue 16) | its θ curve |
 //! | [`collision`] (not in `all`) | the 5·10^6-particle galaxy collision: time per step by stage, energy, snapshots | the document's collision run |
 
 pub mod collision;
 pub mod fem;
+pub mod gravity;
 pub mod measure;
 pub mod meta;
 pub mod ncu;
@@ -55,6 +57,10 @@ pub enum Name {
     Sbh,
     /// All of the above and an index `README.md`.
     All,
+    /// Gravity's accuracy–time frontier: every kernel and option (vote, group, group2, ±
+    /// quadrupoles, the relative criterion) on three scenes against float64 direct summation,
+    /// and the fastest configuration at each error level; not part of `all`.
+    Gravity,
     /// The self-gravity document's N-body galaxy collision (5·10^6 particles on the GPU, 2000
     /// on the CPU backend); not part of `all`.
     Collision,
@@ -70,6 +76,7 @@ impl Name {
             Name::Fem => "fem",
             Name::Sbh => "sbh",
             Name::All => "all",
+            Name::Gravity => "gravity",
             Name::Collision => "collision",
         }
     }
@@ -225,6 +232,7 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
         Name::Storage => Ok(vec![one("storage", storage::run(s))?]),
         Name::Fem => Ok(vec![one("fem", fem::run(s))?]),
         Name::Sbh => Ok(vec![one("sbh", sbh::run(s))?]),
+        Name::Gravity => Ok(vec![one("gravity", gravity::run(s))?]),
         Name::Collision => Ok(vec![one("collision", collision::run(s))?]),
         Name::All => {
             let mut done = Vec::new();

@@ -276,13 +276,16 @@ fn draw_heat<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &HeatMap) -> 
     Ok(())
 }
 
-const PALETTE: [RGBColor; 6] = [
+const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
     RGBColor(255, 127, 14),
     RGBColor(148, 103, 189),
     RGBColor(100, 100, 100),
+    // `repro gravity` draws seven kernels and the seed's curve in one figure.
+    RGBColor(23, 190, 207),
+    RGBColor(227, 119, 194),
 ];
 
 /// Guide lines: dark grey, then brown.
