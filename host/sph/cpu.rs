@@ -132,7 +132,7 @@ pub fn search_some<S: Sink + Send>(
     let mut out: Vec<Option<S>> = (0..bodies.len()).map(|_| None).collect();
     let results: Vec<(u32, S, u64)> = match (method, tree) {
         (Method::Vote, Some(t)) => vote(bodies, h, t, c, &is, &make),
-        (Method::Group, Some(t)) => group(bodies, h, t, c, &is, &make),
+        (Method::Group, Some(t)) => group(bodies, h, t, c, &is, active.is_some(), &make),
         _ => cells(bodies, h, c, &is, &make),
     };
     let mut tested = 0;
@@ -308,18 +308,41 @@ pub fn group_walks(
     walks
 }
 
-/// The twin of `sph_group`: per warp group, one walk per lane range of [`group_walks`] against
-/// the box and largest h of its active members, every one of them testing every candidate.
+/// The twin of `sph_active_groups`: the warp groups of `tree` (in order) with a member for
+/// which `is` holds (the h iteration: still iterating), those its group search walks.
+pub fn active_groups(tree: &Tree, is: &(impl Fn(u32) -> bool + Sync)) -> Vec<[u32; 2]> {
+    tree.groups
+        .par_iter()
+        .copied()
+        .filter(|&[first, size]| {
+            tree.sort[first as usize..(first + size) as usize]
+                .iter()
+                .any(|&i| is(i))
+        })
+        .collect()
+}
+
+/// The twin of `sph_group`: per warp group (with a subset of the targets, only the groups of
+/// [`active_groups`], as the h iteration hands them out), one walk per lane range of
+/// [`group_walks`] against the box and largest h of its active members, every one of them
+/// testing every candidate.
 fn group<S: Sink + Send>(
     bodies: &[Body],
     h: &[f32],
     t: &SphTree,
     crit: u32,
     is: &(impl Fn(u32) -> bool + Sync),
+    subset: bool,
     make: &(impl Fn(u32) -> S + Sync),
 ) -> Vec<(u32, S, u64)> {
-    t.tree
-        .groups
+    let gathered;
+    let groups = if subset {
+        gathered = active_groups(&t.tree, is);
+        &gathered
+    } else {
+        &t.tree.groups
+    };
+    groups
         .par_iter()
         .flat_map_iter(|&[first, size]| {
             let lanes = &t.tree.sort[first as usize..(first + size) as usize];
@@ -586,8 +609,15 @@ pub fn iterate_h(
             Some(&active),
             |_| Count(0),
         );
+        let groups = match &tree {
+            Some(t) if method == Method::Group => {
+                active_groups(&t.tree, &|i| active[i as usize]).len() as u32
+            }
+            _ => 0,
+        };
         let mut pass = super::HPass {
             active: 0,
+            groups,
             found: 0,
             tested,
             ms: 0.0,

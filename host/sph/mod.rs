@@ -256,6 +256,9 @@ pub struct HIteration {
 pub struct HPass {
     /// Particles searched (those still iterating).
     pub active: u32,
+    /// Warp groups the group search walked (those with a particle still iterating); 0 for the
+    /// other searches.
+    pub groups: u32,
     /// Neighbours they found.
     pub found: u64,
     /// Pairs tested (distance evaluations).
@@ -276,14 +279,15 @@ impl HIteration {
     /// time.
     pub fn pass_table(&self) -> String {
         let mut t = String::from(
-            "| pass | active | neighbours found | pairs tested | tested/found | ms |\n| --- | \
-             --- | --- | --- | --- | --- |\n",
+            "| pass | active | groups walked | neighbours found | pairs tested | tested/found | ms \
+             |\n| --- | --- | --- | --- | --- | --- | --- |\n",
         );
         for (k, p) in self.passes.iter().enumerate() {
             t += &format!(
-                "| {} | {} | {} | {} | {:.2} | {:.3} |\n",
+                "| {} | {} | {} | {} | {} | {:.2} | {:.3} |\n",
                 k + 1,
                 p.active,
+                p.groups,
                 p.found,
                 p.tested,
                 p.tested_per_found(),

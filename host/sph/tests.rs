@@ -439,3 +439,84 @@ fn local_density_guess_is_near_the_converged_h() {
         assert!(r.pass_table().lines().count() == r.passes.len() + 2);
     }
 }
+
+/// Issue 15: the h iteration's group search hands out only the warp groups with a particle
+/// still iterating (`sph_active_groups`, twin `cpu::active_groups`); walking those alone must
+/// test exactly the pairs that handing out every group tests, so the per-pass statistics stay
+/// comparable between the backends.
+#[test]
+fn active_groups_walk_exactly_what_all_groups_walk() {
+    let n = 8192;
+    let b = scene::generate(Scene::Plummer, n, 43);
+    let t = bh::cpu::build_tree(&b);
+    let h = cpu::guess_h(&b, &t, 64.0);
+    // A sparse, clustered active set (a run of the tree order) plus a few scattered particles:
+    // most groups have no active member.
+    let rank: Vec<u32> = {
+        let mut r = vec![0u32; n];
+        for (k, &i) in t.sort.iter().enumerate() {
+            r[i as usize] = k as u32;
+        }
+        r
+    };
+    let active = |i: u32| (1000..1300).contains(&rank[i as usize]) || i.is_multiple_of(997);
+    let g = cpu::active_groups(&t, &active);
+    let want: Vec<[u32; 2]> = t
+        .groups
+        .iter()
+        .copied()
+        .filter(|&[f, s]| {
+            t.sort[f as usize..(f + s) as usize]
+                .iter()
+                .any(|&i| active(i))
+        })
+        .collect();
+    assert_eq!(g, want);
+    assert!(
+        !g.is_empty() && g.len() * 4 < t.groups.len(),
+        "{} of {}",
+        g.len(),
+        t.groups.len()
+    );
+    // Walks over all groups and over the active ones: the same walks, member for member.
+    let walks = |groups: &[[u32; 2]]| -> Vec<Vec<u32>> {
+        groups
+            .iter()
+            .flat_map(|&[f, s]| {
+                cpu::group_walks(&b, &h, &t.sort[f as usize..(f + s) as usize], &active)
+            })
+            .collect()
+    };
+    assert_eq!(walks(&t.groups), walks(&g));
+    // The search over a subset serves exactly the active particles, with exact counts.
+    let act: Vec<bool> = (0..n as u32).map(active).collect();
+    let all = cpu::counts(Method::Cells, &b, &h, Criterion::Gather).unwrap();
+    let (got, tested) = cpu::search_some(
+        Method::Group,
+        &b,
+        &h,
+        None,
+        Criterion::Gather,
+        Some(&act),
+        |_| Count(0),
+    );
+    for (i, c) in got.iter().enumerate() {
+        assert_eq!(c.map(|c| c.0), act[i].then_some(all[i]), "{i}");
+    }
+    assert!(tested > 0);
+    // The iteration reports the groups each pass walked: every group first, then fewer.
+    let r = cpu::iterate_h(Method::Group, &b, None, &HParams::default()).unwrap();
+    assert_eq!(r.passes[0].groups as usize, t.groups.len());
+    assert!(
+        r.passes.windows(2).all(|w| w[1].groups <= w[0].groups),
+        "{}",
+        r.pass_table()
+    );
+    assert!(
+        r.passes.iter().all(|p| p.groups <= p.active),
+        "{}",
+        r.pass_table()
+    );
+    let v = cpu::iterate_h(Method::Vote, &b, None, &HParams::default()).unwrap();
+    assert!(v.passes.iter().all(|p| p.groups == 0));
+}

@@ -891,6 +891,41 @@ impl CountTree for DeviceCountTree {
     }
 }
 
+/// The warp groups that the h iteration's next pass walks: each group `groups[w] = [first, size]`
+/// (`w < ngroups`, members `sort[first..first + size]`, size ≤ 32) with a member still
+/// iterating (`state`) is copied to `active_groups[*count]`, `*count` counted up (zero before the
+/// launch; the order is the atomic's). `sph_group` given these groups walks exactly the walks it
+/// would walk given all of them (it skips the members not iterating), without handing out the
+/// converged groups. One warp per group; any grid of `CELL_BLOCK`-thread blocks; `active_groups`
+/// holds `ngroups` entries.
+#[crate::kernel]
+pub unsafe fn sph_active_groups(
+    sort: *const u32,
+    groups: *const [u32; 2],
+    ngroups: u32,
+    state: *const HState,
+    active_groups: *mut [u32; 2],
+    count: *mut u32,
+) {
+    let lane = lane_id();
+    let warps = grid_size_1d() / crate::WARP_SIZE;
+    let mut w = index_1d() / crate::WARP_SIZE;
+    // SAFETY: w < ngroups; members index sort, sorted particles index state; `w` is warp-uniform,
+    // so the ballot has the whole warp.
+    unsafe {
+        while w < ngroups {
+            let g = *groups.add(w as usize);
+            let on =
+                lane < g[1] && (*state.add(*sort.add((g[0] + lane) as usize) as usize)).iterating();
+            if ballot(FULL_MASK, on) != 0 && lane == 0 {
+                let k = atomic_add_u32(count, 1);
+                *active_groups.add(k as usize) = g;
+            }
+            w += warps;
+        }
+    }
+}
+
 /// One step of [`update_h`] per particle still iterating, from `counts` (its gather count at the
 /// current `h`): updates `state` and `h`; adds the particles still iterating afterwards to
 /// `stats[0]` and the counts of those it stepped to `stats[1]` (both zero before the launch).
