@@ -308,14 +308,19 @@ pub fn group_walks(
     walks
 }
 
-/// The twin of `sph_active_groups`: the warp groups of `tree` (in order) with a member for
-/// which `is` holds (the h iteration: still iterating), those its group search walks.
-pub fn active_groups(tree: &Tree, is: &(impl Fn(u32) -> bool + Sync)) -> Vec<[u32; 2]> {
-    tree.groups
+/// The twin of `sph_active_groups`: the warp groups `groups` (`[first, size]` in `sort`, in
+/// order) with a member for which `is` holds (the h iteration: still iterating), those its group
+/// search walks.
+pub fn active_groups(
+    sort: &[u32],
+    groups: &[[u32; 2]],
+    is: &(impl Fn(u32) -> bool + Sync),
+) -> Vec<[u32; 2]> {
+    groups
         .par_iter()
         .copied()
         .filter(|&[first, size]| {
-            tree.sort[first as usize..(first + size) as usize]
+            sort[first as usize..(first + size) as usize]
                 .iter()
                 .any(|&i| is(i))
         })
@@ -337,7 +342,7 @@ fn group<S: Sink + Send>(
 ) -> Vec<(u32, S, u64)> {
     let gathered;
     let groups = if subset {
-        gathered = active_groups(&t.tree, is);
+        gathered = active_groups(&t.tree.sort, &t.tree.groups, is);
         &gathered
     } else {
         &t.tree.groups
@@ -611,7 +616,7 @@ pub fn iterate_h(
         );
         let groups = match &tree {
             Some(t) if method == Method::Group => {
-                active_groups(&t.tree, &|i| active[i as usize]).len() as u32
+                active_groups(&t.tree.sort, &t.tree.groups, &|i| active[i as usize]).len() as u32
             }
             _ => 0,
         };

@@ -460,7 +460,7 @@ fn active_groups_walk_exactly_what_all_groups_walk() {
         r
     };
     let active = |i: u32| (1000..1300).contains(&rank[i as usize]) || i.is_multiple_of(997);
-    let g = cpu::active_groups(&t, &active);
+    let g = cpu::active_groups(&t.sort, &t.groups, &active);
     let want: Vec<[u32; 2]> = t
         .groups
         .iter()
