@@ -312,8 +312,8 @@ fn gpu_guess_and_active_passes_equal_the_cpu() {
     }
 }
 
-/// Issue 15: `sph_active_groups` gathers exactly the warp groups with a particle still iterating
-/// (`cpu::active_groups` on the device's sort and groups), for none, a clustered few, a scattered third and all
+/// Issue 15: `sph_active_groups` gathers exactly the walks of the warp groups with a particle
+/// still iterating (`cpu::active_groups` on the device's sort and groups), for none, a clustered few, a scattered third and all
 /// of the particles; and the h iteration's later passes walk fewer groups than there are.
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -347,7 +347,7 @@ fn gpu_active_groups_equal_the_cpu() {
             })
             .collect();
         let got = d.active_groups(&gpu, &state).unwrap();
-        let mut want = cpu::active_groups(&sort, &groups, &|i| on(i));
+        let mut want = cpu::active_groups(&b, &h, &sort, &groups, &|i| on(i));
         want.sort_unstable();
         assert_eq!(got, want, "{what}");
     }
@@ -356,6 +356,7 @@ fn gpu_active_groups_equal_the_cpu() {
         .unwrap();
     assert!(r.unconverged.is_empty(), "{}", r.report());
     assert!(r.passes.last().unwrap().groups < r.passes[0].groups);
+    assert!(r.passes.iter().all(|p| p.groups <= p.active));
     println!("{} in {ms:.3} ms\n{}", r.report(), r.pass_table());
 }
 

@@ -271,6 +271,20 @@ pub fn group_walks(
     lanes: &[u32],
     is: &impl Fn(u32) -> bool,
 ) -> Vec<Vec<u32>> {
+    group_walk_ranges(bodies, h, lanes, is)
+        .into_iter()
+        .map(|w| w.2)
+        .collect()
+}
+
+/// [`group_walks`] with each walk's lane range `[a, a + w)` (the twin of the device's
+/// `lane_walks`).
+pub fn group_walk_ranges(
+    bodies: &[Body],
+    h: &[f32],
+    lanes: &[u32],
+    is: &impl Fn(u32) -> bool,
+) -> Vec<(u32, u32, Vec<u32>)> {
     let mut walks = Vec::new();
     let (mut a, mut w) = (0u32, WARP_SIZE);
     loop {
@@ -298,7 +312,7 @@ pub fn group_walks(
                 w /= 2;
                 continue;
             }
-            walks.push(members);
+            walks.push((a, w, members));
         }
         match dev::next_lanes(a, w) {
             Some((na, nw)) => (a, w) = (na, nw),
@@ -308,21 +322,24 @@ pub fn group_walks(
     walks
 }
 
-/// The twin of `sph_active_groups`: the warp groups `groups` (`[first, size]` in `sort`, in
-/// order) with a member for which `is` holds (the h iteration: still iterating), those its group
-/// search walks.
+/// The twin of `sph_active_groups`: each walk of [`group_walk_ranges`] of the warp groups
+/// `groups` (`[first, size]` in `sort`, in order) for their members with `is` (the h iteration:
+/// still iterating), as a group of its own, `[first + a, min(w, size - a)]`: the work the
+/// iteration's group search hands out, in order.
 pub fn active_groups(
+    bodies: &[Body],
+    h: &[f32],
     sort: &[u32],
     groups: &[[u32; 2]],
     is: &(impl Fn(u32) -> bool + Sync),
 ) -> Vec<[u32; 2]> {
     groups
         .par_iter()
-        .copied()
-        .filter(|&[first, size]| {
-            sort[first as usize..(first + size) as usize]
-                .iter()
-                .any(|&i| is(i))
+        .flat_map_iter(|&[first, size]| {
+            let lanes = &sort[first as usize..(first + size) as usize];
+            group_walk_ranges(bodies, h, lanes, is)
+                .into_iter()
+                .map(move |(a, w, _)| [first + a, w.min(size - a)])
         })
         .collect()
 }
@@ -342,7 +359,7 @@ fn group<S: Sink + Send>(
 ) -> Vec<(u32, S, u64)> {
     let gathered;
     let groups = if subset {
-        gathered = active_groups(&t.tree.sort, &t.tree.groups, is);
+        gathered = active_groups(bodies, h, &t.tree.sort, &t.tree.groups, is);
         &gathered
     } else {
         &t.tree.groups
@@ -616,7 +633,10 @@ pub fn iterate_h(
         );
         let groups = match &tree {
             Some(t) if method == Method::Group => {
-                active_groups(&t.tree.sort, &t.tree.groups, &|i| active[i as usize]).len() as u32
+                active_groups(bodies, &h, &t.tree.sort, &t.tree.groups, &|i| {
+                    active[i as usize]
+                })
+                .len() as u32
             }
             _ => 0,
         };

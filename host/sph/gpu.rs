@@ -46,7 +46,8 @@ pub struct DeviceSph {
     host_bodies: Vec<Body>,
 }
 
-/// The warp groups with a particle still iterating (`sph_active_groups`): `groups[..n]`.
+/// The walks of the group search's next pass (`sph_active_groups`: a warp group each, or a lane
+/// range of a split one, with particles still iterating): `groups[..n]`.
 struct ActiveGroups {
     groups: CudaSlice<[u32; 2]>,
     count: CudaSlice<u32>,
@@ -447,14 +448,14 @@ impl DeviceSph {
         Ok(h)
     }
 
-    /// Gathers the groups with a particle still iterating into `self.walk` (allocated on first
+    /// Gathers the walks of the groups with a particle still iterating into `self.walk` (allocated on first
     /// use) for the group search; their count is read by the caller (`walk.count`) with the
     /// pass's other counters. Milliseconds.
     fn gather_groups(&mut self, gpu: &Gpu, state: &CudaSlice<HState>) -> Result<f64, SphGpuError> {
         let a = match &mut self.walk {
             Some(a) => a,
             None => self.walk.insert(ActiveGroups {
-                groups: gpu.alloc_poisoned(self.ngroups.max(1) as usize)?,
+                groups: gpu.alloc_poisoned(self.n)?,
                 count: gpu.alloc_zeros(1)?,
                 n: self.ngroups,
             }),
@@ -465,11 +466,13 @@ impl DeviceSph {
             self.ngroups as usize * crate::device::WARP_SIZE as usize,
             k::CELL_BLOCK,
         );
-        // SAFETY: groups (ngroups entries) and sort as bh_sort wrote them; state n; the output
-        // holds ngroups entries, its counter is zero.
+        // SAFETY: groups (ngroups entries) and sort as bh_sort wrote them; bodies, h, state n;
+        // the output holds n entries, its counter is zero.
         let ms = gpu
             .time(|| unsafe {
                 let args = (
+                    &self.bodies,
+                    &self.h,
                     &self.sort,
                     &self.groups,
                     self.ngroups,
@@ -483,8 +486,8 @@ impl DeviceSph {
         Ok(ms)
     }
 
-    /// The warp groups with a particle still iterating per `state` (`sph_active_groups`, twin
-    /// `cpu::active_groups`), sorted.
+    /// The walks of the warp groups with a particle still iterating per `state`, each as a group
+    /// (`sph_active_groups`, twin `cpu::active_groups`), sorted.
     pub fn active_groups(
         &mut self,
         gpu: &Gpu,

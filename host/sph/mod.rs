@@ -256,8 +256,8 @@ pub struct HIteration {
 pub struct HPass {
     /// Particles searched (those still iterating).
     pub active: u32,
-    /// Warp groups the group search walked (those with a particle still iterating); 0 for the
-    /// other searches.
+    /// Walks the group search handed out (each a warp group, or a lane range of a split one,
+    /// with particles still iterating; `sph_active_groups`); 0 for the other searches.
     pub groups: u32,
     /// Neighbours they found.
     pub found: u64,
@@ -279,7 +279,7 @@ impl HIteration {
     /// time.
     pub fn pass_table(&self) -> String {
         let mut t = String::from(
-            "| pass | active | groups walked | neighbours found | pairs tested | tested/found | ms \
+            "| pass | active | walks handed out | neighbours found | pairs tested | tested/found | ms \
              |\n| --- | --- | --- | --- | --- | --- | --- |\n",
         );
         for (k, p) in self.passes.iter().enumerate() {
