@@ -312,9 +312,17 @@ fn repro_all_index_links_resolve() {
         );
         links += 1;
     }
-    // 6 × (table, data, meta) + 15 figures × (PNG, SVG).
-    assert_eq!(links, 6 * 3 + 15 * 2, "{index}");
-    for name in ["sort", "theta", "scaling", "storage", "fem", "sbh"] {
+    // 7 × (table, data, meta) + 18 figures × (PNG, SVG).
+    assert_eq!(links, 7 * 3 + 18 * 2, "{index}");
+    for name in [
+        "sort",
+        "theta",
+        "scaling",
+        "storage",
+        "fem",
+        "sbh",
+        "neighbours",
+    ] {
         let meta: serde_json::Value =
             serde_json::from_str(&read(&out.join(name).join("meta.json"))).unwrap();
         assert_eq!(meta["status"], "complete", "{name}");
@@ -648,5 +656,64 @@ fn repro_gravity_end_to_end() {
     assert_eq!(meta["parameters"]["sizes"], serde_json::json!([1024]));
     for sc in ["lattice", "uniform", "plummer"] {
         assert_figure(&dir, &format!("pareto-{sc}-2p10"), "Accuracy against cost");
+    }
+}
+
+/// `warpkit repro neighbours --backend cpu` at 2^11 and 2^12: every file, a row per
+/// distribution, size, target and search, every iteration converged, and the linked cells
+/// testing more pairs per neighbour than the group search on the Plummer sphere.
+#[test]
+fn repro_neighbours_end_to_end() {
+    let out = scratch("neighbours").join("r");
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "neighbours",
+        "--n",
+        "4096",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = out.join("neighbours");
+    let md = read(&dir.join("table.md"));
+    for col in [
+        "h iteration ms",
+        "tested / neighbour",
+        "neighbours/s",
+        "device MiB",
+        "cells / tree",
+    ] {
+        assert!(md.contains(col), "table.md lacks {col:?}");
+    }
+    let rows = parse_csv(&read(&dir.join("data.csv")));
+    assert_eq!(rows.len(), 1 + 3 * 2 * 3 * 3, "header + points");
+    let col = |name: &str| rows[0].iter().position(|c| c == name).unwrap();
+    let (dist, method, unconv, tpn) = (
+        col("distribution"),
+        col("method"),
+        col("unconverged"),
+        col("tested_per_neighbour"),
+    );
+    for r in &rows[1..] {
+        assert_eq!(r[unconv], "0", "{r:?}");
+    }
+    let ratio = |m: &str| -> f64 {
+        rows.iter()
+            .rfind(|r| r[dist] == "plummer" && r[method] == m)
+            .map(|r| r[tpn].parse().unwrap())
+            .unwrap()
+    };
+    assert!(
+        ratio("cells") > ratio("group"),
+        "{} {}",
+        ratio("cells"),
+        ratio("group")
+    );
+    let json: serde_json::Value = serde_json::from_str(&read(&dir.join("data.json"))).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), rows.len() - 1);
+    for d in ["uniform", "plummer", "condensed"] {
+        assert_figure(&dir, &format!("time-{d}"), "64 neighbours");
     }
 }

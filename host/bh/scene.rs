@@ -35,6 +35,8 @@ pub enum Scene {
     Uniform,
     /// Plummer sphere, SPLASH-2 generator (scale length 3π/16, radii capped at 0.999 of the mass).
     Plummer,
+    /// Centrally condensed, ρ ∝ 1/r inside the unit sphere (Evrard's collapse test's profile).
+    Condensed,
 }
 
 /// `n` bodies of `scene`.
@@ -43,6 +45,7 @@ pub fn generate(scene: Scene, n: usize, seed: u64) -> Vec<Body> {
         Scene::Lattice => lattice(n),
         Scene::Uniform => uniform(n, seed),
         Scene::Plummer => plummer(n, seed),
+        Scene::Condensed => condensed(n, seed),
     }
 }
 
@@ -98,6 +101,28 @@ pub fn plummer(n: usize, seed: u64) -> Vec<Body> {
             let rho = (1.0 - z * z).max(0.0).sqrt();
             let d = DVec3::new(rho * phi.cos(), rho * phi.sin(), z);
             body((d * (PLUMMER_SCALE * r)).as_vec3(), m)
+        })
+        .collect()
+}
+
+/// Isotropic direction from two uniform deviates (Archimedes: z uniform on [-1, 1]).
+fn direction(u1: f64, u2: f64) -> DVec3 {
+    let z = 2.0 * u1 - 1.0;
+    let phi = 2.0 * std::f64::consts::PI * u2;
+    let rho = (1.0 - z * z).max(0.0).sqrt();
+    DVec3::new(rho * phi.cos(), rho * phi.sin(), z)
+}
+
+/// ρ ∝ 1/r inside the unit sphere (Evrard 1988's initial gas sphere): the enclosed mass grows as
+/// r², so `r = √X` for X uniform; isotropic direction.
+pub fn condensed(n: usize, seed: u64) -> Vec<Body> {
+    let m = 1.0 / n as f32;
+    (0..n as u64)
+        .into_par_iter()
+        .map(|i| {
+            let u = |k: u64| rng::uniform_f64(seed, 3 * i + k);
+            let r = u(0).sqrt();
+            body((direction(u(1), u(2)) * r).as_vec3(), m)
         })
         .collect()
 }

@@ -15,6 +15,7 @@
 //! | [`fem`] | hex8 assembly time per strategy and mesh, speedups, Jacobian table, colouring vs atomics | the FEM paper's speedups and Table 1 |
 //! | [`sbh`] | stochastic against deterministic Barnes–Hut: time and error per M, convergence, error slices | the SBH paper's table and figures |
 //! | [`gravity`] (not in `all`) | the accuracy–time frontier of every gravity kernel and option, equal-error table (issue 16) | its θ curve |
+//! | [`neighbours`] | SPH neighbour search: tree (group, vote) against linked cells, three distributions, 32/64/128 neighbours, against N | issue 15's targets |
 //! | [`collision`] (not in `all`) | the 5·10^6-particle galaxy collision: time per step by stage, energy, snapshots | the document's collision run |
 
 pub mod collision;
@@ -23,6 +24,7 @@ pub mod gravity;
 pub mod measure;
 pub mod meta;
 pub mod ncu;
+pub mod neighbours;
 pub mod output;
 pub mod pack;
 pub mod plot;
@@ -61,6 +63,9 @@ pub enum Name {
     /// quadrupoles, the relative criterion) on three scenes against float64 direct summation,
     /// and the fastest configuration at each error level; not part of `all`.
     Gravity,
+    /// SPH neighbour search (issue 15): tree against linked cells on uniform, Plummer and
+    /// ρ ∝ 1/r sets, 32/64/128 neighbours, against N.
+    Neighbours,
     /// The self-gravity document's N-body galaxy collision (5·10^6 particles on the GPU, 2000
     /// on the CPU backend); not part of `all`.
     Collision,
@@ -77,6 +82,7 @@ impl Name {
             Name::Sbh => "sbh",
             Name::All => "all",
             Name::Gravity => "gravity",
+            Name::Neighbours => "neighbours",
             Name::Collision => "collision",
         }
     }
@@ -110,6 +116,8 @@ pub enum ReproError {
     Ncu(#[from] ncu::NcuError),
     #[error("repro all: {0} failed (the others completed; see the errors above and README.md)")]
     Failed(String),
+    #[error(transparent)]
+    Sph(#[from] crate::sph::gpu::SphGpuError),
     #[error("nbody: {0}")]
     Nbody(String),
     #[error("{name}: {source}")]
@@ -234,16 +242,18 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
         Name::Sbh => Ok(vec![one("sbh", sbh::run(s))?]),
         Name::Gravity => Ok(vec![one("gravity", gravity::run(s))?]),
         Name::Collision => Ok(vec![one("collision", collision::run(s))?]),
+        Name::Neighbours => Ok(vec![one("neighbours", neighbours::run(s))?]),
         Name::All => {
             let mut done = Vec::new();
             let mut failed = Vec::new();
-            let all: [(&'static str, RunFn); 6] = [
+            let all: [(&'static str, RunFn); 7] = [
                 ("sort", sort::run),
                 ("theta", theta::run),
                 ("scaling", scaling::run),
                 ("storage", storage::run),
                 ("fem", fem::run),
                 ("sbh", sbh::run),
+                ("neighbours", neighbours::run),
             ];
             let bar = output::progress(all.len() as u64, "all");
             for (name, f) in all {

@@ -132,7 +132,7 @@ pub fn search_some<S: Sink + Send>(
     let mut out: Vec<Option<S>> = (0..bodies.len()).map(|_| None).collect();
     let results: Vec<(u32, S, u64)> = match (method, tree) {
         (Method::Vote, Some(t)) => vote(bodies, h, t, c, &is, &make),
-        (Method::Group, Some(t)) => group(bodies, h, t, c, &is, &make),
+        (Method::Group, Some(t)) => group(bodies, h, t, c, &is, active.is_some(), &make),
         _ => cells(bodies, h, c, &is, &make),
     };
     let mut tested = 0;
@@ -271,6 +271,20 @@ pub fn group_walks(
     lanes: &[u32],
     is: &impl Fn(u32) -> bool,
 ) -> Vec<Vec<u32>> {
+    group_walk_ranges(bodies, h, lanes, is)
+        .into_iter()
+        .map(|w| w.2)
+        .collect()
+}
+
+/// [`group_walks`] with each walk's lane range `[a, a + w)` (the twin of the device's
+/// `lane_walks`).
+pub fn group_walk_ranges(
+    bodies: &[Body],
+    h: &[f32],
+    lanes: &[u32],
+    is: &impl Fn(u32) -> bool,
+) -> Vec<(u32, u32, Vec<u32>)> {
     let mut walks = Vec::new();
     let (mut a, mut w) = (0u32, WARP_SIZE);
     loop {
@@ -298,7 +312,7 @@ pub fn group_walks(
                 w /= 2;
                 continue;
             }
-            walks.push(members);
+            walks.push((a, w, members));
         }
         match dev::next_lanes(a, w) {
             Some((na, nw)) => (a, w) = (na, nw),
@@ -308,18 +322,49 @@ pub fn group_walks(
     walks
 }
 
-/// The twin of `sph_group`: per warp group, one walk per lane range of [`group_walks`] against
-/// the box and largest h of its active members, every one of them testing every candidate.
+/// The twin of `sph_active_groups`: each walk of [`group_walk_ranges`] of the warp groups
+/// `groups` (`[first, size]` in `sort`, in order) for their members with `is` (the h iteration:
+/// still iterating), as a group of its own, `[first + a, min(w, size - a)]`: the work the
+/// iteration's group search hands out, in order.
+pub fn active_groups(
+    bodies: &[Body],
+    h: &[f32],
+    sort: &[u32],
+    groups: &[[u32; 2]],
+    is: &(impl Fn(u32) -> bool + Sync),
+) -> Vec<[u32; 2]> {
+    groups
+        .par_iter()
+        .flat_map_iter(|&[first, size]| {
+            let lanes = &sort[first as usize..(first + size) as usize];
+            group_walk_ranges(bodies, h, lanes, is)
+                .into_iter()
+                .map(move |(a, w, _)| [first + a, w.min(size - a)])
+        })
+        .collect()
+}
+
+/// The twin of `sph_group`: per warp group (with a subset of the targets, only the groups of
+/// [`active_groups`], as the h iteration hands them out), one walk per lane range of
+/// [`group_walks`] against the box and largest h of its active members, every one of them
+/// testing every candidate.
 fn group<S: Sink + Send>(
     bodies: &[Body],
     h: &[f32],
     t: &SphTree,
     crit: u32,
     is: &(impl Fn(u32) -> bool + Sync),
+    subset: bool,
     make: &(impl Fn(u32) -> S + Sync),
 ) -> Vec<(u32, S, u64)> {
-    t.tree
-        .groups
+    let gathered;
+    let groups = if subset {
+        gathered = active_groups(bodies, h, &t.tree.sort, &t.tree.groups, is);
+        &gathered
+    } else {
+        &t.tree.groups
+    };
+    groups
         .par_iter()
         .flat_map_iter(|&[first, size]| {
             let lanes = &t.tree.sort[first as usize..(first + size) as usize];
@@ -586,8 +631,18 @@ pub fn iterate_h(
             Some(&active),
             |_| Count(0),
         );
+        let groups = match &tree {
+            Some(t) if method == Method::Group => {
+                active_groups(bodies, &h, &t.tree.sort, &t.tree.groups, &|i| {
+                    active[i as usize]
+                })
+                .len() as u32
+            }
+            _ => 0,
+        };
         let mut pass = super::HPass {
             active: 0,
+            groups,
             found: 0,
             tested,
             ms: 0.0,

@@ -41,7 +41,17 @@ pub struct DeviceSph {
     pub boxes_ms: f64,
     /// The smoothing lengths on the host (for the cell grid).
     h_host: Vec<f32>,
+    /// While the h iteration runs the group search: the groups its next pass walks.
+    walk: Option<ActiveGroups>,
     host_bodies: Vec<Body>,
+}
+
+/// The walks of the group search's next pass (`sph_active_groups`: a warp group each, or a lane
+/// range of a split one, with particles still iterating): `groups[..n]`.
+struct ActiveGroups {
+    groups: CudaSlice<[u32; 2]>,
+    count: CudaSlice<u32>,
+    n: u32,
 }
 
 fn grid_cfg(gpu: &Gpu, n: usize, block: u32) -> LaunchConfig {
@@ -98,6 +108,7 @@ impl DeviceSph {
             tree_ms: oct.times.tree() + sort_ms,
             boxes_ms: 0.0,
             h_host: h.to_vec(),
+            walk: None,
             host_bodies: bodies.to_vec(),
         };
         s.compute_boxes(gpu)?;
@@ -195,13 +206,17 @@ impl DeviceSph {
             Method::Group => {
                 let mut next_group = gpu.alloc_zeros::<u32>(1)?;
                 let cfg = gpu.resident_grid(k::sph_group, k::GROUP_BLOCK)?;
+                let (groups, ngroups) = match &self.walk {
+                    Some(a) => (&a.groups, a.n),
+                    None => (&self.groups, self.ngroups),
+                };
                 let args = (
                     &self.bodies,
                     &self.h,
                     n32,
                     &self.sort,
-                    &self.groups,
-                    self.ngroups,
+                    groups,
+                    ngroups,
                     &mut next_group,
                     &self.tree.child,
                     &self.tree.next,
@@ -433,6 +448,61 @@ impl DeviceSph {
         Ok(h)
     }
 
+    /// Gathers the walks of the groups with a particle still iterating into `self.walk` (allocated on first
+    /// use) for the group search; their count is read by the caller (`walk.count`) with the
+    /// pass's other counters. Milliseconds.
+    fn gather_groups(&mut self, gpu: &Gpu, state: &CudaSlice<HState>) -> Result<f64, SphGpuError> {
+        let a = match &mut self.walk {
+            Some(a) => a,
+            None => self.walk.insert(ActiveGroups {
+                groups: gpu.alloc_poisoned(self.n)?,
+                count: gpu.alloc_zeros(1)?,
+                n: self.ngroups,
+            }),
+        };
+        a.count = gpu.alloc_zeros(1)?;
+        let cfg = grid_cfg(
+            gpu,
+            self.ngroups as usize * crate::device::WARP_SIZE as usize,
+            k::CELL_BLOCK,
+        );
+        // SAFETY: groups (ngroups entries) and sort as bh_sort wrote them; bodies, h, state n;
+        // the output holds n entries, its counter is zero.
+        let ms = gpu
+            .time(|| unsafe {
+                let args = (
+                    &self.bodies,
+                    &self.h,
+                    &self.sort,
+                    &self.groups,
+                    self.ngroups,
+                    state,
+                    &mut a.groups,
+                    &mut a.count,
+                );
+                gpu.launch(k::sph_active_groups, cfg, args)
+            })?
+            .1;
+        Ok(ms)
+    }
+
+    /// The walks of the warp groups with a particle still iterating per `state`, each as a group
+    /// (`sph_active_groups`, twin `cpu::active_groups`), sorted.
+    pub fn active_groups(
+        &mut self,
+        gpu: &Gpu,
+        state: &[HState],
+    ) -> Result<Vec<[u32; 2]>, SphGpuError> {
+        let state = gpu.upload(state)?;
+        self.gather_groups(gpu, &state)?;
+        let a = self.walk.take().expect("gathered above");
+        let n = gpu.download(&a.count)?[0] as usize;
+        let mut g = gpu.download(&a.groups)?;
+        g.truncate(n);
+        g.sort_unstable();
+        Ok(g)
+    }
+
     /// Pairs tested (distance evaluations) by one count pass of `method` at the current h.
     pub fn tested(
         &mut self,
@@ -470,6 +540,19 @@ impl DeviceSph {
         hp: &HParams,
         guess: bool,
     ) -> Result<(HIteration, f64), SphGpuError> {
+        let r = self.iterate_passes(gpu, method, hp, guess);
+        // Later searches walk every group (also after a failed pass).
+        self.walk = None;
+        r
+    }
+
+    fn iterate_passes(
+        &mut self,
+        gpu: &Gpu,
+        method: Method,
+        hp: &HParams,
+        guess: bool,
+    ) -> Result<(HIteration, f64), SphGpuError> {
         hp.check(self.n)?;
         let n32 = self.n as u32;
         let cfg = grid_cfg(gpu, self.n, k::CELL_BLOCK);
@@ -486,6 +569,14 @@ impl DeviceSph {
         let mut counts = gpu.alloc_poisoned::<u32>(self.n)?;
         let mut passes = Vec::new();
         let mut active = n32;
+        // The group search walks only the groups with a particle still iterating: gathered
+        // before the first pass and after each update (their count read with the pass's stats).
+        let group = method == Method::Group;
+        if group {
+            ms += self.gather_groups(gpu, &state)?;
+            let a = self.walk.as_mut().expect("gathered above");
+            a.n = gpu.download(&a.count)?[0];
+        }
         // Gather counts ignore the cells' largest h, so the boxes need no update inside the loop;
         // the linked cells' grid (sized by the largest h) is rebuilt by each pass.
         while (passes.len() as u32) < hp.max_iter {
@@ -519,13 +610,21 @@ impl DeviceSph {
                     gpu.launch(k::sph_h_update, cfg, args)
                 })?
                 .1;
+            let walked = self.walk.as_ref().map_or(0, |a| a.n);
+            if group {
+                pass_ms += self.gather_groups(gpu, &state)?;
+            }
             ms += pass_ms;
             if method == Method::Cells {
                 self.h_host = gpu.download(&self.h)?;
             }
             let st = gpu.download(&stats)?;
+            if let Some(a) = self.walk.as_mut() {
+                a.n = gpu.download(&a.count)?[0];
+            }
             passes.push(super::HPass {
                 active,
+                groups: walked,
                 found: st[1],
                 tested: gpu.download(&tested)?[0],
                 ms: pass_ms,
@@ -535,6 +634,7 @@ impl DeviceSph {
                 break;
             }
         }
+        self.walk = None;
         let state = gpu.download(&state)?;
         let h: Vec<f32> = state.iter().map(|s| s.h).collect();
         let unconverged = (0..self.n as u32)

@@ -8,7 +8,7 @@ pub mod cpu;
 mod facade;
 pub mod gpu;
 
-pub use facade::{Search, SearchOptions, search};
+pub use facade::{Profile, Search, SearchOptions, profile, search};
 #[cfg(test)]
 mod tests;
 
@@ -256,6 +256,9 @@ pub struct HIteration {
 pub struct HPass {
     /// Particles searched (those still iterating).
     pub active: u32,
+    /// Walks the group search handed out (each a warp group, or a lane range of a split one,
+    /// with particles still iterating; `sph_active_groups`); 0 for the other searches.
+    pub groups: u32,
     /// Neighbours they found.
     pub found: u64,
     /// Pairs tested (distance evaluations).
@@ -276,14 +279,15 @@ impl HIteration {
     /// time.
     pub fn pass_table(&self) -> String {
         let mut t = String::from(
-            "| pass | active | neighbours found | pairs tested | tested/found | ms |\n| --- | \
-             --- | --- | --- | --- | --- |\n",
+            "| pass | active | walks handed out | neighbours found | pairs tested | tested/found | ms \
+             |\n| --- | --- | --- | --- | --- | --- | --- |\n",
         );
         for (k, p) in self.passes.iter().enumerate() {
             t += &format!(
-                "| {} | {} | {} | {} | {:.2} | {:.3} |\n",
+                "| {} | {} | {} | {} | {} | {:.2} | {:.3} |\n",
                 k + 1,
                 p.active,
+                p.groups,
                 p.found,
                 p.tested,
                 p.tested_per_found(),
@@ -353,6 +357,22 @@ pub fn initial_h(bodies: &[Body], target: f32) -> f32 {
 
 /// The linked-cell grid for these particles: cells at least the largest `h` wide, at most
 /// `max(8 N, 64)` of them.
+/// Device bytes a search of `n` particles allocates at smoothing lengths `h` (a model from the
+/// buffer sizes of `gpu::DeviceSph`): bodies and the dense octree (`bh::gpu::device_bytes`, at
+/// the initial cell capacity), h, cell boxes, the h iteration's state and counts and its active
+/// groups; the linked cells add each particle's cell, rank and sorted index and two words per
+/// grid cell.
+pub fn device_bytes(n: usize, method: Method, h: &[f32], bodies: &[Body]) -> usize {
+    let layout = crate::bh::gpu::Storage::Dense.layout(crate::bh::initial_cells(n));
+    let tree = crate::bh::gpu::device_bytes(n, layout);
+    let sph = n * (4 + 32 + 4 + 8) + layout.cells as usize * std::mem::size_of::<dev::CellBox>();
+    let cells = match method {
+        Method::Cells => n * 12 + grid(bodies, h).cells() as usize * 8 + 8,
+        _ => 0,
+    };
+    tree + sph + cells
+}
+
 pub fn grid(bodies: &[Body], h: &[f32]) -> dev::Grid {
     let (lo, hi) = bounds(bodies);
     let hmax = h.iter().cloned().fold(0.0f32, f32::max);

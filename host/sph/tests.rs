@@ -439,3 +439,90 @@ fn local_density_guess_is_near_the_converged_h() {
         assert!(r.pass_table().lines().count() == r.passes.len() + 2);
     }
 }
+
+/// Issue 15: the h iteration's group search hands out only the walks of the warp groups with a
+/// particle still iterating, each as a group of its own (`sph_active_groups`, twin
+/// `cpu::active_groups`); walking those must make exactly the walks that handing out every group
+/// makes, so the pairs tested (compared between the backends) stay the same.
+#[test]
+fn active_groups_walk_exactly_what_all_groups_walk() {
+    let n = 8192;
+    let b = scene::generate(Scene::Plummer, n, 43);
+    let t = bh::cpu::build_tree(&b);
+    let h = cpu::guess_h(&b, &t, 64.0);
+    // A sparse, clustered active set (a run of the tree order) plus a few scattered particles:
+    // most groups have no active member.
+    let rank: Vec<u32> = {
+        let mut r = vec![0u32; n];
+        for (k, &i) in t.sort.iter().enumerate() {
+            r[i as usize] = k as u32;
+        }
+        r
+    };
+    let active = |i: u32| (1000..1300).contains(&rank[i as usize]) || i.is_multiple_of(997);
+    let g = cpu::active_groups(&b, &h, &t.sort, &t.groups, &active);
+    // Each item lies inside one warp group and is one walk of its own; few groups are touched.
+    let touched: std::collections::BTreeSet<usize> = g
+        .iter()
+        .map(|&[f, s]| {
+            let k = t
+                .groups
+                .iter()
+                .position(|&[gf, gs]| gf <= f && f + s <= gf + gs);
+            k.expect("inside a group")
+        })
+        .collect();
+    assert!(
+        !g.is_empty() && touched.len() * 4 < t.groups.len(),
+        "{} of {}",
+        touched.len(),
+        t.groups.len()
+    );
+    for &[f, s] in &g {
+        let lanes = &t.sort[f as usize..(f + s) as usize];
+        assert_eq!(cpu::group_walks(&b, &h, lanes, &active).len(), 1, "{f} {s}");
+    }
+    // Walks over all groups and over the items: the same walks, member for member, in order.
+    let walks = |groups: &[[u32; 2]]| -> Vec<Vec<u32>> {
+        groups
+            .iter()
+            .flat_map(|&[f, s]| {
+                cpu::group_walks(&b, &h, &t.sort[f as usize..(f + s) as usize], &active)
+            })
+            .collect()
+    };
+    assert_eq!(walks(&t.groups), walks(&g));
+    // The search over a subset serves exactly the active particles, with exact counts.
+    let act: Vec<bool> = (0..n as u32).map(active).collect();
+    let all = cpu::counts(Method::Cells, &b, &h, Criterion::Gather).unwrap();
+    let (got, tested) = cpu::search_some(
+        Method::Group,
+        &b,
+        &h,
+        None,
+        Criterion::Gather,
+        Some(&act),
+        |_| Count(0),
+    );
+    for (i, c) in got.iter().enumerate() {
+        assert_eq!(c.map(|c| c.0), act[i].then_some(all[i]), "{i}");
+    }
+    assert!(tested > 0);
+    // The iteration reports the walks each pass handed out: at least one per group first, at
+    // most one per particle still iterating (the splits follow h, so not monotonically fewer),
+    // few at the end.
+    let r = cpu::iterate_h(Method::Group, &b, None, &HParams::default()).unwrap();
+    assert!(r.passes[0].groups as usize >= t.groups.len());
+    assert!(
+        r.passes.last().unwrap().groups < r.passes[0].groups,
+        "{}",
+        r.pass_table()
+    );
+    assert!(
+        r.passes.iter().all(|p| p.groups <= p.active),
+        "{}",
+        r.pass_table()
+    );
+    let v = cpu::iterate_h(Method::Vote, &b, None, &HParams::default()).unwrap();
+    assert!(v.passes.iter().all(|p| p.groups == 0));
+}

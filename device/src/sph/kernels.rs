@@ -490,57 +490,80 @@ unsafe fn group<S: LaneSink>(
             let p = (*bodies.add(i as usize)).pos();
             let hi = *h.add(i as usize);
             let mut s = S::start(o, i, hi);
-            let (mut a, mut wl) = (0u32, crate::WARP_SIZE);
-            loop {
-                let active = live && lane >= a && lane < a + wl;
-                if ballot(FULL_MASK, active) != 0 {
-                    let (inf, ninf) = (f32::INFINITY, f32::NEG_INFINITY);
-                    let tlo: [f32; 3] = core::array::from_fn(|k| {
-                        all_reduce(if active { p[k] } else { inf }, f32::min)
-                    });
-                    let thi: [f32; 3] = core::array::from_fn(|k| {
-                        all_reduce(if active { p[k] } else { ninf }, f32::max)
-                    });
-                    let th = all_reduce(if active { hi } else { 0.0 }, f32::max);
-                    let hmin = all_reduce(if active && hi > 0.0 { hi } else { inf }, f32::min);
-                    if wl > 1 && group_too_wide(tlo, thi, hmin) {
-                        wl /= 2;
-                        continue;
-                    }
-                    walk(
-                        bodies,
-                        h,
-                        n,
-                        child,
-                        next,
-                        boxes,
-                        layout,
-                        crit,
-                        stack,
-                        lpos,
-                        lh,
-                        li,
-                        p,
-                        hi,
-                        active,
-                        tlo,
-                        thi,
-                        th,
-                        &mut s,
-                        &mut tested,
-                    );
-                }
-                match next_lanes(a, wl) {
-                    Some((na, nw)) => (a, wl) = (na, nw),
-                    None => break,
-                }
-            }
+            lane_walks(p, hi, live, |active, _, _, tlo, thi, th| {
+                walk(
+                    bodies,
+                    h,
+                    n,
+                    child,
+                    next,
+                    boxes,
+                    layout,
+                    crit,
+                    stack,
+                    lpos,
+                    lh,
+                    li,
+                    p,
+                    hi,
+                    active,
+                    tlo,
+                    thi,
+                    th,
+                    &mut s,
+                    &mut tested,
+                )
+            });
             if live {
                 s.finish(o, i);
             }
             w = take_group();
         }
         add_tested(o.tested, tested);
+    }
+}
+
+/// The walks of a warp group whose lanes with `live` are served (lane `l`: position `p`, `h`
+/// `hi`): the whole warp's range, halved depth-first ([`next_lanes`]) while the box of its served
+/// lanes is too wide for their smallest h ([`group_too_wide`]); `f(active, a, w, tlo, thi, th)`
+/// for each range `[a, a + w)` with a served lane, in order (`active`: this lane is served in it;
+/// the box `[tlo, thi]` and largest h `th` of its served lanes).
+///
+/// # Safety
+/// The whole warp calls it together (its reductions), `f` too.
+#[inline(always)]
+unsafe fn lane_walks(
+    p: [f32; 3],
+    hi: f32,
+    live: bool,
+    mut f: impl FnMut(bool, u32, u32, [f32; 3], [f32; 3], f32),
+) {
+    let lane = lane_id();
+    let (mut a, mut wl) = (0u32, crate::WARP_SIZE);
+    // SAFETY: whole warp, per the contract; a and wl are warp-uniform.
+    unsafe {
+        loop {
+            let active = live && lane >= a && lane < a + wl;
+            if ballot(FULL_MASK, active) != 0 {
+                let (inf, ninf) = (f32::INFINITY, f32::NEG_INFINITY);
+                let tlo: [f32; 3] =
+                    core::array::from_fn(|k| all_reduce(if active { p[k] } else { inf }, f32::min));
+                let thi: [f32; 3] = core::array::from_fn(|k| {
+                    all_reduce(if active { p[k] } else { ninf }, f32::max)
+                });
+                let th = all_reduce(if active { hi } else { 0.0 }, f32::max);
+                let hmin = all_reduce(if active && hi > 0.0 { hi } else { inf }, f32::min);
+                if wl > 1 && group_too_wide(tlo, thi, hmin) {
+                    wl /= 2;
+                    continue;
+                }
+                f(active, a, wl, tlo, thi, th);
+            }
+            match next_lanes(a, wl) {
+                Some((na, nw)) => (a, wl) = (na, nw),
+                None => break,
+            }
+        }
     }
 }
 
@@ -888,6 +911,54 @@ impl CountTree for DeviceCountTree {
     #[inline(always)]
     fn count(&self, cell: i32) -> u32 {
         unsafe { *self.count.add(cell as usize) }
+    }
+}
+
+/// The work of the h iteration's next group search: for each warp group `groups[w] = [first,
+/// size]` (`w < ngroups`, members `sort[first..first + size]`, size ≤ 32), each walk `sph_group`
+/// would make for its members still iterating (`state`; [`lane_walks`]: the group, or the lane
+/// ranges `[a, a + w)` of its split) becomes a group of its own, `[first + a, min(w, size - a)]`,
+/// written to `active_groups[*count]`, `*count` counted up (zero before the launch; the order is
+/// the atomic's). `sph_group` given these walks each of them once, with the same served lanes,
+/// box and largest h (a range's box is not too wide, or it is one lane), so it tests the same
+/// pairs as given every group — without handing out the converged groups, and with a split
+/// group's walks spread over warps instead of run one after another by one warp. `bodies`, `h`
+/// hold the particles; `active_groups` holds n entries (walks serve disjoint, non-empty sets of
+/// particles). One warp per group; any grid of `CELL_BLOCK`-thread blocks.
+#[crate::kernel]
+pub unsafe fn sph_active_groups(
+    bodies: *const Body,
+    h: *const f32,
+    sort: *const u32,
+    groups: *const [u32; 2],
+    ngroups: u32,
+    state: *const HState,
+    active_groups: *mut [u32; 2],
+    count: *mut u32,
+) {
+    let lane = lane_id();
+    let warps = grid_size_1d() / crate::WARP_SIZE;
+    let mut w = index_1d() / crate::WARP_SIZE;
+    // SAFETY: w < ngroups; members index sort, sorted particles index bodies, h and state; `w`
+    // is warp-uniform, so lane_walks has the whole warp.
+    unsafe {
+        while w < ngroups {
+            let [first, size] = *groups.add(w as usize);
+            let member = lane < size;
+            let i = *sort.add((first + if member { lane } else { 0 }) as usize) as usize;
+            let live = member && (*state.add(i)).iterating();
+            if ballot(FULL_MASK, live) != 0 {
+                let p = (*bodies.add(i)).pos();
+                let hi = *h.add(i);
+                lane_walks(p, hi, live, |_, a, wl, _, _, _| {
+                    if lane == 0 {
+                        let k = atomic_add_u32(count, 1);
+                        *active_groups.add(k as usize) = [first + a, wl.min(size - a)];
+                    }
+                });
+            }
+            w += warps;
+        }
     }
 }
 
