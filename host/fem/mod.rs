@@ -20,6 +20,7 @@ pub mod colour;
 pub mod csr;
 pub mod export;
 mod facade;
+mod gmsh;
 pub mod gpu;
 pub mod mesh;
 pub mod solve;
@@ -250,5 +251,7 @@ pub(crate) fn write_atomically(
     })
 }
 
+#[cfg(test)]
+mod gmsh_tests;
 #[cfg(test)]
 mod tests;

@@ -287,7 +287,7 @@ fn global_matrix_is_symmetric_and_annihilates_rigid_modes() {
     }
 }
 
-/// Issue 17: a binary .msh is named as such (not a UTF-8 error), and a huge `$Nodes` count is
+/// Issue 17: a truncated binary .msh is an error (not a UTF-8 error), and a huge `$Nodes` count is
 /// an error at the end of the text (not a capacity-overflow panic or an allocation abort).
 #[test]
 fn msh_binary_and_huge_counts() {
@@ -298,8 +298,10 @@ fn msh_binary_and_huge_counts() {
     bytes.extend_from_slice(&1i32.to_le_bytes());
     bytes.extend_from_slice(b"\n$EndMeshFormat\n$Nodes\n\xff\xfe\x80\x81");
     std::fs::write(&path, &bytes).unwrap();
+    // A binary file cut inside `$Nodes`: an error (it failed with a UTF-8 error before 2.2/4.1
+    // binary were read).
     let e = mesh::read_msh(&path).unwrap_err();
-    assert!(e.to_string().contains("binary .msh"), "{e}");
+    assert!(e.to_string().contains("end of file"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
     let text = to_msh(&jittered([1, 1, 1], 1));
     for huge in ["4611686018427387904", "18446744073709551615"] {
@@ -330,8 +332,7 @@ fn msh_round_trip_and_errors_name_the_line() {
             _ => panic!("unexpected {e}"),
         }
     };
-    expect_line(&text.replacen("4.1 0 8", "2.2 0 8", 1), 2, "only 4.1");
-    expect_line(&text.replacen("4.1 0 8", "4.1 1 8", 1), 2, "binary");
+    expect_line(&text.replacen("4.1 0 8", "3.0 0 8", 1), 2, "2.2 and 4.1");
     // Line 11 holds the first node's tag (after 3 format, 4 physical-name and 3 $Nodes lines).
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[10], "10");
@@ -346,8 +347,12 @@ fn msh_round_trip_and_errors_name_the_line() {
     let replaced = fields.join(" ");
     broken[last_elem] = &replaced;
     expect_line(&broken.join("\n"), last_elem + 1, "undefined node tag 11");
+    // Cut before the last element and `$EndElements`: the end of the file is named.
+    let truncated: String = lines[..last_elem].join("\n");
+    expect_line(&truncated, last_elem + 1, "end of file");
+    // Cut inside the node tags: the announced count cannot fit in what is left.
     let truncated: String = text.lines().take(13).collect::<Vec<_>>().join("\n");
-    expect_line(&truncated, 14, "end of file");
+    expect_line(&truncated, 9, "cannot fit");
     let no_hex = text.replace("3 1 5 ", "3 1 4 ");
     assert!(mesh::parse_msh(&no_hex, "x").is_err());
 }
