@@ -77,7 +77,8 @@ enum Command {
         /// Write the unconstrained stiffness in Matrix Market format.
         #[arg(long)]
         mtx: Option<PathBuf>,
-        /// Write the displacement field as VTK (.vtu).
+        /// Write the displacement (per node) and the strain, stress and von Mises stress at each
+        /// element's centre as VTK (.vtu, binary appended, as ParaView writes it).
         #[arg(long)]
         vtu: Option<PathBuf>,
     },
@@ -665,7 +666,8 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         100.0 * (r.tip_deflection - r.theory) / r.theory
     );
     if let Some(path) = &a.vtu {
-        export::vtu(path, &m, &r.displacement)?;
+        let stresses = warpkit::fem::stress::element_centre(&m, &a.material, &r.displacement)?;
+        export::vtu(path, &m, &r.displacement, Some(&stresses))?;
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -24,6 +24,7 @@ mod gmsh;
 pub mod gpu;
 pub mod mesh;
 pub mod solve;
+pub mod stress;
 
 pub use facade::{Assembler, Method, Precision, pcg_solver};
 
@@ -251,6 +252,8 @@ pub(crate) fn write_atomically(
     })
 }
 
+#[cfg(test)]
+mod export_tests;
 #[cfg(test)]
 mod gmsh_tests;
 #[cfg(test)]
