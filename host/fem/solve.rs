@@ -46,43 +46,72 @@ pub fn clamp(pattern: &Pattern, values: &mut [f64], rhs: &mut [f64], nodes: &[u3
 }
 
 /// Nodal forces of a uniform traction `traction` (force per area) on every element face lying in
-/// the plane x = x0: each face gives a quarter of its area to each of its nodes (exact for
-/// parallelogram faces, the consistent load of bilinear shape functions).
+/// the plane x = x0 ([`add_face_traction`]).
 pub fn face_load(mesh: &Mesh, x0: f64, tol: f64, traction: [f64; 3]) -> Result<Vec<f64>, FemError> {
     let mut f = vec![0.0; mesh.dofs()];
     let on = |n: u32| (mesh.nodes[n as usize][0] - x0).abs() <= tol;
-    let mut faces = 0;
+    let mut faces = Vec::new();
     for conn in &mesh.elements {
         for face in FACES {
             let n = face.map(|l| conn[l]);
-            if !n.iter().all(|&v| on(v)) {
-                continue;
-            }
-            faces += 1;
-            let p = n.map(|v| mesh.nodes[v as usize]);
-            // Area of a planar quad: half the norm of the cross product of its diagonals.
-            let d1 = [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]];
-            let d2 = [p[3][0] - p[1][0], p[3][1] - p[1][1], p[3][2] - p[1][2]];
-            let cr = [
-                d1[1] * d2[2] - d1[2] * d2[1],
-                d1[2] * d2[0] - d1[0] * d2[2],
-                d1[0] * d2[1] - d1[1] * d2[0],
-            ];
-            let area = 0.5 * (cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]).sqrt();
-            for &v in &n {
-                for d in 0..3 {
-                    f[3 * v as usize + d] += 0.25 * area * traction[d];
-                }
+            if n.iter().all(|&v| on(v)) {
+                faces.push(n);
             }
         }
     }
-    if faces == 0 {
+    add_face_traction(mesh, &faces, traction, &mut f);
+    if faces.is_empty() {
         return Err(FemError::EmptyFace {
             what: "loaded",
             x: x0,
         });
     }
     Ok(f)
+}
+
+/// Adds to `f` the nodal forces of a uniform `traction` on quadrilateral `faces` (mesh node
+/// indices): each face gives a quarter of its area to each of its nodes (exact for parallelogram
+/// faces, the consistent load of bilinear shape functions).
+pub fn add_face_traction(mesh: &Mesh, faces: &[[u32; 4]], traction: [f64; 3], f: &mut [f64]) {
+    for n in faces {
+        let p = n.map(|v| mesh.nodes[v as usize]);
+        // Area of a planar quad: half the norm of the cross product of its diagonals.
+        let d1 = [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]];
+        let d2 = [p[3][0] - p[1][0], p[3][1] - p[1][1], p[3][2] - p[1][2]];
+        let cr = [
+            d1[1] * d2[2] - d1[2] * d2[1],
+            d1[2] * d2[0] - d1[0] * d2[2],
+            d1[0] * d2[1] - d1[1] * d2[0],
+        ];
+        let area = 0.5 * (cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]).sqrt();
+        for &v in n {
+            for d in 0..3 {
+                f[3 * v as usize + d] += 0.25 * area * traction[d];
+            }
+        }
+    }
+}
+
+/// Solves a mesh's own problem: every DOF of `fixed` clamped (u = 0), a uniform `traction` on
+/// the quadrilateral `faces`; the displacement and CG's report.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_sets(
+    mesh: &Mesh,
+    pattern: &Pattern,
+    mut values: Vec<f64>,
+    fixed: &[u32],
+    faces: &[[u32; 4]],
+    traction: [f64; 3],
+    rtol: f64,
+    solve: Box<Solver<'_>>,
+) -> Result<(Vec<f64>, CgStats), FemError> {
+    if fixed.is_empty() {
+        return Err(FemError::Unconstrained);
+    }
+    let mut rhs = vec![0.0; mesh.dofs()];
+    add_face_traction(mesh, faces, traction, &mut rhs);
+    clamp(pattern, &mut values, &mut rhs, fixed);
+    solve(pattern, &values, &rhs, rtol, 20 * pattern.rows())
 }
 
 /// What CG reports besides the solution.
