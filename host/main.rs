@@ -803,18 +803,26 @@ fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
         println!("wrote {}", path.display());
     }
     let solver = warpkit::fem::pcg_solver(&backend);
-    let (u, cg) = solve::solve_sets(m, &p, k, &fixed.nodes, &faces, t, 1e-9, solver)?;
+    let r = solve::solve_sets(m, &p, k, &fixed.nodes, &faces, t, 1e-9, solver)?;
+    let u = &r.displacement;
     let umax = u
         .chunks(3)
         .map(|d| (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt())
         .fold(0.0, f64::max);
     println!(
         "solve: Jacobi-PCG, {} iterations (relative residual {:.2e}); largest displacement {umax:.6e}",
-        cg.iterations, cg.relative_residual
+        r.cg.iterations, r.cg.relative_residual
+    );
+    let v = |x: [f64; 3]| format!("({:.6e}, {:.6e}, {:.6e})", x[0], x[1], x[2]);
+    println!(
+        "applied force {}, reaction at {:?} {}",
+        v(r.applied),
+        a.fix,
+        v(r.reaction)
     );
     if let Some(path) = &a.vtu {
-        let s = stress::element_centre(m, &a.material, &u)?;
-        export::vtu(path, m, &u, Some(&s))?;
+        let s = stress::element_centre(m, &a.material, u)?;
+        export::vtu(path, m, u, Some(&s))?;
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -404,6 +404,20 @@ fn fem_mesh_names_its_sets() {
         "{text}"
     );
     assert!(std::fs::metadata(dir.join("u.vtu")).unwrap().len() > 1000);
+    // Equilibrium: 1e6 per area on the unit face at x = 2, balanced by the clamped face.
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("applied force"))
+        .unwrap();
+    let nums: Vec<f64> = line
+        .split(['(', ')', ',', ' '])
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(nums.len(), 6, "{line}");
+    assert!(
+        (nums[2] + 1e6).abs() < 1.0 && (nums[5] - 1e6).abs() < 1e-3 * 1e6,
+        "{line}"
+    );
     fails(
         &dir,
         &[

@@ -92,8 +92,21 @@ pub fn add_face_traction(mesh: &Mesh, faces: &[[u32; 4]], traction: [f64; 3], f:
     }
 }
 
+/// What [`solve_sets`] returns.
+#[derive(Clone, Debug)]
+pub struct SetsResult {
+    /// 3 per node.
+    pub displacement: Vec<f64>,
+    pub cg: CgStats,
+    /// Σ of the applied nodal forces.
+    pub applied: [f64; 3],
+    /// Σ of the reaction forces at the clamped nodes, (K u − f) over their DOFs with the
+    /// unconstrained K: equal and opposite to `applied` at equilibrium.
+    pub reaction: [f64; 3],
+}
+
 /// Solves a mesh's own problem: every DOF of `fixed` clamped (u = 0), a uniform `traction` on
-/// the quadrilateral `faces`; the displacement and CG's report.
+/// the quadrilateral `faces`; the displacement, CG's report and the reaction at `fixed`.
 #[allow(clippy::too_many_arguments)]
 pub fn solve_sets(
     mesh: &Mesh,
@@ -104,14 +117,41 @@ pub fn solve_sets(
     traction: [f64; 3],
     rtol: f64,
     solve: Box<Solver<'_>>,
-) -> Result<(Vec<f64>, CgStats), FemError> {
+) -> Result<SetsResult, FemError> {
     if fixed.is_empty() {
         return Err(FemError::Unconstrained);
     }
-    let mut rhs = vec![0.0; mesh.dofs()];
-    add_face_traction(mesh, faces, traction, &mut rhs);
+    let mut f = vec![0.0; mesh.dofs()];
+    add_face_traction(mesh, faces, traction, &mut f);
+    // The fixed rows of the unconstrained K, kept for the reactions before clamping rewrites them.
+    let rows: Vec<(usize, Vec<f64>)> = fixed
+        .iter()
+        .flat_map(|&n| (0..3).map(move |d| 3 * n as usize + d))
+        .map(|r| {
+            let span = pattern.row_ptr[r] as usize..pattern.row_ptr[r + 1] as usize;
+            (r, values[span].to_vec())
+        })
+        .collect();
+    let mut applied = [0.0; 3];
+    for (i, v) in f.iter().enumerate() {
+        applied[i % 3] += v;
+    }
+    let mut rhs = f.clone();
     clamp(pattern, &mut values, &mut rhs, fixed);
-    solve(pattern, &values, &rhs, rtol, 20 * pattern.rows())
+    let (u, cg) = solve(pattern, &values, &rhs, rtol, 20 * pattern.rows())?;
+    let mut reaction = [0.0; 3];
+    for (r, k) in &rows {
+        let s = pattern.row_ptr[*r] as usize;
+        let cols = &pattern.col[s..s + k.len()];
+        let ku: f64 = cols.iter().zip(k).map(|(&c, k)| k * u[c as usize]).sum();
+        reaction[r % 3] += ku - f[*r];
+    }
+    Ok(SetsResult {
+        displacement: u,
+        cg,
+        applied,
+        reaction,
+    })
 }
 
 /// What CG reports besides the solution.
