@@ -77,9 +77,22 @@ enum Command {
         /// Write the unconstrained stiffness in Matrix Market format.
         #[arg(long)]
         mtx: Option<PathBuf>,
-        /// Write the displacement field as VTK (.vtu).
+        /// Write the displacement (per node) and the strain, stress and von Mises stress at each
+        /// element's centre as VTK (.vtu, binary appended, as ParaView writes it).
         #[arg(long)]
         vtu: Option<PathBuf>,
+        /// A Gmsh mesh (.msh 2.2 or 4.1, ASCII or binary; its hexahedra) instead of the
+        /// cantilever: its physical groups name the clamped nodes (--fix) and loaded faces
+        /// (--traction).
+        #[arg(long, conflicts_with_all = ["size", "cells", "load"])]
+        mesh: Option<PathBuf>,
+        /// With --mesh: the physical group whose nodes are clamped (default "fixed").
+        #[arg(long, requires = "mesh")]
+        fix: Option<String>,
+        /// With --mesh: a physical group of quadrangles and the traction on it (force per area),
+        /// e.g. `--traction load 0 0 -1e6`.
+        #[arg(long, num_args = 4, value_names = ["GROUP", "TX", "TY", "TZ"], allow_negative_numbers = true, requires = "mesh")]
+        traction: Vec<String>,
     },
     /// Reproduce the seed document's tables and figures into DIR/<name>/ (table.md, data.csv,
     /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, fem, sbh, or all of them.
@@ -158,6 +171,30 @@ fn run(cli: Cli) -> Result<()> {
         Command::Neighbours(args) => warpkit::sph::cli::run(cli.backend, args),
         Command::Combined(args) => warpkit::combined::cli::run(cli.backend, args),
         Command::Fem {
+            size: _,
+            cells: _,
+            young,
+            poisson,
+            load: _,
+            strategy,
+            mtx,
+            vtu,
+            mesh: Some(path),
+            fix,
+            traction,
+        } => fem_mesh(
+            cli.backend,
+            MeshArgs {
+                path,
+                fix: fix.unwrap_or_else(|| "fixed".into()),
+                traction,
+                material: warpkit::fem::Material { young, poisson },
+                strategy,
+                mtx,
+                vtu,
+            },
+        ),
+        Command::Fem {
             size,
             cells,
             young,
@@ -166,6 +203,7 @@ fn run(cli: Cli) -> Result<()> {
             strategy,
             mtx,
             vtu,
+            ..
         } => fem(
             cli.backend,
             FemArgs {
@@ -707,7 +745,126 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         100.0 * (r.tip_deflection - r.theory) / r.theory
     );
     if let Some(path) = &a.vtu {
-        export::vtu(path, &m, &r.displacement)?;
+        let stresses = warpkit::fem::stress::element_centre(&m, &a.material, &r.displacement)?;
+        export::vtu(path, &m, &r.displacement, Some(&stresses))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+struct MeshArgs {
+    path: PathBuf,
+    fix: String,
+    traction: Vec<String>,
+    material: warpkit::fem::Material,
+    strategy: Option<String>,
+    mtx: Option<PathBuf>,
+    vtu: Option<PathBuf>,
+}
+
+/// `fem --mesh`: the user's mesh, clamped on one physical group and loaded on another.
+fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
+    use warpkit::fem::{colour, csr, export, gpu::Strategy, mesh, solve, stress, validate};
+    let name = a.strategy.as_deref().unwrap_or("warp4");
+    let strategy =
+        Strategy::parse(name).ok_or_else(|| anyhow::anyhow!("unknown --strategy {name:?}"))?;
+    let traction = match a.traction.as_slice() {
+        [] => None,
+        [group, t @ ..] => {
+            let t: Vec<f64> = t
+                .iter()
+                .map(|v| v.parse::<f64>().ok().filter(|v| v.is_finite()))
+                .collect::<Option<_>>()
+                .ok_or_else(|| {
+                    anyhow::anyhow!("--traction {group}: {t:?} are not 3 finite numbers")
+                })?;
+            Some((group.clone(), [t[0], t[1], t[2]]))
+        }
+    };
+    for path in [&a.mtx, &a.vtu].into_iter().flatten() {
+        warpkit::files::check_output(path)?;
+    }
+    let g = mesh::read_gmsh(&a.path)?;
+    let available = || {
+        let names: Vec<&str> = g.groups.iter().map(|g| g.name.as_str()).collect();
+        format!("physical groups: {names:?}")
+    };
+    let fixed = g.group(&a.fix).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: no physical group {:?} to clamp ({})",
+            a.path.display(),
+            a.fix,
+            available()
+        )
+    })?;
+    let (faces, t) = match &traction {
+        None => (Vec::new(), [0.0; 3]),
+        Some((name, t)) => {
+            let group = g.group(name).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: no physical group {name:?} to load ({})",
+                    a.path.display(),
+                    available()
+                )
+            })?;
+            if group.faces.is_empty() {
+                anyhow::bail!(
+                    "{}: physical group {name:?} has no quadrangles to load",
+                    a.path.display()
+                );
+            }
+            (group.faces.clone(), *t)
+        }
+    };
+    if t == [0.0; 3] {
+        anyhow::bail!("no load: give --traction GROUP TX TY TZ (not all zero)");
+    }
+    let backend = select(choice)?;
+    let m = &g.mesh;
+    warpkit::fem::check_memory(m.elements.len(), m.nodes.len(), backend.is_gpu())?;
+    validate(m, &a.material)?;
+    let c = colour::greedy(m);
+    colour::verify(m, &c)?;
+    let p = csr::Pattern::new(m)?;
+    println!(
+        "{}: {} hexahedra, {} nodes, {} DOF, {} nonzeros; {} clamped nodes, {} loaded faces",
+        a.path.display(),
+        m.elements.len(),
+        m.nodes.len(),
+        m.dofs(),
+        p.nnz(),
+        fixed.nodes.len(),
+        faces.len()
+    );
+    let assembler = warpkit::fem::Assembler::<f64>::new(&backend, m, &c, &p);
+    let method = warpkit::fem::Method::or_host(&backend, strategy);
+    let (_, k) = assembler.time(method, &a.material, 1)?;
+    drop(assembler);
+    if let Some(path) = &a.mtx {
+        export::matrix_market(path, &p, &k)?;
+        println!("wrote {}", path.display());
+    }
+    let solver = warpkit::fem::pcg_solver(&backend);
+    let r = solve::solve_sets(m, &p, k, &fixed.nodes, &faces, t, 1e-9, solver)?;
+    let u = &r.displacement;
+    let umax = u
+        .chunks(3)
+        .map(|d| (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt())
+        .fold(0.0, f64::max);
+    println!(
+        "solve: Jacobi-PCG, {} iterations (relative residual {:.2e}); largest displacement {umax:.6e}",
+        r.cg.iterations, r.cg.relative_residual
+    );
+    let v = |x: [f64; 3]| format!("({:.6e}, {:.6e}, {:.6e})", x[0], x[1], x[2]);
+    println!(
+        "applied force {}, reaction at {:?} {}",
+        v(r.applied),
+        a.fix,
+        v(r.reaction)
+    );
+    if let Some(path) = &a.vtu {
+        let s = stress::element_centre(m, &a.material, u)?;
+        export::vtu(path, m, u, Some(&s))?;
         println!("wrote {}", path.display());
     }
     Ok(())

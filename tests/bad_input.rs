@@ -368,3 +368,84 @@ fn ctrl_c_finishes_what_was_measured() {
     assert!(meta.contains(r#""status": "interrupted""#), "{meta}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `fem --mesh`: two hexahedra along x with the physical surfaces "fixed" (x = 0) and "load"
+/// (x = 2) and the volume "solid" (Gmsh 4.1 ASCII).
+const TWO_HEX_MSH: &str = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$PhysicalNames\n3\n\
+2 8 \"fixed\"\n2 9 \"load\"\n3 7 \"solid\"\n$EndPhysicalNames\n$Entities\n0 0 2 1\n\
+1 0 0 0 0 1 1 1 8 0\n2 2 0 0 2 1 1 1 9 0\n3 0 0 0 2 1 1 1 7 2 1 2\n$EndEntities\n\
+$Nodes\n1 12 1 12\n3 3 0 12\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n\
+0 0 0\n0 1 0\n0 1 1\n0 0 1\n1 0 0\n1 1 0\n1 1 1\n1 0 1\n2 0 0\n2 1 0\n2 1 1\n2 0 1\n$EndNodes\n\
+$Elements\n3 4 1 4\n2 1 3 1\n1 1 2 3 4\n2 2 3 1\n2 9 10 11 12\n3 3 5 2\n\
+3 1 5 6 2 4 8 7 3\n4 5 9 10 6 8 12 11 7\n$EndElements\n";
+
+#[test]
+fn fem_mesh_names_its_sets() {
+    let dir = scratch("fem-mesh");
+    std::fs::write(dir.join("m.msh"), TWO_HEX_MSH).unwrap();
+    let base = ["fem", "--mesh", "m.msh"];
+    let out = run_in(
+        &dir,
+        &[
+            &base[..],
+            &["--traction", "load", "0", "0", "-1e6", "--vtu", "u.vtu"],
+        ]
+        .concat(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("2 hexahedra, 12 nodes") && text.contains("4 clamped nodes, 1 loaded faces"),
+        "{text}"
+    );
+    assert!(std::fs::metadata(dir.join("u.vtu")).unwrap().len() > 1000);
+    // Equilibrium: 1e6 per area on the unit face at x = 2, balanced by the clamped face.
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("applied force"))
+        .unwrap();
+    let nums: Vec<f64> = line
+        .split(['(', ')', ',', ' '])
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(nums.len(), 6, "{line}");
+    assert!(
+        (nums[2] + 1e6).abs() < 1.0 && (nums[5] - 1e6).abs() < 1e-3 * 1e6,
+        "{line}"
+    );
+    fails(
+        &dir,
+        &[
+            &base[..],
+            &["--fix", "nope", "--traction", "load", "0", "0", "1"],
+        ]
+        .concat(),
+        &[
+            "no physical group \"nope\"",
+            "\"fixed\", \"load\", \"solid\"",
+        ],
+    );
+    fails(
+        &dir,
+        &[&base[..], &["--traction", "solid", "0", "0", "1"]].concat(),
+        &["\"solid\" has no quadrangles"],
+    );
+    fails(&dir, &base, &["no load"]);
+    fails(
+        &dir,
+        &[&base[..], &["--traction", "load", "0", "x", "1"]].concat(),
+        &["not 3 finite numbers"],
+    );
+    std::fs::write(dir.join("m.msh"), &TWO_HEX_MSH[..300]).unwrap();
+    fails(
+        &dir,
+        &[&base[..], &["--traction", "load", "0", "0", "1"]].concat(),
+        &["m.msh:"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

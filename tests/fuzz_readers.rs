@@ -177,6 +177,65 @@ fn msh() -> String {
     s
 }
 
+/// [`msh`]'s mesh as Gmsh binary, little-endian (format spec: the 2.2 counts are text, its
+/// elements come in blocks of `int type, count, tag count`; 4.1 sections are binary after their
+/// marker line), with a physical tag 7 on the hexahedra in 2.2.
+fn msh_binary(v41: bool) -> Vec<u8> {
+    let m = warpkit::fem::mesh::cantilever([2.0, 2.0, 1.0], [2, 2, 1]).unwrap();
+    let (n, ne) = (m.nodes.len(), m.elements.len());
+    let mut b = format!("$MeshFormat\n{} 1 8\n", if v41 { "4.1" } else { "2.2" }).into_bytes();
+    b.extend(1i32.to_le_bytes());
+    b.extend(b"\n$EndMeshFormat\n$Nodes\n");
+    let size = |b: &mut Vec<u8>, v: usize| b.extend((v as u64).to_le_bytes());
+    let int = |b: &mut Vec<u8>, v: usize| b.extend((v as i32).to_le_bytes());
+    if v41 {
+        for v in [1, n, 1, n] {
+            size(&mut b, v);
+        }
+        for v in [3, 1, 0] {
+            int(&mut b, v);
+        }
+        size(&mut b, n);
+        (1..=n).for_each(|t| size(&mut b, t));
+    } else {
+        b.extend(format!("{n}\n").bytes());
+    }
+    for (i, p) in m.nodes.iter().enumerate() {
+        if !v41 {
+            int(&mut b, i + 1);
+        }
+        p.iter().for_each(|x| b.extend(x.to_le_bytes()));
+    }
+    b.extend(b"\n$EndNodes\n$Elements\n");
+    if v41 {
+        for v in [1, ne, 1, ne] {
+            size(&mut b, v);
+        }
+        for v in [3, 1, 5] {
+            int(&mut b, v);
+        }
+        size(&mut b, ne);
+    } else {
+        b.extend(format!("{ne}\n").bytes());
+        for v in [5, ne, 2] {
+            int(&mut b, v);
+        }
+    }
+    for (e, c) in m.elements.iter().enumerate() {
+        if v41 {
+            size(&mut b, e + 1);
+            c.iter().for_each(|&v| size(&mut b, v as usize + 1));
+        } else {
+            for v in [e + 1, 7, 1] {
+                int(&mut b, v);
+            }
+            c.iter().for_each(|&v| int(&mut b, v as usize + 1));
+        }
+    }
+    b.extend(b"\n$EndElements\n");
+    b
+}
+
 #[test]
 fn gmsh_reader() {
     let dir = scratch("msh");
@@ -187,4 +246,13 @@ fn gmsh_reader() {
         warpkit::fem::mesh::read_msh(&path)
     });
     std::fs::remove_dir_all(&dir).unwrap();
+    for v41 in [false, true] {
+        let valid = msh_binary(v41);
+        let what = if v41 {
+            "msh 4.1 binary"
+        } else {
+            "msh 2.2 binary"
+        };
+        fuzz(what, &valid, |b| warpkit::fem::mesh::parse_gmsh(b, "m.msh"));
+    }
 }

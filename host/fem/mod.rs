@@ -20,9 +20,11 @@ pub mod colour;
 pub mod csr;
 pub mod export;
 mod facade;
+mod gmsh;
 pub mod gpu;
 pub mod mesh;
 pub mod solve;
+pub mod stress;
 
 pub use facade::{Assembler, Method, Precision, pcg_solver};
 
@@ -250,5 +252,9 @@ pub(crate) fn write_atomically(
     })
 }
 
+#[cfg(test)]
+mod export_tests;
+#[cfg(test)]
+mod gmsh_tests;
 #[cfg(test)]
 mod tests;

@@ -46,43 +46,112 @@ pub fn clamp(pattern: &Pattern, values: &mut [f64], rhs: &mut [f64], nodes: &[u3
 }
 
 /// Nodal forces of a uniform traction `traction` (force per area) on every element face lying in
-/// the plane x = x0: each face gives a quarter of its area to each of its nodes (exact for
-/// parallelogram faces, the consistent load of bilinear shape functions).
+/// the plane x = x0 ([`add_face_traction`]).
 pub fn face_load(mesh: &Mesh, x0: f64, tol: f64, traction: [f64; 3]) -> Result<Vec<f64>, FemError> {
     let mut f = vec![0.0; mesh.dofs()];
     let on = |n: u32| (mesh.nodes[n as usize][0] - x0).abs() <= tol;
-    let mut faces = 0;
+    let mut faces = Vec::new();
     for conn in &mesh.elements {
         for face in FACES {
             let n = face.map(|l| conn[l]);
-            if !n.iter().all(|&v| on(v)) {
-                continue;
-            }
-            faces += 1;
-            let p = n.map(|v| mesh.nodes[v as usize]);
-            // Area of a planar quad: half the norm of the cross product of its diagonals.
-            let d1 = [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]];
-            let d2 = [p[3][0] - p[1][0], p[3][1] - p[1][1], p[3][2] - p[1][2]];
-            let cr = [
-                d1[1] * d2[2] - d1[2] * d2[1],
-                d1[2] * d2[0] - d1[0] * d2[2],
-                d1[0] * d2[1] - d1[1] * d2[0],
-            ];
-            let area = 0.5 * (cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]).sqrt();
-            for &v in &n {
-                for d in 0..3 {
-                    f[3 * v as usize + d] += 0.25 * area * traction[d];
-                }
+            if n.iter().all(|&v| on(v)) {
+                faces.push(n);
             }
         }
     }
-    if faces == 0 {
+    add_face_traction(mesh, &faces, traction, &mut f);
+    if faces.is_empty() {
         return Err(FemError::EmptyFace {
             what: "loaded",
             x: x0,
         });
     }
     Ok(f)
+}
+
+/// Adds to `f` the nodal forces of a uniform `traction` on quadrilateral `faces` (mesh node
+/// indices): each face gives a quarter of its area to each of its nodes (exact for parallelogram
+/// faces, the consistent load of bilinear shape functions).
+pub fn add_face_traction(mesh: &Mesh, faces: &[[u32; 4]], traction: [f64; 3], f: &mut [f64]) {
+    for n in faces {
+        let p = n.map(|v| mesh.nodes[v as usize]);
+        // Area of a planar quad: half the norm of the cross product of its diagonals.
+        let d1 = [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]];
+        let d2 = [p[3][0] - p[1][0], p[3][1] - p[1][1], p[3][2] - p[1][2]];
+        let cr = [
+            d1[1] * d2[2] - d1[2] * d2[1],
+            d1[2] * d2[0] - d1[0] * d2[2],
+            d1[0] * d2[1] - d1[1] * d2[0],
+        ];
+        let area = 0.5 * (cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]).sqrt();
+        for &v in n {
+            for d in 0..3 {
+                f[3 * v as usize + d] += 0.25 * area * traction[d];
+            }
+        }
+    }
+}
+
+/// What [`solve_sets`] returns.
+#[derive(Clone, Debug)]
+pub struct SetsResult {
+    /// 3 per node.
+    pub displacement: Vec<f64>,
+    pub cg: CgStats,
+    /// Σ of the applied nodal forces.
+    pub applied: [f64; 3],
+    /// Σ of the reaction forces at the clamped nodes, (K u − f) over their DOFs with the
+    /// unconstrained K: equal and opposite to `applied` at equilibrium.
+    pub reaction: [f64; 3],
+}
+
+/// Solves a mesh's own problem: every DOF of `fixed` clamped (u = 0), a uniform `traction` on
+/// the quadrilateral `faces`; the displacement, CG's report and the reaction at `fixed`.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_sets(
+    mesh: &Mesh,
+    pattern: &Pattern,
+    mut values: Vec<f64>,
+    fixed: &[u32],
+    faces: &[[u32; 4]],
+    traction: [f64; 3],
+    rtol: f64,
+    solve: Box<Solver<'_>>,
+) -> Result<SetsResult, FemError> {
+    if fixed.is_empty() {
+        return Err(FemError::Unconstrained);
+    }
+    let mut f = vec![0.0; mesh.dofs()];
+    add_face_traction(mesh, faces, traction, &mut f);
+    // The fixed rows of the unconstrained K, kept for the reactions before clamping rewrites them.
+    let rows: Vec<(usize, Vec<f64>)> = fixed
+        .iter()
+        .flat_map(|&n| (0..3).map(move |d| 3 * n as usize + d))
+        .map(|r| {
+            let span = pattern.row_ptr[r] as usize..pattern.row_ptr[r + 1] as usize;
+            (r, values[span].to_vec())
+        })
+        .collect();
+    let mut applied = [0.0; 3];
+    for (i, v) in f.iter().enumerate() {
+        applied[i % 3] += v;
+    }
+    let mut rhs = f.clone();
+    clamp(pattern, &mut values, &mut rhs, fixed);
+    let (u, cg) = solve(pattern, &values, &rhs, rtol, 20 * pattern.rows())?;
+    let mut reaction = [0.0; 3];
+    for (r, k) in &rows {
+        let s = pattern.row_ptr[*r] as usize;
+        let cols = &pattern.col[s..s + k.len()];
+        let ku: f64 = cols.iter().zip(k).map(|(&c, k)| k * u[c as usize]).sum();
+        reaction[r % 3] += ku - f[*r];
+    }
+    Ok(SetsResult {
+        displacement: u,
+        cg,
+        applied,
+        reaction,
+    })
 }
 
 /// What CG reports besides the solution.
