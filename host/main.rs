@@ -1093,7 +1093,7 @@ struct NbodyArgs {
     #[arg(long, allow_negative_numbers = true)]
     theta: Option<f64>,
     /// Gadget's relative opening criterion with this α after the first force evaluation (GPU
-    /// tree; θ for the first, guard θ_max = 1).
+    /// tree; θ for the first, guard θ_max = 1; default 0.006, 0: θ throughout).
     #[arg(long, allow_negative_numbers = true)]
     alpha: Option<f64>,
     /// Monopoles only in the tree forces.
@@ -1150,8 +1150,8 @@ fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
     if a.no_quadrupole {
         c.run.quadrupole = false;
     }
-    if a.alpha.is_some() {
-        c.run.alpha = a.alpha;
+    if let Some(alpha) = a.alpha {
+        c.run.alpha = alpha;
     }
     if a.block_steps {
         c.run.block_steps = true;
