@@ -547,7 +547,7 @@ pub fn run(
                 },
                 traversal: Traversal::Group2,
                 quadrupole: c.run.quadrupole,
-                relative: (c.run.alpha > 0.0).then(|| Relative {
+                relative: (c.run.alpha > 0.0).then_some(Relative {
                     alpha: c.run.alpha as f32,
                     theta_max: Relative::THETA_MAX,
                 }),
