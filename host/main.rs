@@ -59,12 +59,12 @@ enum Command {
         /// Elements along x, y, z.
         #[arg(long, num_args = 3, default_values_t = [80, 4, 8])]
         cells: Vec<usize>,
-        /// Young's modulus.
-        #[arg(long, default_value_t = 210e9, allow_negative_numbers = true)]
-        young: f64,
-        /// Poisson's ratio.
-        #[arg(long, default_value_t = 0.3, allow_negative_numbers = true)]
-        poisson: f64,
+        /// Young's modulus [default: 210e9]; with --case, the default material's.
+        #[arg(long, allow_negative_numbers = true)]
+        young: Option<f64>,
+        /// Poisson's ratio [default: 0.3]; with --case, the default material's.
+        #[arg(long, allow_negative_numbers = true)]
+        poisson: Option<f64>,
         /// Total end load (in −z).
         #[arg(long, default_value_t = 1e6, allow_negative_numbers = true)]
         load: f64,
@@ -86,13 +86,23 @@ enum Command {
         /// (--traction).
         #[arg(long, conflicts_with_all = ["size", "cells", "load"])]
         mesh: Option<PathBuf>,
-        /// With --mesh: the physical group whose nodes are clamped (default "fixed").
-        #[arg(long, requires = "mesh")]
-        fix: Option<String>,
-        /// With --mesh: a physical group of quadrangles and the traction on it (force per area),
-        /// e.g. `--traction load 0 0 -1e6`.
-        #[arg(long, num_args = 4, value_names = ["GROUP", "TX", "TY", "TZ"], allow_negative_numbers = true, requires = "mesh")]
+        /// A TOML load case (materials per physical volume, fixed sets and components,
+        /// tractions, body force; README "FEM case files"). The options below compose with it:
+        /// --mesh, --young/--poisson (the default material) and --body-force replace the file's,
+        /// --fix and --traction add sets to the file's.
+        #[arg(long, conflicts_with_all = ["size", "cells", "load"])]
+        case: Option<PathBuf>,
+        /// With --mesh or --case: a physical group whose nodes are clamped in x, y and z
+        /// (repeatable; with neither --fix nor [[fixed]], the group "fixed").
+        #[arg(long)]
+        fix: Vec<String>,
+        /// With --mesh or --case: a physical group of quadrangles and the traction on it (force
+        /// per area), e.g. `--traction load 0 0 -1e6` (repeatable).
+        #[arg(long, num_args = 4, value_names = ["GROUP", "TX", "TY", "TZ"], allow_negative_numbers = true)]
         traction: Vec<String>,
+        /// With --mesh or --case: a body force per unit volume (e.g. ρ g), on every element.
+        #[arg(long, num_args = 3, value_names = ["BX", "BY", "BZ"], allow_negative_numbers = true)]
+        body_force: Option<Vec<f64>>,
     },
     /// Reproduce the seed document's tables and figures into DIR/<name>/ (table.md, data.csv,
     /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, fem, sbh, or all of them.
@@ -171,30 +181,6 @@ fn run(cli: Cli) -> Result<()> {
         Command::Neighbours(args) => warpkit::sph::cli::run(cli.backend, args),
         Command::Combined(args) => warpkit::combined::cli::run(cli.backend, args),
         Command::Fem {
-            size: _,
-            cells: _,
-            young,
-            poisson,
-            load: _,
-            strategy,
-            mtx,
-            vtu,
-            mesh: Some(path),
-            fix,
-            traction,
-        } => fem_mesh(
-            cli.backend,
-            MeshArgs {
-                path,
-                fix: fix.unwrap_or_else(|| "fixed".into()),
-                traction,
-                material: warpkit::fem::Material { young, poisson },
-                strategy,
-                mtx,
-                vtu,
-            },
-        ),
-        Command::Fem {
             size,
             cells,
             young,
@@ -203,19 +189,49 @@ fn run(cli: Cli) -> Result<()> {
             strategy,
             mtx,
             vtu,
-            ..
-        } => fem(
-            cli.backend,
-            FemArgs {
-                size: [size[0], size[1], size[2]],
-                cells: [cells[0], cells[1], cells[2]],
-                material: warpkit::fem::Material { young, poisson },
-                load,
-                strategy,
-                mtx,
-                vtu,
-            },
-        ),
+            mesh,
+            case,
+            fix,
+            traction,
+            body_force,
+        } => {
+            if mesh.is_some() || case.is_some() {
+                fem_mesh(
+                    cli.backend,
+                    MeshArgs {
+                        path: mesh,
+                        case,
+                        fix,
+                        traction,
+                        body_force: body_force.map(|b| [b[0], b[1], b[2]]),
+                        young,
+                        poisson,
+                        strategy,
+                        mtx,
+                        vtu,
+                    },
+                )
+            } else if !fix.is_empty() || !traction.is_empty() || body_force.is_some() {
+                anyhow::bail!("--fix, --traction and --body-force need --mesh or --case")
+            } else {
+                let default = warpkit::fem::case::DEFAULT_MATERIAL;
+                fem(
+                    cli.backend,
+                    FemArgs {
+                        size: [size[0], size[1], size[2]],
+                        cells: [cells[0], cells[1], cells[2]],
+                        material: warpkit::fem::Material {
+                            young: young.unwrap_or(default.young),
+                            poisson: poisson.unwrap_or(default.poisson),
+                        },
+                        load,
+                        strategy,
+                        mtx,
+                        vtu,
+                    },
+                )
+            }
+        }
         Command::Repro {
             name,
             out,
@@ -753,99 +769,139 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
 }
 
 struct MeshArgs {
-    path: PathBuf,
-    fix: String,
+    path: Option<PathBuf>,
+    case: Option<PathBuf>,
+    fix: Vec<String>,
     traction: Vec<String>,
-    material: warpkit::fem::Material,
+    body_force: Option<[f64; 3]>,
+    young: Option<f64>,
+    poisson: Option<f64>,
     strategy: Option<String>,
     mtx: Option<PathBuf>,
     vtu: Option<PathBuf>,
 }
 
-/// `fem --mesh`: the user's mesh, clamped on one physical group and loaded on another.
+/// The case file (or an empty case) with the command line's options composed into it: --mesh,
+/// --young/--poisson (the default material) and --body-force replace, --fix and --traction add;
+/// with no fixed set at all, the group "fixed". Every number is checked, naming its key.
+fn compose_case(a: &MeshArgs) -> Result<warpkit::fem::case::CaseFile> {
+    use warpkit::fem::case::{self, CaseFile, Component, Components, FixedSpec, TractionSpec};
+    let mut c = match &a.case {
+        Some(path) => CaseFile::read(path)?,
+        None => CaseFile::default(),
+    };
+    if let Some(path) = &a.path {
+        c.mesh = Some(path.clone());
+    }
+    if a.young.is_some() || a.poisson.is_some() {
+        let base = c.default_material.unwrap_or(case::MaterialSpec {
+            young: case::DEFAULT_MATERIAL.young,
+            poisson: case::DEFAULT_MATERIAL.poisson,
+        });
+        let m = warpkit::fem::Material {
+            young: a.young.unwrap_or(base.young),
+            poisson: a.poisson.unwrap_or(base.poisson),
+        };
+        m.validate()
+            .map_err(|e| anyhow::anyhow!("--young/--poisson: {e}"))?;
+        c.default_material = Some(case::MaterialSpec {
+            young: m.young,
+            poisson: m.poisson,
+        });
+    }
+    for group in &a.fix {
+        c.fixed.push(FixedSpec {
+            group: group.clone(),
+            components: Components::One(Component::All),
+            origin: Some(format!("--fix {group}")),
+        });
+    }
+    if c.fixed.is_empty() {
+        c.fixed.push(FixedSpec {
+            group: "fixed".into(),
+            components: Components::One(Component::All),
+            origin: Some("--fix (default \"fixed\")".into()),
+        });
+    }
+    for chunk in a.traction.chunks(4) {
+        let [group, t @ ..] = chunk else {
+            unreachable!("clap takes 4 values per --traction")
+        };
+        let t: Vec<f64> = t
+            .iter()
+            .map(|v| v.parse::<f64>().ok().filter(|v| v.is_finite()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| anyhow::anyhow!("--traction {group}: {t:?} are not 3 finite numbers"))?;
+        c.tractions.push(TractionSpec {
+            group: group.clone(),
+            vector: [t[0], t[1], t[2]],
+            origin: Some(format!("--traction {group}")),
+        });
+    }
+    if let Some(b) = a.body_force {
+        case::check_vector("--body-force", b)?;
+        c.body_force = Some(b);
+    }
+    c.check_numbers()?;
+    Ok(c)
+}
+
+/// `fem --mesh` / `fem --case`: the user's mesh and load case (materials per physical volume,
+/// fixed sets, tractions, body force), all checked before the assembly.
 fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
+    use warpkit::fem::case::{CaseError, Problem};
     use warpkit::fem::{colour, csr, export, gpu::Strategy, mesh, solve, stress, validate};
     let name = a.strategy.as_deref().unwrap_or("warp4");
     let strategy =
         Strategy::parse(name).ok_or_else(|| anyhow::anyhow!("unknown --strategy {name:?}"))?;
-    let traction = match a.traction.as_slice() {
-        [] => None,
-        [group, t @ ..] => {
-            let t: Vec<f64> = t
-                .iter()
-                .map(|v| v.parse::<f64>().ok().filter(|v| v.is_finite()))
-                .collect::<Option<_>>()
-                .ok_or_else(|| {
-                    anyhow::anyhow!("--traction {group}: {t:?} are not 3 finite numbers")
-                })?;
-            Some((group.clone(), [t[0], t[1], t[2]]))
-        }
-    };
+    let case = compose_case(&a)?;
     for path in [&a.mtx, &a.vtu].into_iter().flatten() {
         warpkit::files::check_output(path)?;
     }
-    let g = mesh::read_gmsh(&a.path)?;
-    let available = || {
-        let names: Vec<&str> = g.groups.iter().map(|g| g.name.as_str()).collect();
-        format!("physical groups: {names:?}")
-    };
-    let fixed = g.group(&a.fix).ok_or_else(|| {
-        anyhow::anyhow!(
-            "{}: no physical group {:?} to clamp ({})",
-            a.path.display(),
-            a.fix,
-            available()
-        )
-    })?;
-    let (faces, t) = match &traction {
-        None => (Vec::new(), [0.0; 3]),
-        Some((name, t)) => {
-            let group = g.group(name).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{}: no physical group {name:?} to load ({})",
-                    a.path.display(),
-                    available()
-                )
-            })?;
-            if group.faces.is_empty() {
-                anyhow::bail!(
-                    "{}: physical group {name:?} has no quadrangles to load",
-                    a.path.display()
-                );
-            }
-            (group.faces.clone(), *t)
+    let path = case.mesh.clone().ok_or(CaseError::NoMesh)?;
+    let g = mesh::read_gmsh(&path)?;
+    let problem = Problem::resolve(&case, &g).map_err(|e| match e {
+        // Group errors name the mesh they were looked up in.
+        e @ (CaseError::UnknownGroup { .. } | CaseError::WrongKind { .. }) => {
+            anyhow::anyhow!("{}: {e}", path.display())
         }
-    };
-    if t == [0.0; 3] {
-        anyhow::bail!("no load: give --traction GROUP TX TY TZ (not all zero)");
-    }
+        e => e.into(),
+    })?;
     let backend = select(choice)?;
     let m = &g.mesh;
     warpkit::fem::check_memory(m.elements.len(), m.nodes.len(), backend.is_gpu())?;
-    validate(m, &a.material)?;
+    validate(m, &problem.materials.table[0])?;
     let c = colour::greedy(m);
     colour::verify(m, &c)?;
     let p = csr::Pattern::new(m)?;
+    let fixed = problem.fixed_dofs(m);
+    let clamped = fixed.chunks(3).filter(|d| d.contains(&true)).count();
+    let faces: usize = problem.tractions.iter().map(|t| t.faces.len()).sum();
     println!(
-        "{}: {} hexahedra, {} nodes, {} DOF, {} nonzeros; {} clamped nodes, {} loaded faces",
-        a.path.display(),
+        "{}: {} hexahedra, {} nodes, {} DOF, {} nonzeros; {clamped} clamped nodes, {faces} loaded faces",
+        path.display(),
         m.elements.len(),
         m.nodes.len(),
         m.dofs(),
         p.nnz(),
-        fixed.nodes.len(),
-        faces.len()
     );
+    let materials = &problem.materials;
+    if materials.single().is_none() {
+        println!(
+            "materials: {} per physical volume, the default on the rest",
+            materials.table.len() - 1
+        );
+    }
     let assembler = warpkit::fem::Assembler::<f64>::new(&backend, m, &c, &p);
     let method = warpkit::fem::Method::or_host(&backend, strategy);
-    let (_, k) = assembler.time(method, &a.material, 1)?;
+    let k = assembler.assemble_materials(method, materials)?;
     drop(assembler);
     if let Some(path) = &a.mtx {
         export::matrix_market(path, &p, &k)?;
         println!("wrote {}", path.display());
     }
     let solver = warpkit::fem::pcg_solver(&backend);
-    let r = solve::solve_sets(m, &p, k, &fixed.nodes, &faces, t, 1e-9, solver)?;
+    let r = solve::solve_dofs(&p, k, &fixed, problem.load(m), 1e-9, solver)?;
     let u = &r.displacement;
     let umax = u
         .chunks(3)
@@ -856,14 +912,15 @@ fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
         r.cg.iterations, r.cg.relative_residual
     );
     let v = |x: [f64; 3]| format!("({:.6e}, {:.6e}, {:.6e})", x[0], x[1], x[2]);
+    let sets: Vec<&str> = problem.fixed.iter().map(|f| f.group.as_str()).collect();
     println!(
-        "applied force {}, reaction at {:?} {}",
+        "applied force {}, reaction at {} {}",
         v(r.applied),
-        a.fix,
+        sets.join("+"),
         v(r.reaction)
     );
     if let Some(path) = &a.vtu {
-        let s = stress::element_centre(m, &a.material, u)?;
+        let s = stress::element_centre_materials(m, materials, u)?;
         export::vtu(path, m, u, Some(&s))?;
         println!("wrote {}", path.display());
     }

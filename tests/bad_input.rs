@@ -449,3 +449,98 @@ fn fem_mesh_names_its_sets() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `fem --case`: a TOML case on the two-hexahedra mesh runs, composes with the command line, and
+/// each bad case is a clear error naming its key, with exit code 1 and nothing written.
+#[test]
+fn fem_case_files() {
+    let dir = scratch("fem-case");
+    std::fs::write(dir.join("m.msh"), TWO_HEX_MSH).unwrap();
+    let good = "mesh = \"m.msh\"\nbody_force = [0.0, 0.0, -1e4]\n\
+                [[material]]\ngroup = \"solid\"\nE = 70e9\nnu = 0.33\n\
+                [[fixed]]\ngroup = \"fixed\"\ncomponents = \"all\"\n\
+                [[traction]]\ngroup = \"load\"\nvector = [0.0, 0.0, -1e6]\n";
+    std::fs::write(dir.join("good.toml"), good).unwrap();
+    let applied_z = |args: &[&str]| {
+        let out = run_in(&dir, args);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("applied force"))
+            .unwrap()
+            .to_string();
+        let nums: Vec<f64> = line
+            .split(['(', ')', ',', ' '])
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert_eq!(nums.len(), 6, "{line}");
+        // Equilibrium: the reaction balances the load.
+        assert!((nums[2] + nums[5]).abs() < 1e-6 * nums[2].abs(), "{line}");
+        nums[2]
+    };
+    // Traction 1e6 on the unit face plus the weight 1e4 × 2 of the two unit cubes.
+    let z = applied_z(&["fem", "--case", "good.toml", "--vtu", "u.vtu"]);
+    assert!((z + 1.02e6).abs() < 1.0, "{z}");
+    assert!(std::fs::metadata(dir.join("u.vtu")).unwrap().len() > 1000);
+    // --traction adds a set; --body-force replaces the file's.
+    let z = applied_z(&[
+        "fem",
+        "--case",
+        "good.toml",
+        "--traction",
+        "load",
+        "0",
+        "0",
+        "-1e6",
+        "--body-force",
+        "0",
+        "0",
+        "0",
+    ]);
+    assert!((z + 2e6).abs() < 1.0, "{z}");
+    std::fs::remove_file(dir.join("u.vtu")).unwrap();
+    let before = listing(&dir);
+    let bad = [
+        (
+            good.replace("nu = 0.33", "nu = 0.33\ncolour = 1"),
+            "unknown field `colour`",
+        ),
+        (good.replace("nu = 0.33", "nu = 0.5"), "material[0].poisson"),
+        (good.replace("E = 70e9", "E = -1"), "material[0].young"),
+        (good.replace("\"solid\"", "\"nope\""), "material[0].group"),
+        (
+            good.replace("group = \"load\"", "group = \"solid\""),
+            "traction[0].group",
+        ),
+        (good.replace("mesh = \"m.msh\"\n", ""), "no mesh"),
+    ];
+    for (i, (text, want)) in bad.iter().enumerate() {
+        let name = format!("bad{i}.toml");
+        std::fs::write(dir.join(&name), text).unwrap();
+        fails(&dir, &["fem", "--case", &name, "--vtu", "u.vtu"], &[want]);
+        std::fs::remove_file(dir.join(&name)).unwrap();
+    }
+    fails(
+        &dir,
+        &[
+            "fem",
+            "--case",
+            "good.toml",
+            "--poisson",
+            "0.7",
+            "--vtu",
+            "u.vtu",
+        ],
+        &["--young/--poisson: Poisson's ratio"],
+    );
+    fails(&dir, &["fem", "--case", "none.toml"], &["none.toml"]);
+    fails(&dir, &["fem", "--fix", "fixed"], &["need --mesh or --case"]);
+    assert_eq!(listing(&dir), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -3,8 +3,8 @@
 
 use super::colour::Colouring;
 use super::csr::Pattern;
-use super::{FemError, Material, Mesh};
-use crate::device::fem::{self as dev, ENTRIES, Real};
+use super::{ElementMaterials, FemError, Material, Mesh};
+use crate::device::fem::{self as dev, ENTRIES, Lame, Real};
 use rayon::prelude::*;
 
 /// A raw pointer to the CSR values that rayon's workers share.
@@ -36,6 +36,32 @@ pub fn cpu<T: Real + Send + Sync>(
     pattern: &Pattern,
 ) -> Result<Vec<T>, FemError> {
     let lame = material.lame::<T>();
+    cpu_by(mesh, |_| lame, colouring, pattern)
+}
+
+/// [`cpu`] with a material per element: each Ke uses its element's E and ν.
+pub fn cpu_materials<T: Real + Send + Sync>(
+    mesh: &Mesh,
+    materials: &ElementMaterials,
+    colouring: &Colouring,
+    pattern: &Pattern,
+) -> Result<Vec<T>, FemError> {
+    let lames: Vec<Lame<T>> = materials.table.iter().map(Material::lame).collect();
+    cpu_by(
+        mesh,
+        |e| lames[materials.index[e] as usize],
+        colouring,
+        pattern,
+    )
+}
+
+/// [`cpu`] with element `e`'s Lamé parameters `lame(e)`.
+fn cpu_by<T: Real + Send + Sync>(
+    mesh: &Mesh,
+    lame: impl Fn(usize) -> Lame<T> + Sync,
+    colouring: &Colouring,
+    pattern: &Pattern,
+) -> Result<Vec<T>, FemError> {
     let mut values = vec![T::ZERO; pattern.nnz()];
     let out = Values(values.as_mut_ptr());
     let nnz = values.len();
@@ -43,11 +69,12 @@ pub fn cpu<T: Real + Send + Sync>(
         group.par_iter().try_for_each(|&e| {
             let e = e as usize;
             let x = mesh.element_coords(e).map(|p| p.map(T::from_f64));
-            let ke = dev::element_stiffness(&x, lame).map_err(|j| FemError::InvertedElement {
-                element: e,
-                gauss: j.gauss,
-                det: j.det,
-            })?;
+            let ke =
+                dev::element_stiffness(&x, lame(e)).map_err(|j| FemError::InvertedElement {
+                    element: e,
+                    gauss: j.gauss,
+                    det: j.det,
+                })?;
             let pos = pattern.element_positions(e);
             debug_assert_eq!(pos.len(), ENTRIES);
             for (&p, &v) in pos.iter().zip(ke.iter().flatten()) {
@@ -65,9 +92,23 @@ pub fn cpu<T: Real + Send + Sync>(
 /// The same matrix assembled one element at a time, without colouring: a check on the colouring
 /// and on the parallel scatter.
 pub fn serial(mesh: &Mesh, material: &Material, pattern: &Pattern) -> Result<Vec<f64>, FemError> {
-    let lame = material.lame::<f64>();
+    serial_materials(
+        mesh,
+        &ElementMaterials::uniform(*material, mesh.elements.len()),
+        pattern,
+    )
+}
+
+/// [`serial`] with a material per element.
+pub fn serial_materials(
+    mesh: &Mesh,
+    materials: &ElementMaterials,
+    pattern: &Pattern,
+) -> Result<Vec<f64>, FemError> {
+    let lames: Vec<Lame<f64>> = materials.table.iter().map(Material::lame).collect();
     let mut values = vec![0.0; pattern.nnz()];
     for e in 0..mesh.elements.len() {
+        let lame = lames[materials.index[e] as usize];
         let ke = dev::element_stiffness(&mesh.element_coords(e), lame).map_err(|j| {
             FemError::InvertedElement {
                 element: e,
@@ -143,10 +184,28 @@ pub fn atomic<T: AtomicReal>(
     pattern: &Pattern,
 ) -> Result<Vec<T>, FemError> {
     let lame = material.lame::<T>();
+    atomic_by(mesh, |_| lame, pattern)
+}
+
+/// [`atomic`] with a material per element.
+pub fn atomic_materials<T: AtomicReal>(
+    mesh: &Mesh,
+    materials: &ElementMaterials,
+    pattern: &Pattern,
+) -> Result<Vec<T>, FemError> {
+    let lames: Vec<Lame<T>> = materials.table.iter().map(Material::lame).collect();
+    atomic_by(mesh, |e| lames[materials.index[e] as usize], pattern)
+}
+
+fn atomic_by<T: AtomicReal>(
+    mesh: &Mesh,
+    lame: impl Fn(usize) -> Lame<T> + Sync,
+    pattern: &Pattern,
+) -> Result<Vec<T>, FemError> {
     let values: Vec<T::Atom> = (0..pattern.nnz()).map(|_| T::atom_zero()).collect();
     (0..mesh.elements.len()).into_par_iter().try_for_each(|e| {
         let x = mesh.element_coords(e).map(|p| p.map(T::from_f64));
-        let ke = dev::element_stiffness(&x, lame).map_err(|j| FemError::InvertedElement {
+        let ke = dev::element_stiffness(&x, lame(e)).map_err(|j| FemError::InvertedElement {
             element: e,
             gauss: j.gauss,
             det: j.det,

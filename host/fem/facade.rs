@@ -5,7 +5,7 @@ use super::colour::Colouring;
 use super::csr::Pattern;
 use super::gpu::{GpuMesh, GpuReal, Strategy};
 use super::solve::{self, Solver};
-use super::{FemError, Material, Mesh, assemble};
+use super::{ElementMaterials, FemError, Material, Mesh, assemble};
 use crate::backend::Backend;
 use crate::runtime::Gpu;
 use std::cell::OnceCell;
@@ -110,6 +110,37 @@ impl<'a, T: Precision> Assembler<'a, T> {
             Method::CpuColoured => assemble::cpu::<T>(m, material, self.colouring, p)?,
             Method::CpuAtomic => assemble::atomic::<T>(m, material, p)?,
             Method::CpuSerial => assemble::serial(m, material, p)?
+                .into_iter()
+                .map(T::from_f64)
+                .collect(),
+        })
+    }
+
+    /// One untimed assembly with a material per element. A single material takes
+    /// [`Self::assemble`]; several run on the host paths only (the GPU kernels take one material:
+    /// [`FemError::HeterogeneousOnGpu`]).
+    pub fn assemble_materials(
+        &self,
+        method: Method,
+        materials: &ElementMaterials,
+    ) -> Result<Vec<T>, FemError> {
+        if let Some(m) = materials.single() {
+            return self.assemble(method, &m);
+        }
+        let (m, p) = (self.mesh, self.pattern);
+        Ok(match method {
+            Method::Gpu(_) => {
+                let mut distinct: Vec<Material> = Vec::new();
+                for e in 0..materials.index.len() {
+                    if !distinct.contains(materials.of(e)) {
+                        distinct.push(*materials.of(e));
+                    }
+                }
+                return Err(FemError::HeterogeneousOnGpu(distinct.len()));
+            }
+            Method::CpuColoured => assemble::cpu_materials::<T>(m, materials, self.colouring, p)?,
+            Method::CpuAtomic => assemble::atomic_materials::<T>(m, materials, p)?,
+            Method::CpuSerial => assemble::serial_materials(m, materials, p)?
                 .into_iter()
                 .map(T::from_f64)
                 .collect(),

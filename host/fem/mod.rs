@@ -16,6 +16,7 @@
 //! [`pcg_solver`] are the façade that picks the backend.
 
 pub mod assemble;
+pub mod case;
 pub mod colour;
 pub mod csr;
 pub mod export;
@@ -73,6 +74,38 @@ impl Material {
 
     pub fn lame<T: dev::Real>(&self) -> Lame<T> {
         Lame::from_young_poisson(self.young, self.poisson)
+    }
+}
+
+/// A material per element: a table and, per element, its index in the table (a case file's
+/// materials per physical volume, [`case::Problem`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElementMaterials {
+    pub table: Vec<Material>,
+    /// One per element, each < `table.len()`.
+    pub index: Vec<u32>,
+}
+
+impl ElementMaterials {
+    /// Every one of `elements` elements of `material`.
+    pub fn uniform(material: Material, elements: usize) -> Self {
+        ElementMaterials {
+            table: vec![material],
+            index: vec![0; elements],
+        }
+    }
+
+    /// Element `e`'s material.
+    pub fn of(&self, e: usize) -> &Material {
+        &self.table[self.index[e] as usize]
+    }
+
+    /// The one material of every element, or `None` when they differ.
+    pub fn single(&self) -> Option<Material> {
+        let first = *self.of(0);
+        (0..self.index.len())
+            .all(|e| *self.of(e) == first)
+            .then_some(first)
     }
 }
 
@@ -150,6 +183,13 @@ pub enum FemError {
     Gpu(#[from] crate::runtime::GpuError),
     #[error("strategy {0} runs on the GPU only, and the backend is the CPU")]
     NeedsGpu(&'static str),
+    #[error(
+        "the GPU assembly takes one material, and this case has {0} different ones: \
+         run with --backend cpu (per-element materials are assembled on the host)"
+    )]
+    HeterogeneousOnGpu(usize),
+    #[error("{0}")]
+    Case(#[from] case::CaseError),
 }
 
 /// Checks the cantilever's end load: NaN broke CG down as if the system were singular, zero gave
@@ -252,6 +292,8 @@ pub(crate) fn write_atomically(
     })
 }
 
+#[cfg(test)]
+mod case_tests;
 #[cfg(test)]
 mod export_tests;
 #[cfg(test)]

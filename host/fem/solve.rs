@@ -31,6 +31,11 @@ pub fn clamp(pattern: &Pattern, values: &mut [f64], rhs: &mut [f64], nodes: &[u3
             fixed[3 * n as usize + d] = true;
         }
     }
+    clamp_dofs(pattern, values, rhs, &fixed);
+}
+
+/// [`clamp`] by DOF: every row `r` with `fixed[r]` (one flag per DOF) is held at u = 0.
+pub fn clamp_dofs(pattern: &Pattern, values: &mut [f64], rhs: &mut [f64], fixed: &[bool]) {
     for r in 0..pattern.rows() {
         let (s, e) = (pattern.row_ptr[r] as usize, pattern.row_ptr[r + 1] as usize);
         for (&c, v) in pattern.col[s..e].iter().zip(&mut values[s..e]) {
@@ -92,6 +97,31 @@ pub fn add_face_traction(mesh: &Mesh, faces: &[[u32; 4]], traction: [f64; 3], f:
     }
 }
 
+/// Adds to `f` the consistent nodal forces of a uniform body force `b` (force per volume) on
+/// every element: ∫ N_a b dV by the 2×2×2 Gauss rule (exact for the trilinear hexahedron's
+/// integrand on parallelepipeds; V/8 per node on a box). Elements must be valid (det J > 0).
+pub fn add_body_force(mesh: &Mesh, b: [f64; 3], f: &mut [f64]) {
+    use crate::device::fem::{self as dev, GAUSS, NODE_SIGNS, NODES};
+    let gx = 1.0 / 3f64.sqrt();
+    for (e, conn) in mesh.elements.iter().enumerate() {
+        let x = mesh.element_coords(e);
+        // Gauss point g sits at NODE_SIGNS[g] / √3.
+        for (g, pg) in NODE_SIGNS.iter().enumerate().take(GAUSS) {
+            let det = dev::det3(&dev::jacobian(&x, g));
+            for (a, &n) in conn.iter().enumerate().take(NODES) {
+                // N_a at Gauss point g: Π (1 + s_a p_g / √3) / 8.
+                let na: f64 = (0..3)
+                    .map(|k| 1.0 + f64::from(NODE_SIGNS[a][k] * pg[k]) * gx)
+                    .product::<f64>()
+                    / 8.0;
+                for d in 0..3 {
+                    f[3 * n as usize + d] += na * det * b[d];
+                }
+            }
+        }
+    }
+}
+
 /// What [`solve_sets`] returns.
 #[derive(Clone, Debug)]
 pub struct SetsResult {
@@ -111,22 +141,38 @@ pub struct SetsResult {
 pub fn solve_sets(
     mesh: &Mesh,
     pattern: &Pattern,
-    mut values: Vec<f64>,
+    values: Vec<f64>,
     fixed: &[u32],
     faces: &[[u32; 4]],
     traction: [f64; 3],
     rtol: f64,
     solve: Box<Solver<'_>>,
 ) -> Result<SetsResult, FemError> {
-    if fixed.is_empty() {
-        return Err(FemError::Unconstrained);
-    }
     let mut f = vec![0.0; mesh.dofs()];
     add_face_traction(mesh, faces, traction, &mut f);
+    let mut dofs = vec![false; mesh.dofs()];
+    for &n in fixed {
+        dofs[3 * n as usize..3 * n as usize + 3].fill(true);
+    }
+    solve_dofs(pattern, values, &dofs, f, rtol, solve)
+}
+
+/// Solves K u = `f` with u = 0 on every DOF flagged in `fixed` (one flag per DOF): the
+/// displacement, CG's report, Σ `f` and the reaction at the fixed DOFs.
+pub fn solve_dofs(
+    pattern: &Pattern,
+    mut values: Vec<f64>,
+    fixed: &[bool],
+    f: Vec<f64>,
+    rtol: f64,
+    solve: Box<Solver<'_>>,
+) -> Result<SetsResult, FemError> {
+    if !fixed.contains(&true) {
+        return Err(FemError::Unconstrained);
+    }
     // The fixed rows of the unconstrained K, kept for the reactions before clamping rewrites them.
-    let rows: Vec<(usize, Vec<f64>)> = fixed
-        .iter()
-        .flat_map(|&n| (0..3).map(move |d| 3 * n as usize + d))
+    let rows: Vec<(usize, Vec<f64>)> = (0..fixed.len())
+        .filter(|&r| fixed[r])
         .map(|r| {
             let span = pattern.row_ptr[r] as usize..pattern.row_ptr[r + 1] as usize;
             (r, values[span].to_vec())
@@ -137,7 +183,7 @@ pub fn solve_sets(
         applied[i % 3] += v;
     }
     let mut rhs = f.clone();
-    clamp(pattern, &mut values, &mut rhs, fixed);
+    clamp_dofs(pattern, &mut values, &mut rhs, fixed);
     let (u, cg) = solve(pattern, &values, &rhs, rtol, 20 * pattern.rows())?;
     let mut reaction = [0.0; 3];
     for (r, k) in &rows {

@@ -3,7 +3,7 @@
 //! the 2×2×2 rule), from the element formulas of `warpkit_device::fem` (the same B and D that
 //! assembly uses; only von Mises is new here).
 
-use super::{FemError, Material, Mesh};
+use super::{ElementMaterials, FemError, Material, Mesh};
 use crate::device::fem::{self as dev, NODES};
 use rayon::prelude::*;
 
@@ -35,6 +35,19 @@ pub fn element_centre(
     material: &Material,
     u: &[f64],
 ) -> Result<Vec<ElementStress>, FemError> {
+    element_centre_materials(
+        mesh,
+        &ElementMaterials::uniform(*material, mesh.elements.len()),
+        u,
+    )
+}
+
+/// [`element_centre`] with a material per element.
+pub fn element_centre_materials(
+    mesh: &Mesh,
+    materials: &ElementMaterials,
+    u: &[f64],
+) -> Result<Vec<ElementStress>, FemError> {
     if u.len() != mesh.dofs() {
         return Err(FemError::MeshSize(format!(
             "displacement has {} values, the mesh {} DOFs",
@@ -42,11 +55,16 @@ pub fn element_centre(
             mesh.dofs()
         )));
     }
-    let d = dev::elasticity_matrix(material.lame::<f64>());
+    let ds: Vec<[[f64; 6]; 6]> = materials
+        .table
+        .iter()
+        .map(|m| dev::elasticity_matrix(m.lame::<f64>()))
+        .collect();
     let centre = [0.0f64; 3];
     (0..mesh.elements.len())
         .into_par_iter()
         .map(|e| {
+            let d = &ds[materials.index[e] as usize];
             let x = mesh.element_coords(e);
             let j = dev::jacobian_signs(&x, centre);
             let det = dev::det3(&j);
