@@ -28,7 +28,8 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum IcKind {
-    /// Plummer sphere in equilibrium, Hénon units (M = 1, E = −1/4).
+    /// Plummer sphere in equilibrium, Hénon units (M = 1, E = −1/4), in the potential
+    /// softened with `run.eps`.
     Plummer,
     /// Hernquist sphere, M = 1, a = 1, from its isotropic distribution function.
     Hernquist,
@@ -298,10 +299,11 @@ pub enum RunError {
     Plot(String),
 }
 
-/// The initial conditions of `c`.
-pub fn initial_conditions(c: &IcConfig) -> Result<Particles, RunError> {
+/// The initial conditions of `c`, for a run with Plummer softening `eps` (a Plummer sphere is
+/// generated in equilibrium in the softened potential).
+pub fn initial_conditions(c: &IcConfig, eps: f64) -> Result<Particles, RunError> {
     Ok(match c.kind {
-        IcKind::Plummer => Plummer::henon(c.n, c.seed).try_generate()?,
+        IcKind::Plummer => Plummer::henon(c.n, c.seed).softened(eps).try_generate()?,
         IcKind::Hernquist => Hernquist::new(c.n, 1.0, 1.0, c.seed).try_generate()?,
         IcKind::Disk => galaxy(c, c.n).try_generate()?,
         IcKind::Collision => {
@@ -496,7 +498,7 @@ pub fn run(
     dir.write("config.toml", config_text.as_bytes())?;
 
     let t0 = Instant::now();
-    let particles = initial_conditions(&c.ic)?;
+    let particles = initial_conditions(&c.ic, c.run.eps)?;
     eprintln!(
         "nbody: {} particles ({:?}), generated in {:.2} s",
         particles.len(),
