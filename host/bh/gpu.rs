@@ -654,16 +654,9 @@ pub fn potential(
         )));
     }
     let cfg = gpu.resident_grid(k::bh_gravity_group2_pot, dev::GROUP_BLOCK)?;
-    let t = &mut octree.tree;
     // The groups are handed out again from the start (the force kernel used the counter up).
-    let mut header = gpu.download(&t.header)?[0];
-    header.next_group = 0;
-    gpu.stream()
-        .memcpy_htod(&[header], &mut t.header)
-        .map_err(|source| GpuError::Driver {
-            op: "resetting the group counter",
-            source,
-        })?;
+    rewind_groups(gpu, octree)?;
+    let t = &mut octree.tree;
     let args = (
         &octree.bodies,
         n as u32,
