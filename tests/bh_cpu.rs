@@ -471,3 +471,59 @@ fn relative_criterion_error_follows_alpha() {
         }
     }
 }
+
+/// The sorted build (keys, radix order, pairs) makes the insertion's tree: same cells, same
+/// bodies in each slot, same cell count and depth, on every scene, clusters closer than the keys
+/// resolve (the insertion list), coincident bodies (buckets) and tiny inputs.
+#[test]
+fn sorted_build_makes_the_insertion_tree() {
+    use warpkit::bh::cpu::{bounding_box, insert, insert_sorted, sort, summarize};
+    use warpkit::bh::tree_shape;
+    use warpkit::device::bh::Layout;
+    let mut cases: Vec<(String, Vec<Body>)> = Vec::new();
+    for scene in [Scene::Lattice, Scene::Uniform, Scene::Plummer] {
+        for n in [1, 2, 3, 9, 100, 5000] {
+            cases.push((format!("{scene:?} {n}"), scene::generate(scene, n, 11)));
+        }
+    }
+    // A tight cluster far from one outlier: its bodies share every key level (2^-21 of the box).
+    let mut tight = scene::generate(Scene::Uniform, 300, 3);
+    for b in &mut tight {
+        (b.x, b.y, b.z) = (1.0 + b.x * 1e-6, 2.0 + b.y * 1e-6, 3.0 + b.z * 1e-6);
+    }
+    tight.push(Body { x: -1e3, y: 0.0, z: 0.0, m: 1.0 });
+    cases.push(("tight cluster".into(), tight));
+    // Coincident bodies (buckets) among others.
+    let mut coincident = scene::generate(Scene::Plummer, 200, 4);
+    for k in 0..40 {
+        coincident[k * 5] = Body { x: 0.25, y: -0.5, z: 0.125, m: 1.0 };
+    }
+    cases.push(("coincident".into(), coincident));
+    for (name, b) in cases {
+        let layout = Layout::dense(4 * b.len() as u32 + 8);
+        let h = bounding_box(&b, layout);
+        let mut a = insert(&b, layout, h).unwrap();
+        let mut s = insert_sorted(&b, layout, h).unwrap();
+        assert_eq!(tree_shape(&a), tree_shape(&s), "{name}");
+        assert_eq!(a.header.bottom, s.header.bottom, "{name}: cells used");
+        assert_eq!(a.header.depth, s.header.depth, "{name}: depth");
+        assert_eq!(a.header.bucketed, s.header.bucketed, "{name}: bucketed");
+        if name == "tight cluster" {
+            assert!(s.header.depth > warpkit::device::bh::morton::KEY_LEVELS, "{name}: list");
+        }
+        if name == "coincident" {
+            assert!(s.header.bucketed > 0, "{name}: buckets");
+        }
+        for t in [&mut a, &mut s] {
+            summarize(&b, t);
+            sort(t);
+        }
+        check_tree(&b, &s).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // Too few cells: refused, as the insertion refuses.
+        let used = (layout.cells as i32 - s.header.bottom) as u32;
+        if used > 1 {
+            let small = Layout::dense(used - 1);
+            assert!(insert_sorted(&b, small, bounding_box(&b, small)).is_none(), "{name}");
+        }
+    }
+}

@@ -27,6 +27,7 @@ pub mod nbody;
 pub mod rng;
 pub mod sbh;
 pub mod selftest;
+pub mod sort;
 pub mod sph;
 pub mod walk;
 

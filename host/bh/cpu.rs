@@ -5,7 +5,7 @@
 use super::gpu::MAX_CELLS;
 use super::{Params, Tree, initial_cells};
 use crate::device::WARP_SIZE;
-use crate::device::bh::{self as dev, Accel, Body, EMPTY, Layout, MAX_DEPTH, Quad, TreeHeader};
+use crate::device::bh::{self as dev, Accel, Body, EMPTY, Layout, MAX_DEPTH, Quad, TreeHeader, morton};
 use crate::device::walk::{Interaction, walk_list};
 use rayon::prelude::*;
 
@@ -84,17 +84,91 @@ pub fn bounding_box(bodies: &[Body], layout: Layout) -> TreeHeader {
 /// Stage 2: the GPU kernel's insertion, one body at a time, into a tree whose summaries and sort
 /// are still empty. `None` when the cells run out (the caller grows `layout`).
 pub fn insert(bodies: &[Body], layout: Layout, header: TreeHeader) -> Option<Tree> {
-    let n = bodies.len() as i32;
-    let cells = layout.cells as usize;
-    let mut h = header;
-    let (root_c, root_half) = dev::root_cell(&h);
-    let root = layout.root();
-    let mut child = vec![EMPTY; layout.slots()];
-    let mut next = vec![-1i32; bodies.len()];
-    let mut bottom = root;
+    let mut tree = empty_tree(bodies.len(), layout, header);
+    let mut bottom = layout.root();
+    insert_list(bodies, &mut tree, &mut bottom, 0..bodies.len() as i32)?;
+    tree.header.bottom = bottom;
+    Some(tree)
+}
 
-    // Build: the GPU kernel's insertion, one body at a time.
+/// Stage 2 as the GPU's sorted build makes it (`dev::morton`, dense storage): the same tree as
+/// [`insert`] up to cell numbering and the order within buckets.
+pub fn insert_sorted(bodies: &[Body], layout: Layout, header: TreeHeader) -> Option<Tree> {
+    assert!(!layout.is_sparse(), "the sorted build makes dense trees");
+    let n = bodies.len();
+    let (c, half) = dev::root_cell(&header);
+    let mut pairs: Vec<(u64, u32)> = bodies
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (morton::body_key(b.pos(), c, half), i as u32))
+        .collect();
+    pairs.sort_by_key(|p| p.0); // stable, as the radix sort
+    let key = |j: usize| pairs[j].0;
+    let mut base = Vec::with_capacity(n);
+    let mut total = 0u32;
     for i in 0..n {
+        base.push(total);
+        total += morton::new_cells(&key, n, i);
+    }
+    if total as usize + 1 > layout.cells as usize {
+        return None;
+    }
+    let mut tree = empty_tree(n, layout, header);
+    let mut bottom = layout.cells as i32 - 1 - total as i32;
+    tree.header.depth = (0..n)
+        .map(|i| morton::pair_levels(&key, n, i as isize))
+        .max()
+        .unwrap_or(0);
+    let base_of = |j: usize| base[j];
+    let mut list = Vec::new();
+    for i in 0..n {
+        let child = &mut tree.child;
+        let slot = morton::link_pair(&key, &base_of, n, i, layout, |p, o, cell| {
+            child[layout.slot(p, o)] = n as i32 + cell;
+        });
+        match slot {
+            Some((p, o)) => child[layout.slot(p, o)] = pairs[i].1 as i32,
+            None => list.push(pairs[i].1 as i32),
+        }
+    }
+    insert_list(bodies, &mut tree, &mut bottom, list)?;
+    tree.header.bottom = bottom;
+    Some(tree)
+}
+
+/// A tree of `n` bodies with every slot empty.
+fn empty_tree(n: usize, layout: Layout, header: TreeHeader) -> Tree {
+    Tree {
+        n,
+        header,
+        child: vec![EMPTY; layout.slots()],
+        next: vec![-1i32; n],
+        count: Vec::new(),
+        cell_pm: Vec::new(),
+        cell_quad: Vec::new(),
+        sort: Vec::new(),
+        groups: Vec::new(),
+        group_size: dev::GROUP_SIZE,
+        layout,
+    }
+}
+
+/// Inserts `list` one body at a time as the GPU kernel does, below whatever cells the tree
+/// holds, new cells taken below `bottom`. `None` when the cells run out.
+fn insert_list(
+    bodies: &[Body],
+    tree: &mut Tree,
+    bottom: &mut i32,
+    list: impl IntoIterator<Item = i32>,
+) -> Option<()> {
+    let n = bodies.len() as i32;
+    let layout = tree.layout;
+    let cells = layout.cells as usize;
+    let h = &mut tree.header;
+    let (root_c, root_half) = dev::root_cell(h);
+    let root = layout.root();
+    let (child, next) = (&mut tree.child, &mut tree.next);
+    for i in list {
         let p = bodies[i as usize].pos();
         let (mut c, mut half, mut depth) = (root_c, root_half, 0u32);
         let mut o = dev::octant(p, c);
@@ -122,17 +196,17 @@ pub fn insert(bodies: &[Body], layout: Layout, header: TreeHeader) -> Option<Tre
                 child[cur] = b;
                 break;
             }
-            bottom -= 1;
+            *bottom -= 1;
             let cell = if layout.is_sparse() {
                 if cur >= cells {
                     return None;
                 }
                 cur as i32
             } else {
-                if bottom < 0 {
+                if *bottom < 0 {
                     return None;
                 }
-                bottom
+                *bottom
             };
             half *= 0.5;
             c = dev::child_center(c, half, o);
@@ -149,20 +223,7 @@ pub fn insert(bodies: &[Body], layout: Layout, header: TreeHeader) -> Option<Tre
             cur = layout.slot(cell, o);
         }
     }
-    h.bottom = bottom;
-    Some(Tree {
-        n: bodies.len(),
-        header: h,
-        child,
-        next,
-        count: Vec::new(),
-        cell_pm: Vec::new(),
-        cell_quad: Vec::new(),
-        sort: Vec::new(),
-        groups: Vec::new(),
-        group_size: dev::GROUP_SIZE,
-        layout,
-    })
+    Some(())
 }
 
 /// Stage 3: mass, centre of mass, quadrupole and count of every cell, bottom-up in the GPU's

@@ -187,6 +187,43 @@ impl Tree {
     }
 }
 
+/// The tree's shape, independent of cell numbering and of the order within buckets: for each
+/// cell in depth-first octant order, its eight slots as `.` (empty), `(b c …)` (a body or bucket,
+/// sorted) or `[`…`]` (a cell). Two builds of one body set must give equal strings.
+pub fn tree_shape(t: &Tree) -> String {
+    fn visit(t: &Tree, cell: i32, out: &mut String) {
+        let n = t.n as i32;
+        out.push('[');
+        for o in 0..8 {
+            let ch = t.child[t.layout.slot(cell, o)];
+            if ch >= n {
+                visit(t, ch - n, out);
+            } else if ch < 0 {
+                out.push('.');
+            } else {
+                let mut chain = vec![ch];
+                while let Some(&b) = chain.last() {
+                    match t.next[b as usize] {
+                        -1 => break,
+                        nb => chain.push(nb),
+                    }
+                }
+                chain.sort_unstable();
+                out.push('(');
+                for b in chain {
+                    out.push_str(&b.to_string());
+                    out.push(' ');
+                }
+                out.push(')');
+            }
+        }
+        out.push(']');
+    }
+    let mut out = String::new();
+    visit(t, t.root(), &mut out);
+    out
+}
+
 /// Checks the tree's invariants: every body exactly once; each cell's count and mass equal the sum
 /// over its bodies; each centre of mass inside its cell's box; `sort` a permutation in the same
 /// depth-first order. Returns the first violation.

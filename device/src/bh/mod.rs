@@ -16,6 +16,7 @@
 //! bucket, a chain through `next` of bodies that are treated one by one.
 
 pub mod kernels;
+pub mod morton;
 
 use crate::math;
 use crate::walk::{CellData, Interaction, ListExtra, Octree};

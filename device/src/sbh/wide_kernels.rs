@@ -17,65 +17,8 @@
 use super::*;
 use crate::gpu::atomic::*;
 use crate::gpu::thread::*;
-use crate::gpu::warp::*;
+use crate::sort::block_scan;
 use core::ptr::{null, write_volatile};
-
-crate::static_shared!(wide_scan_warps: [u32; 32]);
-
-/// Inclusive prefix sum of `x` over the block's threads (in thread order) and the block's total.
-/// The block size is a multiple of 32, at most 1024.
-///
-/// # Safety
-/// Every thread of the block calls it together (it holds three barriers).
-#[inline(always)]
-unsafe fn block_scan(x: u32) -> (u32, u32) {
-    let lane = lane_id();
-    let warp = thread_idx_x() / crate::WARP_SIZE;
-    let warps = block_dim_x() / crate::WARP_SIZE;
-    let sh = wide_scan_warps();
-    // SAFETY: full warps and block-uniform barriers, per the contract; `sh` holds 32 entries.
-    unsafe {
-        let mut v = x;
-        let mut d = 1;
-        while d < crate::WARP_SIZE {
-            let (y, ok) = shfl_up(FULL_MASK, v, d);
-            if ok {
-                v += y;
-            }
-            d *= 2;
-        }
-        if lane == crate::WARP_SIZE - 1 {
-            *sh.add(warp as usize) = v;
-        }
-        sync_threads();
-        if warp == 0 {
-            let mut s = if lane < warps {
-                *sh.add(lane as usize)
-            } else {
-                0
-            };
-            let mut d = 1;
-            while d < crate::WARP_SIZE {
-                let (y, ok) = shfl_up(FULL_MASK, s, d);
-                if ok {
-                    s += y;
-                }
-                d *= 2;
-            }
-            *sh.add(lane as usize) = s;
-        }
-        sync_threads();
-        let before = if warp > 0 {
-            *sh.add(warp as usize - 1)
-        } else {
-            0
-        };
-        let total = *sh.add(warps as usize - 1);
-        // The next call's writes must wait for every read above.
-        sync_threads();
-        (before + v, total)
-    }
-}
 
 /// A view of the octree's slots and summaries (no dipoles, no wide layout).
 ///

@@ -1,0 +1,229 @@
+//! Block-wide prefix sums and a stable least-significant-digit radix sort of `u64` keys with `u32`
+//! values, for the sorted tree build (`crate::bh::morton`).
+//!
+//! One pass per 8-bit digit, three launches each, as in Merrill & Grimshaw's "upsweep, scan,
+//! downsweep" (without their decoupled look-back):
+//! 1. [`radix_histogram`]: each tile of [`RADIX_TILE`] keys counts its digits into
+//!    `hist[digit * tiles + tile]` (digit-major, so one exclusive scan gives every tile's offsets);
+//! 2. the scan of `hist` (`crate::sph::kernels::sph_scan`, one block);
+//! 3. [`radix_scatter`]: each tile ranks its keys stably (rounds of one key per thread; a key's
+//!    rank among its warp's equal digits from eight ballots, then across the block's warps in
+//!    shared memory) and writes them to their digit's offset.
+
+use crate::gpu::atomic::*;
+use crate::gpu::thread::*;
+use crate::gpu::warp::*;
+
+/// Threads per radix block.
+pub const RADIX_BLOCK: u32 = 256;
+/// Keys per thread per tile.
+pub const RADIX_ITEMS: u32 = 16;
+/// Keys per tile.
+pub const RADIX_TILE: u32 = RADIX_BLOCK * RADIX_ITEMS;
+/// Bits per pass.
+pub const RADIX_BITS: u32 = 8;
+/// Digit values per pass.
+pub const RADIX_DIGITS: u32 = 1 << RADIX_BITS;
+const RADIX_WARPS: usize = (RADIX_BLOCK / crate::WARP_SIZE) as usize;
+
+/// Tiles for `n` keys (the histogram holds `RADIX_DIGITS * tiles` counts).
+pub const fn radix_tiles(n: u32) -> u32 {
+    n.div_ceil(RADIX_TILE)
+}
+
+/// The digit of `key` at bit `shift`.
+#[inline(always)]
+pub fn radix_digit(key: u64, shift: u32) -> u32 {
+    ((key >> shift) as u32) & (RADIX_DIGITS - 1)
+}
+
+crate::static_shared!(scan_warps: [u32; 32]);
+
+/// Inclusive prefix sum of `x` over the block's threads (in thread order) and the block's total.
+/// The block size is a multiple of 32, at most 1024.
+///
+/// # Safety
+/// Every thread of the block calls it together (it holds three barriers).
+#[inline(always)]
+pub unsafe fn block_scan(x: u32) -> (u32, u32) {
+    let lane = lane_id();
+    let warp = thread_idx_x() / crate::WARP_SIZE;
+    let warps = block_dim_x() / crate::WARP_SIZE;
+    let sh = scan_warps();
+    // SAFETY: full warps and block-uniform barriers, per the contract; `sh` holds 32 entries.
+    unsafe {
+        let mut v = x;
+        let mut d = 1;
+        while d < crate::WARP_SIZE {
+            let (y, ok) = shfl_up(FULL_MASK, v, d);
+            if ok {
+                v += y;
+            }
+            d *= 2;
+        }
+        if lane == crate::WARP_SIZE - 1 {
+            *sh.add(warp as usize) = v;
+        }
+        sync_threads();
+        if warp == 0 {
+            let mut s = if lane < warps {
+                *sh.add(lane as usize)
+            } else {
+                0
+            };
+            let mut d = 1;
+            while d < crate::WARP_SIZE {
+                let (y, ok) = shfl_up(FULL_MASK, s, d);
+                if ok {
+                    s += y;
+                }
+                d *= 2;
+            }
+            *sh.add(lane as usize) = s;
+        }
+        sync_threads();
+        let before = if warp > 0 {
+            *sh.add(warp as usize - 1)
+        } else {
+            0
+        };
+        let total = *sh.add(warps as usize - 1);
+        // The next call's writes must wait for every read above.
+        sync_threads();
+        (before + v, total)
+    }
+}
+
+/// The lanes of this warp whose `digit` equals this lane's, among those with `valid` set: eight
+/// ballots, one per bit. Every lane of the warp calls it together.
+///
+/// # Safety
+/// All 32 lanes converged.
+#[inline(always)]
+unsafe fn warp_peers(digit: u32, valid: bool) -> u32 {
+    // SAFETY: per the contract.
+    unsafe {
+        let mut peers = ballot(FULL_MASK, valid);
+        for b in 0..RADIX_BITS {
+            let set = (digit >> b) & 1 != 0;
+            let votes = ballot(FULL_MASK, set);
+            peers &= if set { votes } else { !votes };
+        }
+        peers
+    }
+}
+
+crate::static_shared!(radix_counts: [u32; RADIX_DIGITS as usize]);
+
+/// Step 1 of a pass: `hist[d * tiles + t]` = keys of tile `t` whose digit at `shift` is `d`.
+/// Blocks of [`RADIX_BLOCK`] threads, any grid.
+#[crate::kernel]
+pub unsafe fn radix_histogram(keys: *const u64, n: u32, shift: u32, hist: *mut u32) {
+    let t = thread_idx_x();
+    let tiles = radix_tiles(n);
+    let counts = radix_counts();
+    let lt = lanemask_lt();
+    let mut tile = block_idx_x();
+    // SAFETY: indices below n and RADIX_DIGITS * tiles; the tile loop is block-uniform.
+    unsafe {
+        while tile < tiles {
+            *counts.add(t as usize) = 0;
+            sync_threads();
+            for r in 0..RADIX_ITEMS {
+                let i = tile * RADIX_TILE + r * RADIX_BLOCK + t;
+                let valid = i < n;
+                let d = if valid {
+                    radix_digit(*keys.add(i as usize), shift)
+                } else {
+                    0
+                };
+                // One shared atomic per distinct digit in the warp: the tree's keys arrive
+                // nearly sorted, so most of a warp shares a digit.
+                let peers = warp_peers(d, valid);
+                if valid && peers & lt == 0 {
+                    atomic_add_u32(counts.add(d as usize), peers.count_ones());
+                }
+            }
+            sync_threads();
+            *hist.add((t * tiles + tile) as usize) = *counts.add(t as usize);
+            sync_threads();
+            tile += grid_dim_x();
+        }
+    }
+}
+
+crate::static_shared!(radix_run: [u32; RADIX_DIGITS as usize]);
+crate::static_shared!(radix_warp: [u32; RADIX_WARPS * RADIX_DIGITS as usize]);
+
+/// Step 3 of a pass: tile `t`'s keys (and values) to `out[offsets[d * tiles + t] + rank]`, rank
+/// counting the tile's earlier keys of digit `d`, so equal digits keep their order (stable).
+/// Blocks of [`RADIX_BLOCK`] threads, any grid.
+#[crate::kernel]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn radix_scatter(
+    keys: *const u64,
+    vals: *const u32,
+    n: u32,
+    shift: u32,
+    offsets: *const u32,
+    keys_out: *mut u64,
+    vals_out: *mut u32,
+) {
+    let t = thread_idx_x() as usize;
+    let w = warp_idx() as usize;
+    let lane = lane_id();
+    let lt = lanemask_lt();
+    let digits = RADIX_DIGITS as usize;
+    let tiles = radix_tiles(n);
+    let run = radix_run();
+    let per_warp = radix_warp();
+    let mut tile = block_idx_x();
+    // SAFETY: indices below n and RADIX_DIGITS * tiles; shared arrays as declared; the loops are
+    // block-uniform, so every barrier is reached by the whole block.
+    unsafe {
+        while tile < tiles {
+            *run.add(t) = *offsets.add(t * tiles as usize + tile as usize);
+            for r in 0..RADIX_ITEMS {
+                let i = tile * RADIX_TILE + r * RADIX_BLOCK + t as u32;
+                let valid = i < n;
+                let (k, v) = if valid {
+                    (*keys.add(i as usize), *vals.add(i as usize))
+                } else {
+                    (0, 0)
+                };
+                let d = radix_digit(k, shift) as usize;
+                // This warp's row of counts: cleared by its own lanes, then one write per digit.
+                for c in 0..digits / 32 {
+                    *per_warp.add(w * digits + c * 32 + lane as usize) = 0;
+                }
+                sync_warp(FULL_MASK);
+                let peers = warp_peers(d as u32, valid);
+                let rank = (peers & lt).count_ones();
+                if valid && rank == 0 {
+                    *per_warp.add(w * digits + d) = peers.count_ones();
+                }
+                sync_threads();
+                // Thread t owns digit t: the warps' counts become their offsets, and the run
+                // moves past this round.
+                let mut acc = *run.add(t);
+                for ww in 0..RADIX_WARPS {
+                    let c = *per_warp.add(ww * digits + t);
+                    *per_warp.add(ww * digits + t) = acc;
+                    acc += c;
+                }
+                *run.add(t) = acc;
+                sync_threads();
+                if valid {
+                    let at = (*per_warp.add(w * digits + d) + rank) as usize;
+                    *keys_out.add(at) = k;
+                    *vals_out.add(at) = v;
+                }
+                sync_threads();
+            }
+            tile += grid_dim_x();
+        }
+    }
+}
+
+// The histogram's and the scatter's thread t owns digit t.
+const _: () = assert!(RADIX_BLOCK == RADIX_DIGITS);
