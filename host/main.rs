@@ -414,6 +414,10 @@ struct GravityArgs {
     /// Node storage: dense (cells allocated by a counter) or sparse (the seed's implicit octree).
     #[arg(long, value_enum, default_value_t = Storage::Dense)]
     storage: Storage,
+    /// Tree build: sorted (octant-path keys radix-sorted, cells linked without locks; dense
+    /// storage) or locked (the seed's insertion with a lock per child slot).
+    #[arg(long, value_enum, default_value_t = warpkit::bh::gpu::Build::Sorted)]
+    build: warpkit::bh::gpu::Build,
     /// Quadrupole moments in cell interactions (group kernel only).
     #[arg(long)]
     quadrupole: bool,
@@ -451,6 +455,7 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         traversal: a.traversal,
         quadrupole: a.quadrupole,
         storage: a.storage,
+        build: a.build,
         relative: a.alpha.map(|alpha| warpkit::bh::Relative {
             alpha,
             theta_max: a.theta_max,

@@ -491,12 +491,22 @@ fn sorted_build_makes_the_insertion_tree() {
     for b in &mut tight {
         (b.x, b.y, b.z) = (1.0 + b.x * 1e-6, 2.0 + b.y * 1e-6, 3.0 + b.z * 1e-6);
     }
-    tight.push(Body { x: -1e3, y: 0.0, z: 0.0, m: 1.0 });
+    tight.push(Body {
+        x: -1e3,
+        y: 0.0,
+        z: 0.0,
+        m: 1.0,
+    });
     cases.push(("tight cluster".into(), tight));
     // Coincident bodies (buckets) among others.
     let mut coincident = scene::generate(Scene::Plummer, 200, 4);
     for k in 0..40 {
-        coincident[k * 5] = Body { x: 0.25, y: -0.5, z: 0.125, m: 1.0 };
+        coincident[k * 5] = Body {
+            x: 0.25,
+            y: -0.5,
+            z: 0.125,
+            m: 1.0,
+        };
     }
     cases.push(("coincident".into(), coincident));
     for (name, b) in cases {
@@ -509,7 +519,10 @@ fn sorted_build_makes_the_insertion_tree() {
         assert_eq!(a.header.depth, s.header.depth, "{name}: depth");
         assert_eq!(a.header.bucketed, s.header.bucketed, "{name}: bucketed");
         if name == "tight cluster" {
-            assert!(s.header.depth > warpkit::device::bh::morton::KEY_LEVELS, "{name}: list");
+            assert!(
+                s.header.depth > warpkit::device::bh::morton::KEY_LEVELS,
+                "{name}: list"
+            );
         }
         if name == "coincident" {
             assert!(s.header.bucketed > 0, "{name}: buckets");
@@ -523,7 +536,10 @@ fn sorted_build_makes_the_insertion_tree() {
         let used = (layout.cells as i32 - s.header.bottom) as u32;
         if used > 1 {
             let small = Layout::dense(used - 1);
-            assert!(insert_sorted(&b, small, bounding_box(&b, small)).is_none(), "{name}");
+            assert!(
+                insert_sorted(&b, small, bounding_box(&b, small)).is_none(),
+                "{name}"
+            );
         }
     }
 }

@@ -417,3 +417,102 @@ fn interaction_counter_matches_the_host_replay() {
         assert!(k.cells > 0 && k.bodies > 0, "{k:?}");
     }
 }
+
+/// The radix sort equals a stable CPU sort (keys and the order of equal keys) on random keys,
+/// keys with few distinct values, sorted and reversed input, and sizes around the tile.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_radix_sort_is_a_stable_sort() {
+    use warpkit::device::rng::draw_u64;
+    let gpu = gpu();
+    let tile = warpkit::device::sort::RADIX_TILE as usize;
+    for (case, n) in [
+        ("random", 1usize),
+        ("random", 255),
+        ("random", tile - 1),
+        ("random", tile + 1),
+        ("random", 1_000_003),
+        ("few", 300_000),
+        ("sorted", 70_000),
+        ("reversed", 70_000),
+    ] {
+        let seed = n as u64 * 7 + 1;
+        let keys: Vec<u64> = (0..n)
+            .map(|i| match case {
+                "random" => draw_u64(seed, i as u64) >> 1,
+                "few" => (draw_u64(seed, i as u64) % 5) << 40,
+                "sorted" => i as u64 * 977,
+                _ => (n - i) as u64 * 977,
+            })
+            .collect();
+        let mut want: Vec<(u64, u32)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k, i as u32))
+            .collect();
+        want.sort_by_key(|p| p.0);
+        let (k, v) = bhgpu::radix_sort(&gpu, &keys).unwrap();
+        let got: Vec<(u64, u32)> = k.into_iter().zip(v).collect();
+        assert!(got == want, "{case} n={n}: the GPU sort differs");
+    }
+}
+
+/// The sorted build makes the locked insertion's tree (shape, cells, depth, buckets) and the same
+/// forces, on the scenes, a cluster below the keys' resolution and coincident bodies.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_sorted_build_makes_the_insertion_tree() {
+    use warpkit::bh::gpu::Build;
+    use warpkit::bh::tree_shape;
+    let gpu = gpu();
+    let p = Params::default();
+    let mut cases: Vec<(String, Vec<Body>)> = Vec::new();
+    for scene in [Scene::Lattice, Scene::Uniform, Scene::Plummer] {
+        for n in [1usize, 2, 33, 4097, 300_000] {
+            let mut b = scene::generate(scene, n, n as u64 + 3);
+            scene::shuffle(&mut b, 2);
+            cases.push((format!("{scene:?} {n}"), b));
+        }
+    }
+    let mut tight = scene::generate(Scene::Uniform, 3000, 3);
+    for b in &mut tight {
+        (b.x, b.y, b.z) = (1.0 + b.x * 1e-6, 2.0 + b.y * 1e-6, 3.0 + b.z * 1e-6);
+    }
+    tight.push(Body {
+        x: -1e3,
+        y: 0.0,
+        z: 0.0,
+        m: 1.0,
+    });
+    cases.push(("tight cluster".into(), tight));
+    let mut coincident = scene::generate(Scene::Plummer, 20_000, 4);
+    for k in 0..500 {
+        coincident[k * 7] = Body {
+            x: 0.25,
+            y: -0.5,
+            z: 0.125,
+            m: 1.0,
+        };
+    }
+    cases.push(("coincident".into(), coincident));
+    for (name, b) in cases {
+        let want = cpu::build_tree(&b);
+        for build in [Build::Sorted, Build::Locked] {
+            let o = bhgpu::Options {
+                sorted: true,
+                keep_tree: true,
+                build,
+                ..Default::default()
+            };
+            let run = bhgpu::gravity_with(&gpu, &b, &p, &o).unwrap();
+            let t = run.tree.as_ref().unwrap();
+            check_tree(&b, t).unwrap_or_else(|e| panic!("{name} {build:?}: {e}"));
+            assert_eq!(tree_shape(t), tree_shape(&want), "{name} {build:?}: shape");
+            let used = |t: &warpkit::bh::Tree| t.cells() as i64 - t.header.bottom as i64;
+            assert_eq!(used(t), used(&want), "{name} {build:?}: cells");
+            assert_eq!(t.header.depth, want.header.depth, "{name} {build:?}: depth");
+            assert_eq!(t.header.bucketed, want.header.bucketed, "{name} {build:?}");
+            assert_matches_cpu(&b, &run.acc, true, &p, &format!("{name} {build:?}"));
+        }
+    }
+}

@@ -5,7 +5,9 @@
 use super::gpu::MAX_CELLS;
 use super::{Params, Tree, initial_cells};
 use crate::device::WARP_SIZE;
-use crate::device::bh::{self as dev, Accel, Body, EMPTY, Layout, MAX_DEPTH, Quad, TreeHeader, morton};
+use crate::device::bh::{
+    self as dev, Accel, Body, EMPTY, Layout, MAX_DEPTH, Quad, TreeHeader, morton,
+};
 use crate::device::walk::{Interaction, walk_list};
 use rayon::prelude::*;
 
@@ -23,9 +25,16 @@ pub fn build_tree_with_cells(bodies: &[Body], cells: usize) -> Tree {
 /// [`build_tree`] in `layout`, grown until the tree fits as the GPU grows it (dense ×2 cells,
 /// sparse ×8 node indices, one more level), up to [`MAX_CELLS`] cells.
 pub fn build_tree_with(bodies: &[Body], layout: Layout) -> Result<Tree, String> {
+    build_tree_by(bodies, layout, false)
+}
+
+/// [`build_tree_with`], stage 2 by the sorted build ([`insert_sorted`]) when `sorted` and the
+/// layout is dense.
+pub fn build_tree_by(bodies: &[Body], layout: Layout, sorted: bool) -> Result<Tree, String> {
     let mut layout = layout;
+    let sorted = sorted && !layout.is_sparse();
     loop {
-        if let Some(t) = try_build(bodies, layout) {
+        if let Some(t) = try_build(bodies, layout, sorted) {
             return Ok(t);
         }
         let grow = if layout.is_sparse() { 8 } else { 2 };
@@ -44,9 +53,13 @@ pub fn build_tree_with(bodies: &[Body], layout: Layout) -> Result<Tree, String> 
 }
 
 /// The four tree stages in turn, as the GPU runs them; `None` when `layout` is too small.
-fn try_build(bodies: &[Body], layout: Layout) -> Option<Tree> {
+fn try_build(bodies: &[Body], layout: Layout, sorted: bool) -> Option<Tree> {
     let header = bounding_box(bodies, layout);
-    let mut tree = insert(bodies, layout, header)?;
+    let mut tree = if sorted {
+        insert_sorted(bodies, layout, header)?
+    } else {
+        insert(bodies, layout, header)?
+    };
     summarize(bodies, &mut tree);
     sort(&mut tree);
     Some(tree)

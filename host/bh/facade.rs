@@ -59,7 +59,8 @@ fn evaluate_cpu(bodies: &[Body], p: &Params, o: &Options) -> Result<Evaluation, 
     let layout = o
         .storage
         .layout(o.cells.unwrap_or_else(|| initial_cells(bodies.len())));
-    let mut tree = cpu::build_tree_with(bodies, layout).map_err(BhError::Capacity)?;
+    let sorted = o.build == gpu::Build::Sorted;
+    let mut tree = cpu::build_tree_by(bodies, layout, sorted).map_err(BhError::Capacity)?;
     // The group kernels' warp groups: the twin emulates the kernel it stands in for.
     if o.traversal.group_size() != tree.group_size {
         cpu::sort_with_groups(&mut tree, o.traversal.group_size());

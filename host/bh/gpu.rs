@@ -3,7 +3,10 @@
 
 use super::{InputError, Params, Tree, initial_cells, validate};
 use crate::device::bh::kernels as k;
+use crate::device::bh::morton as mk;
 use crate::device::bh::{self as dev, Accel, Body, Quad, TreeHeader};
+use crate::device::sort;
+use crate::device::sph::kernels::{SCAN_BLOCK, sph_scan};
 use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig, grid_for};
 
 /// Failures of a GPU gravity evaluation.
@@ -79,6 +82,35 @@ impl Storage {
             Storage::Sparse => dev::Layout::sparse(cells),
         }
     }
+}
+
+/// How the build stage makes the tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Build {
+    /// Octant paths as integer keys, radix-sorted; cells numbered and linked from the sorted keys
+    /// without locks (`dev::morton`). Dense storage only (sparse storage always inserts).
+    #[default]
+    Sorted,
+    /// The seed's top-down insertion, a CAS lock per child slot (`bh_build`).
+    Locked,
+}
+
+impl Build {
+    /// The build that `storage` allows.
+    pub fn for_storage(self, storage: Storage) -> Build {
+        if storage == Storage::Sparse {
+            Build::Locked
+        } else {
+            self
+        }
+    }
+}
+
+/// Bytes of the sorted build's scratch for `n` bodies: keys and values twice (the radix sort's
+/// two buffers), pair bases, the insertion list, the histograms.
+pub fn sorted_build_bytes(n: usize) -> usize {
+    let tiles = (n as u32).div_ceil(sort::RADIX_TILE) as usize;
+    n * (16 + 8 + 4 + 4) + 2 * tiles * sort::RADIX_DIGITS as usize * 4 + n.div_ceil(64) * 8 + 64
 }
 
 /// Cell indices must fit the gravity kernels' stack entries (`cell * 32 + depth` in an i32).
@@ -170,6 +202,8 @@ pub struct Options {
     pub quadrupole: bool,
     /// Dense or sparse node storage.
     pub storage: Storage,
+    /// How the tree is built (sorted keys or locked insertion).
+    pub build: Build,
     /// Cells to allocate first (default [`initial_cells`]); doubled on overflow.
     pub cells: Option<usize>,
     /// Gadget's relative opening criterion instead of θ (two bodies per lane only).
@@ -234,16 +268,36 @@ pub fn build_device_tree_with(
     cells: usize,
     quadrupole: bool,
 ) -> Result<DeviceOctree, BhError> {
+    build_device_tree_by(gpu, bodies, storage, Build::default(), cells, quadrupole)
+}
+
+/// [`build_device_tree_with`] by the build method `build`.
+pub fn build_device_tree_by(
+    gpu: &Gpu,
+    bodies: &[Body],
+    storage: Storage,
+    build: Build,
+    cells: usize,
+    quadrupole: bool,
+) -> Result<DeviceOctree, BhError> {
     let (free, _) = gpu.memory()?;
     let layout = storage.layout(cells);
-    if device_bytes(bodies.len(), layout) > free {
+    let need = device_bytes(bodies.len(), layout) + scratch_bytes(bodies.len(), storage, build);
+    if need > free {
         return Err(BhError::TooLarge {
             n: bodies.len(),
-            need: device_bytes(bodies.len(), layout) >> 20,
+            need: need >> 20,
             free: free >> 20,
         });
     }
-    build_tree_on_device(gpu, gpu.upload(bodies)?, storage, cells, quadrupole)
+    build_tree_on_device(gpu, gpu.upload(bodies)?, storage, build, cells, quadrupole)
+}
+
+fn scratch_bytes(n: usize, storage: Storage, build: Build) -> usize {
+    match build.for_storage(storage) {
+        Build::Sorted => sorted_build_bytes(n),
+        Build::Locked => 0,
+    }
 }
 
 /// [`build_device_tree_with`] for bodies already on the device (validated: finite, positive
@@ -252,11 +306,13 @@ pub fn build_tree_on_device(
     gpu: &Gpu,
     d_bodies: CudaSlice<Body>,
     storage: Storage,
+    build: Build,
     cells: usize,
     quadrupole: bool,
 ) -> Result<DeviceOctree, BhError> {
     let n = d_bodies.len();
     let n32 = n as u32;
+    let build = build.for_storage(storage);
     let mut layout = storage.layout(cells);
     let mut times = StageTimes::default();
     let mut retries = 0;
@@ -266,6 +322,10 @@ pub fn build_tree_on_device(
         grid_dim: (1, 1, 1),
         block_dim: (32, 1, 1),
         shared_mem_bytes: 0,
+    };
+    let mut scratch = match build {
+        Build::Sorted => Some(SortedScratch::new(gpu, n)?),
+        Build::Locked => None,
     };
 
     let mut t = loop {
@@ -290,18 +350,21 @@ pub fn build_tree_on_device(
             })?
             .1;
         times.build = gpu
-            .time(|| unsafe {
-                let args = (
-                    &d_bodies,
-                    n32,
-                    &mut t.header,
-                    &mut t.child,
-                    &mut t.next,
-                    &mut t.count,
-                    &mut t.start,
-                    layout,
-                );
-                gpu.launch(k::bh_build, build_cfg, args)
+            .time(|| match scratch.as_mut() {
+                Some(sc) => sc.build(gpu, &d_bodies, &mut t, layout),
+                None => unsafe {
+                    let args = (
+                        &d_bodies,
+                        n32,
+                        &mut t.header,
+                        &mut t.child,
+                        &mut t.next,
+                        &mut t.count,
+                        &mut t.start,
+                        layout,
+                    );
+                    gpu.launch(k::bh_build, build_cfg, args)
+                },
             })?
             .1;
         let header = gpu.download(&t.header)?[0];
@@ -352,6 +415,180 @@ pub fn build_tree_on_device(
     })
 }
 
+/// The one-block scan's launch.
+fn scan_config() -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (SCAN_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Sorts `keys` stably on the GPU by the sorted build's radix sort: the keys in order and, for
+/// each, its index in `keys` (for tests and benchmarks of the sort alone).
+pub fn radix_sort(gpu: &Gpu, keys: &[u64]) -> Result<(Vec<u64>, Vec<u32>), GpuError> {
+    let n = keys.len();
+    let mut sc = SortedScratch::new(gpu, n)?;
+    sc.keys[0] = gpu.upload(keys)?;
+    sc.vals[0] = gpu.upload(&(0..n as u32).collect::<Vec<_>>())?;
+    sc.sort(gpu, n as u32)?;
+    Ok((gpu.download(&sc.keys[0])?, gpu.download(&sc.vals[0])?))
+}
+
+/// Scratch of the sorted build (`dev::morton`), kept across the overflow retries.
+struct SortedScratch {
+    keys: [CudaSlice<u64>; 2],
+    vals: [CudaSlice<u32>; 2],
+    hist: CudaSlice<u32>,
+    hist_off: CudaSlice<u32>,
+    base: CudaSlice<u32>,
+    tile_sum: CudaSlice<u32>,
+    tile_off: CudaSlice<u32>,
+    total: CudaSlice<u64>,
+    list: CudaSlice<u32>,
+    list_len: CudaSlice<u32>,
+}
+
+impl SortedScratch {
+    /// Sorts `keys[0][..n]` with `vals[0][..n]`: eight stable passes of eight bits, through the
+    /// second buffers and back.
+    fn sort(&mut self, gpu: &Gpu, n: u32) -> Result<(), GpuError> {
+        let tiles = sort::radix_tiles(n);
+        let radix = LaunchConfig {
+            grid_dim: (tiles, 1, 1),
+            block_dim: (sort::RADIX_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let m = sort::RADIX_DIGITS * tiles;
+        let [k0, k1] = &mut self.keys;
+        let [v0, v1] = &mut self.vals;
+        for pass in 0..8 {
+            let shift = pass * sort::RADIX_BITS;
+            let (ki, vi, ko, vo) = if pass % 2 == 0 {
+                (&*k0, &*v0, &mut *k1, &mut *v1)
+            } else {
+                (&*k1, &*v1, &mut *k0, &mut *v0)
+            };
+            // SAFETY: keys and values hold n entries, the histogram RADIX_DIGITS × tiles and its
+            // offsets one more.
+            unsafe {
+                gpu.launch(sort::radix_histogram, radix, (ki, n, shift, &mut self.hist))?;
+                let args = (&self.hist, m, &mut self.hist_off, &mut self.total);
+                gpu.launch(sph_scan, scan_config(), args)?;
+                let args = (ki, vi, n, shift, &self.hist_off, ko, vo);
+                gpu.launch(sort::radix_scatter, radix, args)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn new(gpu: &Gpu, n: usize) -> Result<Self, GpuError> {
+        let hist = sort::RADIX_DIGITS as usize * sort::radix_tiles(n as u32) as usize;
+        let tiles = n.div_ceil(mk::MORTON_BLOCK as usize);
+        Ok(SortedScratch {
+            keys: [gpu.alloc_poisoned(n)?, gpu.alloc_poisoned(n)?],
+            vals: [gpu.alloc_poisoned(n)?, gpu.alloc_poisoned(n)?],
+            hist: gpu.alloc_poisoned(hist)?,
+            hist_off: gpu.alloc_poisoned(hist + 1)?,
+            base: gpu.alloc_poisoned(n)?,
+            tile_sum: gpu.alloc_poisoned(tiles)?,
+            tile_off: gpu.alloc_poisoned(tiles + 1)?,
+            total: gpu.alloc_poisoned(1)?,
+            list: gpu.alloc_poisoned(n)?,
+            list_len: gpu.alloc_zeros(1)?,
+        })
+    }
+
+    /// Keys, radix sort, numbering, linking and the insertion list, into `t` (reset, with its
+    /// bounding box).
+    fn build(
+        &mut self,
+        gpu: &Gpu,
+        bodies: &CudaSlice<Body>,
+        t: &mut TreeBuffers,
+        layout: dev::Layout,
+    ) -> Result<(), GpuError> {
+        let n = bodies.len() as u32;
+        let spread = grid_for(n, dev::TREE_BLOCK);
+        let pairs = grid_for(n, mk::MORTON_BLOCK);
+        let list_cfg = gpu.resident_grid(mk::bh_build_list, dev::TREE_BLOCK)?;
+        // SAFETY (each launch): buffers sized per the kernels' docs by `new` for n bodies; the
+        // tree's per `layout`.
+        unsafe {
+            gpu.launch(
+                mk::bh_keys,
+                spread,
+                (bodies, n, &t.header, &mut self.keys[0], &mut self.vals[0]),
+            )?;
+        }
+        self.sort(gpu, n)?;
+        let scan = scan_config();
+        let [keys, _] = &self.keys;
+        let [vals, _] = &self.vals;
+        // SAFETY: as above.
+        unsafe {
+            let m = pairs.grid_dim.0;
+            gpu.launch(
+                mk::bh_morton_tiles,
+                pairs,
+                (keys, n, &mut t.header, &mut self.tile_sum),
+            )?;
+            gpu.launch(
+                sph_scan,
+                scan,
+                (&self.tile_sum, m, &mut self.tile_off, &mut self.total),
+            )?;
+            let args = (
+                keys,
+                n,
+                &self.tile_off,
+                &self.total,
+                &mut t.header,
+                &mut self.base,
+                layout,
+            );
+            gpu.launch(mk::bh_morton_base, pairs, args)?;
+            let args = (
+                keys,
+                n,
+                &self.base,
+                &self.total,
+                &mut t.child,
+                &mut t.count,
+                &mut t.start,
+                layout,
+            );
+            gpu.launch(mk::bh_morton_cells, spread, args)?;
+            gpu.zero(&mut self.list_len)?;
+            let args = (
+                keys,
+                vals,
+                n,
+                &self.base,
+                &self.total,
+                &mut t.child,
+                &mut self.list,
+                &mut self.list_len,
+                layout,
+            );
+            gpu.launch(mk::bh_morton_link, spread, args)?;
+            let args = (
+                bodies,
+                n,
+                &mut t.header,
+                &mut t.child,
+                &mut t.next,
+                &mut t.count,
+                &mut t.start,
+                layout,
+                &self.list,
+                &self.list_len,
+            );
+            gpu.launch(mk::bh_build_list, list_cfg, args)
+        }
+    }
+}
+
 /// [`gravity`] with every option.
 pub fn gravity_with(
     gpu: &Gpu,
@@ -368,7 +605,7 @@ pub fn gravity_with(
         ));
     }
     let n = bodies.len();
-    let mut octree = build_device_tree_with(gpu, bodies, o.storage, cells, o.quadrupole)?;
+    let mut octree = build_device_tree_by(gpu, bodies, o.storage, o.build, cells, o.quadrupole)?;
     let mut bufs = TraversalBuffers::new(gpu, n)?;
     let times = if o.relative.is_some() {
         // A geometric pass supplies the previous accelerations a simulation would have.

@@ -18,7 +18,8 @@ pub mod block;
 
 use super::Particles;
 use crate::bh::gpu::{
-    self as bhgpu, BhError, DeviceOctree, Options, StageTimes, Storage, Traversal, TraversalBuffers,
+    self as bhgpu, BhError, Build, DeviceOctree, Options, StageTimes, Storage, Traversal,
+    TraversalBuffers,
 };
 use crate::bh::{Params, Relative, initial_cells};
 use crate::device::bh::{Accel, Body};
@@ -39,6 +40,8 @@ pub struct ForceOptions {
     pub quadrupole: bool,
     /// The relative opening criterion once previous accelerations exist (θ before).
     pub relative: Option<Relative>,
+    /// How the tree is built each step.
+    pub build: Build,
 }
 
 impl Default for ForceOptions {
@@ -49,6 +52,7 @@ impl Default for ForceOptions {
             traversal: Traversal::Group2,
             quadrupole: true,
             relative: None,
+            build: Build::default(),
         }
     }
 }
@@ -199,8 +203,14 @@ impl<'g> GpuSim<'g> {
         let gpu = self.gpu;
         let f = self.forces;
         let bodies = self.bodies.take().expect("bodies are home between steps");
-        let mut octree: DeviceOctree =
-            bhgpu::build_tree_on_device(gpu, bodies, Storage::Dense, self.cells, f.quadrupole)?;
+        let mut octree: DeviceOctree = bhgpu::build_tree_on_device(
+            gpu,
+            bodies,
+            Storage::Dense,
+            f.build,
+            self.cells,
+            f.quadrupole,
+        )?;
         self.cells = octree.layout.cells as usize;
         let o = Options {
             sorted: true,

@@ -553,6 +553,7 @@ pub fn run(
                     alpha: c.run.alpha as f32,
                     theta_max: Relative::THETA_MAX,
                 }),
+                build: Default::default(),
             };
             let gpu = gpu.as_ref();
             let sim = if c.run.block_steps {

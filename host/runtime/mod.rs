@@ -361,6 +361,16 @@ impl Gpu {
             .map_err(op("allocating device memory"))
     }
 
+    /// Sets every element of `buf` to zero (queued on the stream).
+    pub fn zero<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        buf: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        self.stream
+            .memset_zeros(buf)
+            .map_err(op("zeroing device memory"))
+    }
+
     /// A device buffer with every byte 0xFF (NaN for floats, `u32::MAX` / -1 for integers), so an
     /// element a kernel forgot to write stands out.
     pub fn alloc_poisoned<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>, GpuError> {

@@ -101,7 +101,13 @@ pub unsafe fn bh_bounding_box(bodies: *const Body, n: u32, header: *mut TreeHead
 /// # Safety
 /// `cell` < cells, arrays sized per [`bh_build`].
 #[inline(always)]
-pub(crate) unsafe fn init_cell(layout: Layout, cell: i32, child: *mut i32, count: *mut u32, start: *mut i32) {
+pub(crate) unsafe fn init_cell(
+    layout: Layout,
+    cell: i32,
+    child: *mut i32,
+    count: *mut u32,
+    start: *mut i32,
+) {
     // SAFETY: per the contract.
     unsafe {
         for o in 0..8 {

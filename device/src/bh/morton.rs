@@ -198,7 +198,12 @@ crate::static_shared!(morton_depth: [u32; (MORTON_BLOCK / crate::WARP_SIZE) as u
 /// Step 3a: `tile_sum[t]` = cells created by the pairs of tile `t` ([`MORTON_BLOCK`] pairs), and
 /// the deepest shared level into `header.depth`. Blocks of [`MORTON_BLOCK`] threads, one per tile.
 #[crate::kernel]
-pub unsafe fn bh_morton_tiles(keys: *const u64, n: u32, header: *mut TreeHeader, tile_sum: *mut u32) {
+pub unsafe fn bh_morton_tiles(
+    keys: *const u64,
+    n: u32,
+    header: *mut TreeHeader,
+    tile_sum: *mut u32,
+) {
     let i = index_1d() as usize;
     // SAFETY: keys has n entries; tile_sum one per block.
     unsafe {
