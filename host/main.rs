@@ -1165,6 +1165,9 @@ struct NbodyArgs {
     /// reference): `--dt` is the largest step, levels down to `dt / 2^20`.
     #[arg(long)]
     block_steps: bool,
+    /// Tree build (GPU): sorted keys or the locked insertion.
+    #[arg(long, value_enum)]
+    build: Option<warpkit::bh::gpu::Build>,
     /// Accuracy η of the block-step criterion η·sqrt(ε/|a|).
     #[arg(long, allow_negative_numbers = true)]
     eta: Option<f64>,
@@ -1208,7 +1211,8 @@ fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
     }
     set!(n => c.ic.n, seed => c.ic.seed, t_end => c.run.t_end, dt => c.run.dt, eps => c.run.eps,
         theta => c.run.theta, out => c.output.dir, diag_every => c.output.diag_every,
-        snapshot_every => c.output.snapshot_every, format => c.output.format);
+        snapshot_every => c.output.snapshot_every, format => c.output.format,
+        build => c.run.build);
     if a.no_quadrupole {
         c.run.quadrupole = false;
     }

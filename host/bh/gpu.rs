@@ -85,7 +85,18 @@ impl Storage {
 }
 
 /// How the build stage makes the tree.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Build {
     /// Octant paths as integer keys, radix-sorted; cells numbered and linked from the sorted keys
     /// without locks (`dev::morton`). Dense storage only (sparse storage always inserts).

@@ -13,7 +13,7 @@ use super::ic::{DiskGalaxy, Encounter, Hernquist, Plummer};
 use super::image;
 use super::snapshot::{self, Format, Precision, Snapshot};
 use crate::backend::Backend;
-use crate::bh::gpu::Traversal;
+use crate::bh::gpu::{Build, Traversal};
 use crate::bh::{Params, Relative};
 use crate::device::nbody::LEVEL_BINS;
 use crate::repro::output::{Csv, OutDir, progress};
@@ -110,6 +110,8 @@ pub struct StepConfig {
     /// the active particles only; on the CPU, the float64 reference.
     pub block_steps: bool,
     pub eta: f64,
+    /// How the tree is built each step (GPU): `sorted` or `locked`.
+    pub build: Build,
 }
 
 impl Default for StepConfig {
@@ -128,6 +130,7 @@ impl Default for StepConfig {
             check: 1000,
             block_steps: false,
             eta: 0.025,
+            build: Build::Sorted,
         }
     }
 }
@@ -553,7 +556,7 @@ pub fn run(
                     alpha: c.run.alpha as f32,
                     theta_max: Relative::THETA_MAX,
                 }),
-                build: Default::default(),
+                build: c.run.build,
             };
             let gpu = gpu.as_ref();
             let sim = if c.run.block_steps {
