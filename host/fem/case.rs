@@ -5,6 +5,7 @@
 //! ```toml
 //! mesh = "bar.msh"                      # optional, relative to the case file; --mesh overrides
 //! body_force = [0.0, 0.0, -78500.0]     # force per volume (e.g. ρ g), optional
+//! formulation = "bbar"                  # "standard" (default) or "bbar" (near-incompressible)
 //!
 //! [default_material]                    # elements in no [[material]] group (else 210e9, 0.3)
 //! young = 210e9                         # E > 0 (alias E)
@@ -27,7 +28,7 @@
 //! Unknown keys are errors (`deny_unknown_fields`); each error names the key at fault.
 
 use super::gmsh::GmshMesh;
-use super::{ElementMaterials, Material, Mesh, solve};
+use super::{ElementMaterials, Formulation, Material, Mesh, solve};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -52,6 +53,8 @@ pub struct CaseFile {
     pub tractions: Vec<TractionSpec>,
     /// Force per unit volume.
     pub body_force: Option<[f64; 3]>,
+    /// The element formulation (`--bbar` overrides).
+    pub formulation: Option<Formulation>,
 }
 
 /// E and ν.

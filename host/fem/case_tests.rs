@@ -4,7 +4,7 @@
 
 use super::case::{CaseError, CaseFile, Problem};
 use super::gmsh::{GmshMesh, PhysicalGroup};
-use super::{Mesh, assemble, colour, csr, mesh, solve};
+use super::{Formulation, Mesh, assemble, colour, csr, mesh, solve};
 use std::path::Path;
 
 /// A group of `dim` named `name`: the given elements, faces and their nodes.
@@ -84,8 +84,10 @@ fn solve_case(g: &GmshMesh, toml: &str) -> (Problem, solve::SetsResult) {
     let m = &g.mesh;
     let c = colour::greedy(m);
     let p = csr::Pattern::new(m).unwrap();
-    let k = assemble::cpu_materials::<f64>(m, &problem.materials, &c, &p).unwrap();
-    let serial = assemble::serial_materials(m, &problem.materials, &p).unwrap();
+    let k = assemble::cpu_materials::<f64>(m, &problem.materials, Formulation::Standard, &c, &p)
+        .unwrap();
+    let serial =
+        assemble::serial_materials(m, &problem.materials, Formulation::Standard, &p).unwrap();
     assert!(assemble::relative_frobenius(&k, &serial) < 1e-14);
     let f = problem.load(m);
     let r = solve::solve_dofs(
