@@ -240,7 +240,7 @@ pub enum FemError {
     NeedsGpu(&'static str),
     #[error(
         "strategy {0} has no B-bar kernel; B-bar runs on ppni4, ppni8, ppni4-blocks, \
-         ppni8-blocks, ppni4-blocks-atomic, ppni8-blocks-atomic (or --backend cpu)"
+         ppni8-blocks, ppni4-blocks-atomic, ppni8-blocks-atomic"
     )]
     NoBbarKernel(&'static str),
     #[error("{0}")]
