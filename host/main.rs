@@ -96,8 +96,8 @@ enum Command {
         /// (repeatable; with neither --fix nor [[fixed]], the group "fixed").
         #[arg(long)]
         fix: Vec<String>,
-        /// With --mesh or --case: a physical group of quadrangles and the traction on it (force
-        /// per area), e.g. `--traction load 0 0 -1e6` (repeatable).
+        /// With --mesh or --case: a physical group of quadrangles or triangles and the traction
+        /// on it (force per area), e.g. `--traction load 0 0 -1e6` (repeatable).
         #[arg(long, num_args = 4, value_names = ["GROUP", "TX", "TY", "TZ"], allow_negative_numbers = true)]
         traction: Vec<String>,
         /// With --mesh or --case: a body force per unit volume (e.g. ρ g), on every element.
@@ -920,7 +920,11 @@ fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
     let p = csr::Pattern::new(m)?;
     let fixed = problem.fixed_dofs(m);
     let clamped = fixed.chunks(3).filter(|d| d.contains(&true)).count();
-    let faces: usize = problem.tractions.iter().map(|t| t.faces.len()).sum();
+    let faces: usize = problem
+        .tractions
+        .iter()
+        .map(|t| t.faces.len() + t.triangles.len())
+        .sum();
     println!(
         "{}: {} hexahedra, {} nodes, {} DOF, {} nonzeros; {clamped} clamped nodes, {faces} loaded faces",
         path.display(),

@@ -20,7 +20,7 @@
 //! group = "left"
 //! components = ["x", "z"]               # x, y, z or "all" (default all)
 //!
-//! [[traction]]                          # force per area on the group's quadrangles
+//! [[traction]]                          # force per area on the group's quadrangles/triangles
 //! group = "load"
 //! vector = [0.0, 0.0, -1e6]
 //! ```
@@ -282,11 +282,12 @@ pub struct FixedSet {
     pub components: [bool; 3],
 }
 
-/// A traction resolved: its group's name, quadrangles and vector.
+/// A traction resolved: its group's name, quadrangles, triangles and vector.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Traction {
     pub group: String,
     pub faces: Vec<[u32; 4]>,
+    pub triangles: Vec<[u32; 3]>,
     pub vector: [f64; 3],
 }
 
@@ -371,16 +372,17 @@ impl Problem {
         for (i, t) in case.tractions.iter().enumerate() {
             let key = t.origin.clone().unwrap_or(format!("traction[{i}].group"));
             let g = find(key.clone(), &t.group)?;
-            if g.faces.is_empty() {
+            if g.faces.is_empty() && g.triangles.is_empty() {
                 return Err(CaseError::WrongKind {
                     key,
                     group: t.group.clone(),
-                    what: "quadrangles to load",
+                    what: "quadrangles or triangles to load",
                 });
             }
             tractions.push(Traction {
                 group: t.group.clone(),
                 faces: g.faces.clone(),
+                triangles: g.triangles.clone(),
                 vector: t.vector,
             });
         }
@@ -419,6 +421,7 @@ impl Problem {
         let mut f = vec![0.0; mesh.dofs()];
         for t in &self.tractions {
             solve::add_face_traction(mesh, &t.faces, t.vector, &mut f);
+            solve::add_triangle_traction(mesh, &t.triangles, t.vector, &mut f);
         }
         if self.body_force != [0.0; 3] {
             solve::add_body_force(mesh, self.body_force, &mut f);
