@@ -802,7 +802,13 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         100.0 * (r.tip_deflection - r.theory) / r.theory
     );
     if let Some(path) = &a.vtu {
-        let stresses = warpkit::fem::stress::element_centre(&m, &a.material, &r.displacement)?;
+        let materials = warpkit::fem::ElementMaterials::uniform(a.material, m.elements.len());
+        let stresses = warpkit::fem::stress::element_centre_materials(
+            &m,
+            &materials,
+            a.formulation,
+            &r.displacement,
+        )?;
         export::vtu(path, &m, &r.displacement, Some(&stresses))?;
         println!("wrote {}", path.display());
     }
@@ -972,7 +978,7 @@ fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
         v(r.reaction)
     );
     if let Some(path) = &a.vtu {
-        let s = stress::element_centre_materials(m, materials, u)?;
+        let s = stress::element_centre_materials(m, materials, formulation, u)?;
         export::vtu(path, m, u, Some(&s))?;
         println!("wrote {}", path.display());
     }

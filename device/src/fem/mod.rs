@@ -428,9 +428,24 @@ pub fn element_stiffness_bbar<T: Real>(
 ) -> Result<[[T; DOFS]; DOFS], NonPositiveJacobian> {
     let geom = element_geometry(x)?;
     let d = elasticity_matrix(m);
+    let mean = mean_gradients(&geom);
+    let mut k = [[T::ZERO; DOFS]; DOFS];
+    for gp in &geom {
+        add_product(
+            &mut k,
+            &strain_displacement_bbar(&gp.grad, &mean),
+            &d,
+            gp.weight,
+        );
+    }
+    Ok(k)
+}
+
+/// b̄_a = (1/V) ∫ ∇N_a dV of every node, by the element's Gauss rule.
+pub fn mean_gradients<T: Real>(geom: &ElementGeometry<T>) -> [[T; 3]; NODES] {
     let mut vol = T::ZERO;
     let mut mean = [[T::ZERO; 3]; NODES];
-    for gp in &geom {
+    for gp in geom {
         vol += gp.weight;
         for (s, g) in mean.iter_mut().zip(&gp.grad) {
             for k in 0..3 {
@@ -438,24 +453,27 @@ pub fn element_stiffness_bbar<T: Real>(
             }
         }
     }
-    for s in &mut mean {
-        *s = s.map(|v| v / vol);
-    }
+    mean.map(|s| s.map(|v| v / vol))
+}
+
+/// B̄ (6×24) at a point with gradients `grad`: [`strain_displacement`] with each node's
+/// dilatational part ∂ⱼN_a replaced by the element mean `mean[a][j]` ([`mean_gradients`]),
+/// B̄ = B + ⅓ m (b̄_a − ∇N_a)ᵀ: the strain whose trace is the element's mean dilatation.
+pub fn strain_displacement_bbar<T: Real>(
+    grad: &[[T; 3]; NODES],
+    mean: &[[T; 3]; NODES],
+) -> [[T; DOFS]; 6] {
     let third = T::ONE / T::from_f64(3.0);
-    let mut k = [[T::ZERO; DOFS]; DOFS];
-    for gp in &geom {
-        let mut b = strain_displacement(&gp.grad);
-        for (a, (g, s)) in gp.grad.iter().zip(&mean).enumerate() {
-            for j in 0..3 {
-                let shift = (s[j] - g[j]) * third;
-                for row in b.iter_mut().take(3) {
-                    row[3 * a + j] += shift;
-                }
+    let mut b = strain_displacement(grad);
+    for (a, (g, s)) in grad.iter().zip(mean).enumerate() {
+        for j in 0..3 {
+            let shift = (s[j] - g[j]) * third;
+            for row in b.iter_mut().take(3) {
+                row[3 * a + j] += shift;
             }
         }
-        add_product(&mut k, &b, &d, gp.weight);
     }
-    Ok(k)
+    b
 }
 
 /// The volumetric part of a B-bar block: `acc[i][j]` += `scale` · sa_i sb_j, with sa, sb the
