@@ -123,6 +123,25 @@ pub fn machine_line(backend: &Backend) -> String {
     }
 }
 
+/// What every figure title names (issue 17's figure rules): N where one N applies, and the
+/// backend: the GPU's name or "CPU backend".
+pub fn figure_note(backend: &Backend, n: Option<usize>) -> String {
+    let device = match backend.gpu() {
+        Some(g) => g.info().name.clone(),
+        None => "CPU backend".to_string(),
+    };
+    match n {
+        Some(n) if n.is_power_of_two() => {
+            format!(
+                "N = {}, {device}",
+                super::plot::power(2, n.trailing_zeros() as i64)
+            )
+        }
+        Some(n) => format!("N = {n}, {device}"),
+        None => device,
+    }
+}
+
 /// The whole `meta.json` of reproduction `name` with its parameters.
 pub fn meta(name: &str, backend: &Backend, params: Value) -> Value {
     json!({
