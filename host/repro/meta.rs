@@ -131,15 +131,14 @@ pub fn figure_note(backend: &Backend, n: Option<usize>) -> String {
         None => "CPU backend".to_string(),
     };
     match n {
-        Some(n) if n.is_power_of_two() => {
-            format!(
-                "N = {}, {device}",
-                super::plot::power(2, n.trailing_zeros() as i64)
-            )
-        }
-        Some(n) => format!("N = {n}, {device}"),
+        Some(n) => figure_note_n(n, &device),
         None => device,
     }
+}
+
+/// `N = 2¹⁸, {device}`: [`figure_note`] with the N of one figure of a sweep.
+pub fn figure_note_n(n: usize, device: &str) -> String {
+    format!("N = {}, {device}", super::plot::n_label(n))
 }
 
 /// The whole `meta.json` of reproduction `name` with its parameters.

@@ -82,6 +82,15 @@ pub fn power(base: u32, k: i64) -> String {
     format!("{base}{}", superscript(k))
 }
 
+/// A count as a figure label: `2ᵏ` for a power of two (2¹⁸), else the number.
+pub fn n_label(n: usize) -> String {
+    if n.is_power_of_two() {
+        power(2, n.trailing_zeros() as i64)
+    } else {
+        n.to_string()
+    }
+}
+
 /// `v` as `m×10ᵏ` with `decimals` decimals in `m` (1.5×10⁻⁴), or `10ᵏ` where `m` rounds to 1.
 pub fn scientific(v: f64, decimals: usize) -> String {
     if v == 0.0 || !v.is_finite() {
@@ -739,6 +748,8 @@ mod tests {
         assert_eq!(Scale::Linear.label(1.5e-4, 1.0), "1.5×10⁻⁴");
         assert_eq!(Scale::Linear.label(-2.5e6, 1.0), "−2.5×10⁶");
         assert_eq!(Scale::Linear.label(1e-3, 1.0), "10⁻³");
+        assert_eq!(n_label(1 << 18), "2¹⁸");
+        assert_eq!(n_label(3000), "3000");
         // The mantissa's rounding carries into the exponent.
         assert_eq!(scientific(9.96e-5, 1), "10⁻⁴");
         for v in [1e-9, 3.3e-7, 2.0e8, 7.77e12] {
