@@ -407,7 +407,8 @@ struct GravityArgs {
     g: f32,
     #[arg(long, value_enum, default_value_t = Scene::Lattice)]
     scene: Scene,
-    /// Bodies from a .npy file (N×4 float32: x, y, z, m) instead of a scene.
+    /// Bodies from a .npy file (N×4 float32 or float64, any byte order, C or Fortran order: x, y,
+    /// z, m) instead of a scene.
     #[arg(long)]
     input: Option<PathBuf>,
     /// Write the accelerations as .npy (N×3 float32), in the input's order.

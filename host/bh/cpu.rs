@@ -540,6 +540,49 @@ fn group_accels(
     })
 }
 
+/// The CPU twin of `bh_gravity_group2_pot`: accelerations and each body's potential `G·φ` of
+/// the other bodies (monopoles; the body's own softened term taken out as the kernel does), from
+/// a tree sorted into groups of at most 64 ([`sort_with_groups`] with `GROUP_SIZE_2`).
+pub fn potential_group(bodies: &[Body], tree: &Tree, p: &Params) -> (Vec<Accel>, Vec<f32>) {
+    let eps2 = p.eps * p.eps;
+    let view = view_of(bodies, tree);
+    let inter = dev::MonopolePot::<1, false> { eps2 };
+    let groups: Vec<Vec<(Accel, f32)>> = tree
+        .groups
+        .par_iter()
+        .map(|&g| {
+            with_group_walk(bodies, tree, p, false, None, g, |pos, far| {
+                let list = walk_list(&view, &inter, far);
+                let lanes = &tree.sort[g[0] as usize..(g[0] + g[1]) as usize];
+                pos.iter()
+                    .zip(lanes)
+                    .map(|(&q, &i)| {
+                        let mut t = dev::Targets::at([q]);
+                        list.iter().for_each(|(s, e)| inter.add(&mut t, s, e));
+                        let [a] = t.a;
+                        let own = dev::self_potential::<false>(bodies[i as usize].m, eps2);
+                        let acc = Accel {
+                            x: p.g * a[0],
+                            y: p.g * a[1],
+                            z: p.g * a[2],
+                        };
+                        (acc, p.g * (t.phi[0] - own))
+                    })
+                    .collect()
+            })
+        })
+        .collect();
+    let mut acc = vec![Accel::default(); tree.n];
+    let mut pot = vec![0.0; tree.n];
+    for (&[first, _], out) in tree.groups.iter().zip(groups) {
+        for (k, (a, phi)) in out.into_iter().enumerate() {
+            let i = tree.sort[first as usize + k] as usize;
+            (acc[i], pot[i]) = (a, phi);
+        }
+    }
+    (acc, pot)
+}
+
 fn view_of<'a>(bodies: &'a [Body], tree: &'a Tree) -> dev::SliceOctree<'a> {
     dev::SliceOctree {
         bodies,

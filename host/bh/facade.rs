@@ -101,6 +101,28 @@ fn evaluate_cpu(bodies: &[Body], p: &Params, o: &Options) -> Result<Evaluation, 
     })
 }
 
+/// Accelerations and each body's potential `G·φ` of the other bodies, in the bodies' order:
+/// `bh_gravity_group2_pot` on the GPU, its twin [`cpu::potential_group`] on the CPU (monopoles,
+/// θ and ε of `p`, warp groups of up to 64 on both).
+pub fn potential(
+    backend: &Backend,
+    bodies: &[Body],
+    p: &Params,
+) -> Result<(Vec<Accel>, Vec<f32>), BhError> {
+    match backend {
+        Backend::Gpu(g) => gpu::gravity_potential(g, bodies, p),
+        Backend::Cpu => {
+            validate(bodies, p)?;
+            let mut tree = cpu::build_tree(bodies);
+            let size = gpu::Traversal::Group2.group_size();
+            if tree.group_size != size {
+                cpu::sort_with_groups(&mut tree, size);
+            }
+            Ok(cpu::potential_group(bodies, &tree, p))
+        }
+    }
+}
+
 /// Per-stage medians of timed evaluations and the last evaluation.
 pub struct Timed {
     pub median: StageTimes,

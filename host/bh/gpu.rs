@@ -928,6 +928,25 @@ pub fn potential(
         .1)
 }
 
+/// Accelerations and potentials of `bodies` (in their order) by `bh_gravity_group2_pot`: a tree
+/// built, summarized and sorted into groups of up to 64 for this call, then the potential kernel
+/// (monopoles).
+pub fn gravity_potential(
+    gpu: &Gpu,
+    bodies: &[Body],
+    p: &Params,
+) -> Result<(Vec<Accel>, Vec<f32>), BhError> {
+    validate(bodies, p)?;
+    let n = bodies.len();
+    let mut octree = build_device_tree_with(gpu, bodies, Storage::Dense, initial_cells(n), false)?;
+    let mut bufs = TraversalBuffers::new(gpu, n)?;
+    sort_tree(gpu, &mut octree, Traversal::Group2, &mut bufs)?;
+    let mut acc = gpu.alloc_poisoned::<Accel>(n)?;
+    let mut pot = gpu.alloc_poisoned::<f32>(n)?;
+    potential(gpu, &mut octree, p, &bufs, &mut acc, &mut pot)?;
+    Ok((gpu.download(&acc)?, gpu.download(&pot)?))
+}
+
 /// Direct summation on the GPU: float32 (`bh_brute_force`) and its time in ms.
 pub fn brute_force(gpu: &Gpu, bodies: &[Body], p: &Params) -> Result<(Vec<Accel>, f64), BhError> {
     validate(bodies, p)?;

@@ -1,9 +1,11 @@
-//! NumPy `.npy` input and output for side-by-side runs with other codes: bodies as an N×4 float32
-//! array (x, y, z, m) in, accelerations as N×3 float32 out. Only C-order little-endian float arrays
-//! are accepted (float64 input is converted); anything else is a clear error.
+//! NumPy `.npy` input and output for side-by-side runs with other codes: bodies as an N×4 float
+//! array (x, y, z, m) in, accelerations as N×3 float32 out. The format (header dict, byte order,
+//! C or Fortran order) is the `npyz` crate's; this module adds what a file from outside needs
+//! before npyz sees it: every length in the header checked against the bytes present, so a bad
+//! header is an error, never a panic or an allocation the file cannot fill (issue 17).
 
 use crate::device::bh::{Accel, Body};
-use std::io::Write;
+use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
 use std::path::Path;
 
 /// What can be wrong with a `.npy` file.
@@ -16,7 +18,7 @@ pub enum NpyError {
     },
     #[error("{path}: not a .npy file ({reason})")]
     Format { path: String, reason: String },
-    #[error("{path}: expected an N×{cols} array of little-endian float32/float64, found {found}")]
+    #[error("{path}: expected an N×{cols} array of float32/float64, found {found}")]
     Shape {
         path: String,
         cols: usize,
@@ -24,113 +26,136 @@ pub enum NpyError {
     },
 }
 
-/// Reads an N×4 array of (x, y, z, m).
+/// Why a file's bytes are not an N×`cols` float array; the path is added by the caller.
+enum Refusal {
+    Format(String),
+    Shape(String),
+}
+
+/// Reads an N×4 array of (x, y, z, m), float32 or float64 (converted), either byte order, C or
+/// Fortran order.
 pub fn read_bodies(path: &Path) -> Result<Vec<Body>, NpyError> {
     let p = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| NpyError::Io {
         path: p.clone(),
         source,
     })?;
-    let fmt = |reason: &str| NpyError::Format {
-        path: p.clone(),
-        reason: reason.into(),
-    };
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Err(fmt("missing the \\x93NUMPY magic"));
-    }
-    let (header_len, start) = match bytes[6] {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        ),
-        v => return Err(fmt(&format!("unsupported version {v}"))),
-    };
-    let header = bytes
-        .get(start..start + header_len)
-        .and_then(|h| std::str::from_utf8(h).ok())
-        .ok_or_else(|| fmt("truncated or non-ASCII header"))?;
-    let field = |key: &str| -> Option<&str> {
-        let at = header.find(&format!("'{key}'"))? + key.len() + 2;
-        let rest = header[at..].trim_start().strip_prefix(':')?.trim_start();
-        Some(rest)
-    };
-    let descr = field("descr")
-        .and_then(|r| r.split('\'').nth(1))
-        .ok_or_else(|| fmt("no descr"))?;
-    let fortran = field("fortran_order").is_some_and(|r| r.starts_with("True"));
-    let shape_txt = field("shape")
-        .and_then(|r| r.strip_prefix('('))
-        .and_then(|r| r.split(')').next())
-        .ok_or_else(|| fmt("no shape"))?;
-    let shape: Vec<usize> = shape_txt
-        .split(',')
-        .filter_map(|s| s.trim().parse().ok())
-        .collect();
-    let width = match descr {
-        "<f4" => 4,
-        "<f8" => 8,
-        _ => 0,
-    };
-    if fortran || width == 0 || shape.len() != 2 || shape[1] != 4 {
-        return Err(NpyError::Shape {
+    let v = read_rows(&bytes, 4).map_err(|r| match r {
+        Refusal::Format(reason) => NpyError::Format { path: p, reason },
+        Refusal::Shape(found) => NpyError::Shape {
             path: p,
             cols: 4,
-            found: format!("descr {descr}, shape ({shape_txt}), fortran_order {fortran}"),
-        });
-    }
-    let data = &bytes[start + header_len..];
-    let n = shape[0];
-    // Checked: a header's shape can claim more than usize holds (issue 17, (2^62, 4)); the
-    // bytes present bound what is allocated.
-    let need = n.checked_mul(4 * width);
-    if need.is_none_or(|need| data.len() < need) {
-        return Err(fmt(&format!(
-            "{} data bytes for {n}×4 {descr} ({})",
-            data.len(),
-            need.map_or("more than fit in memory".into(), |b| format!("{b} needed"))
-        )));
-    }
-    let value = |k: usize| -> f32 {
-        if width == 4 {
-            f32::from_le_bytes(data[4 * k..4 * k + 4].try_into().unwrap())
-        } else {
-            f64::from_le_bytes(data[8 * k..8 * k + 8].try_into().unwrap()) as f32
-        }
-    };
-    Ok((0..n)
-        .map(|i| Body {
-            x: value(4 * i),
-            y: value(4 * i + 1),
-            z: value(4 * i + 2),
-            m: value(4 * i + 3),
+            found,
+        },
+    })?;
+    Ok(v.chunks_exact(4)
+        .map(|b| Body {
+            x: b[0],
+            y: b[1],
+            z: b[2],
+            m: b[3],
         })
         .collect())
 }
 
-/// Writes `rows` × `cols` float32 values as a `.npy` file, completely or not at all (temporary
-/// file, then rename).
-pub fn write_f32(path: &Path, values: &[f32], cols: usize) -> Result<(), NpyError> {
-    let p = path.display().to_string();
-    let rows = values.len() / cols;
-    let mut header =
-        format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
-    // Magic (6) + version (2) + length (2) + header + '\n' is a multiple of 64.
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
+/// The header's length field against the bytes after it: npyz allocates that many bytes before
+/// reading them (up to 4 GiB from a version 2 header).
+fn check_header_length(bytes: &[u8]) -> Result<(), Refusal> {
+    let (len, start) = match (bytes.get(..6), bytes.get(6)) {
+        (Some(b"\x93NUMPY"), Some(1)) if bytes.len() >= 10 => {
+            (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
+        }
+        (Some(b"\x93NUMPY"), Some(2 | 3)) if bytes.len() >= 12 => {
+            let b: [u8; 4] = bytes[8..12].try_into().unwrap();
+            (u32::from_le_bytes(b) as usize, 12)
+        }
+        // No magic, an unknown version, or too short: npyz says which without allocating.
+        _ => return Ok(()),
+    };
+    if len > bytes.len() - start {
+        return Err(Refusal::Format(format!(
+            "header of {len} bytes in a file of {}",
+            bytes.len()
+        )));
     }
-    header.push('\n');
+    Ok(())
+}
+
+/// An N×`cols` float array from a `.npy` file's bytes, as row-major float32.
+fn read_rows(bytes: &[u8], cols: usize) -> Result<Vec<f32>, Refusal> {
+    check_header_length(bytes)?;
+    let npy = NpyFile::new(bytes).map_err(|e| Refusal::Format(e.to_string()))?;
+    let header = npy.header().clone();
+    let descr = header.dtype().descr();
+    let fortran = header.order() == Order::Fortran;
+    let refuse = || {
+        Refusal::Shape(format!(
+            "descr {descr}, shape {:?}, fortran_order {fortran}",
+            header.shape()
+        ))
+    };
+    let width = match header.dtype() {
+        DType::Plain(t) if t.type_char() == TypeChar::Float && matches!(t.size_field(), 4 | 8) => {
+            t.size_field() as usize
+        }
+        _ => return Err(refuse()),
+    };
+    let &[n, c] = header.shape() else {
+        return Err(refuse());
+    };
+    if c != cols as u64 {
+        return Err(refuse());
+    }
+    // Checked here, not by npyz (its element count is an unchecked product): a shape can claim
+    // more than usize holds (issue 17, (2^62, 4)); the bytes present bound what is read.
+    let data = npy.into_inner();
+    let need = usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_mul(cols * width));
+    if need.is_none_or(|need| data.len() < need) {
+        return Err(Refusal::Format(format!(
+            "{} data bytes for {n}×{cols} {descr} ({})",
+            data.len(),
+            need.map_or("more than fit in memory".into(), |b| format!("{b} needed"))
+        )));
+    }
+    let npy = NpyFile::with_header(header, data);
+    let flat = if width == 4 {
+        npy.into_vec::<f32>()
+    } else {
+        npy.into_vec::<f64>()
+            .map(|v| v.into_iter().map(|x| x as f32).collect())
+    }
+    .map_err(|e| Refusal::Format(e.to_string()))?;
+    if !fortran {
+        return Ok(flat);
+    }
+    // Fortran order stores column by column: element (i, j) at j·n + i.
+    let n = flat.len() / cols;
+    Ok((0..n * cols)
+        .map(|k| flat[(k % cols) * n + k / cols])
+        .collect())
+}
+
+/// Writes `rows` × `cols` float32 values as a C-order `.npy` file, completely or not at all
+/// (temporary file, then rename).
+pub fn write_f32(path: &Path, values: &[f32], cols: usize) -> Result<(), NpyError> {
+    let rows = values.len() / cols;
     // Through a temporary file that is removed on failure (issue 17: `--output DIR` left
     // `DIR.npy.partial` behind).
     crate::files::write_atomically(path, |w| {
-        w.write_all(b"\x93NUMPY\x01\x00")?;
-        w.write_all(&(header.len() as u16).to_le_bytes())?;
-        w.write_all(header.as_bytes())?;
-        values
-            .iter()
-            .try_for_each(|v| w.write_all(&v.to_le_bytes()))
+        let mut npy = npyz::WriteOptions::new()
+            .default_dtype()
+            .shape(&[rows as u64, cols as u64])
+            .writer(w)
+            .begin_nd()?;
+        npy.extend(values[..rows * cols].iter().copied())?;
+        npy.finish()
     })
-    .map_err(|source| NpyError::Io { path: p, source })
+    .map_err(|source| NpyError::Io {
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 /// Writes vectors as an N×3 float32 array.
@@ -148,10 +173,50 @@ pub fn write_accels(path: &Path, acc: &[Accel]) -> Result<(), NpyError> {
 mod tests {
     use super::*;
 
+    /// A version 1 `.npy` file written by hand (not by npyz, so the reader is tested against the
+    /// format, not against its own writer).
+    fn npy_file(dict: &str, data: &[u8]) -> Vec<u8> {
+        let header = format!("{dict}\n");
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(data);
+        bytes
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("warpkit-npy-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Two bodies: row i is (10i + 1, 10i + 2, 10i + 3, 10i + 4), so a transposed or
+    /// byte-swapped read cannot pass.
+    const ROWS: [[f32; 4]; 2] = [[1.0, 2.0, 3.0, 4.0], [11.0, 12.0, 13.0, 14.0]];
+
+    fn bodies_of(rows: &[[f32; 4]]) -> Vec<Body> {
+        rows.iter()
+            .map(|r| Body {
+                x: r[0],
+                y: r[1],
+                z: r[2],
+                m: r[3],
+            })
+            .collect()
+    }
+
+    fn read_bytes(name: &str, bytes: &[u8]) -> Result<Vec<Body>, NpyError> {
+        let dir = scratch(name);
+        let path = dir.join("b.npy");
+        std::fs::write(&path, bytes).unwrap();
+        let r = read_bodies(&path);
+        std::fs::remove_dir_all(&dir).unwrap();
+        r
+    }
+
     #[test]
     fn round_trip_and_errors() {
-        let dir = std::env::temp_dir().join(format!("warpkit-npy-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("rt");
         let bodies: Vec<f32> = (0..20).map(|v| v as f32 * 0.5).collect();
         let path = dir.join("b.npy");
         write_f32(&path, &bodies, 4).unwrap();
@@ -187,22 +252,105 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// A header whose shape overflows the size arithmetic is a format error, not a panic.
+    /// The writer's output is what NumPy expects: magic, version 1, a C-order '<f4' header
+    /// padded so the data starts aligned, then the values little-endian.
+    #[test]
+    fn written_layout() {
+        let dir = scratch("layout");
+        let path = dir.join("a.npy");
+        write_f32(&path, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 3).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+        let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        let header = std::str::from_utf8(&bytes[10..10 + len]).unwrap();
+        assert!(header.contains("'descr': '<f4'"), "{header}");
+        assert!(header.contains("'fortran_order': False"), "{header}");
+        assert!(header.contains("'shape': (2, 3"), "{header}");
+        assert_eq!((10 + len) % 16, 0);
+        assert_eq!(bytes.len(), 10 + len + 24);
+        assert_eq!(&bytes[10 + len + 20..], &6.0f32.to_le_bytes());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn fortran_order_is_transposed() {
+        // Column by column: all x, then all y, ...
+        let data: Vec<u8> = (0..4)
+            .flat_map(|j| ROWS.iter().map(move |r| r[j]))
+            .flat_map(f32::to_le_bytes)
+            .collect();
+        let file = npy_file(
+            "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 4), }",
+            &data,
+        );
+        assert_eq!(read_bytes("fortran", &file).unwrap(), bodies_of(&ROWS));
+    }
+
+    #[test]
+    fn big_endian_float32_and_float64() {
+        let be32: Vec<u8> = ROWS
+            .iter()
+            .flatten()
+            .flat_map(|v| v.to_be_bytes())
+            .collect();
+        let file = npy_file(
+            "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 4), }",
+            &be32,
+        );
+        assert_eq!(read_bytes("be32", &file).unwrap(), bodies_of(&ROWS));
+        // float64, big-endian and Fortran order at once.
+        let be64: Vec<u8> = (0..4)
+            .flat_map(|j| ROWS.iter().map(move |r| r[j] as f64))
+            .flat_map(f64::to_be_bytes)
+            .collect();
+        let file = npy_file(
+            "{'descr': '>f8', 'fortran_order': True, 'shape': (2, 4), }",
+            &be64,
+        );
+        assert_eq!(read_bytes("be64", &file).unwrap(), bodies_of(&ROWS));
+    }
+
+    #[test]
+    fn non_float_or_wrong_rank_is_a_shape_error() {
+        let ints: Vec<u8> = (0..8i32).flat_map(i32::to_le_bytes).collect();
+        for dict in [
+            "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 4), }",
+            "{'descr': '<f2', 'fortran_order': False, 'shape': (4, 4), }",
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (8,), }",
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 4), }",
+        ] {
+            let e = read_bytes("kind", &npy_file(dict, &ints)).unwrap_err();
+            assert!(matches!(e, NpyError::Shape { .. }), "{dict}: {e}");
+        }
+    }
+
+    /// A header whose shape overflows the size arithmetic is a format error, not a panic (nor,
+    /// with npyz's wrapping product, an empty array).
     #[test]
     fn huge_shape_is_an_error() {
-        let dir = std::env::temp_dir().join(format!("warpkit-npy-huge-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("huge.npy");
-        let header =
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }\n";
-        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-        bytes.extend_from_slice(header.as_bytes());
-        bytes.extend_from_slice(&[0; 64]);
-        std::fs::write(&path, &bytes).unwrap();
-        let e = read_bodies(&path).unwrap_err();
+        let file = npy_file(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }",
+            &[0; 64],
+        );
+        let e = read_bytes("huge", &file).unwrap_err();
         assert!(matches!(e, NpyError::Format { .. }), "{e}");
         assert!(e.to_string().contains("64 data bytes"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
+        // Fits usize but not the file: refused before reading.
+        let file = npy_file(
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (1073741824, 4), }",
+            &[0; 64],
+        );
+        let e = read_bytes("big", &file).unwrap_err();
+        assert!(e.to_string().contains("34359738368 needed"), "{e}");
+    }
+
+    /// A version 2 header length (u32) larger than the file is refused before npyz allocates it.
+    #[test]
+    fn header_length_beyond_the_file() {
+        let mut file = b"\x93NUMPY\x02\x00".to_vec();
+        file.extend_from_slice(&u32::MAX.to_le_bytes());
+        file.extend_from_slice(b"{'descr': '<f4'");
+        let e = read_bytes("hlen", &file).unwrap_err();
+        assert!(e.to_string().contains("header of 4294967295 bytes"), "{e}");
     }
 }

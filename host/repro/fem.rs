@@ -295,7 +295,13 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     let res = correctness(s, &runs, check_edge, &mut checks)
         .and_then(|()| measure(s, &sizes, &runs, repeats, &dir, &mut rows));
     tables(s, &mut report, &runs, &sizes, &rows, &checks);
-    let figs = figures(&dir, &runs, &rows, &mut report);
+    let figs = figures(
+        &dir,
+        &runs,
+        &rows,
+        &meta::figure_note(&s.backend, None),
+        &mut report,
+    );
     let err = res.and(figs).err();
     let mut meta = meta;
     meta["correctness"] = checks
@@ -856,6 +862,7 @@ fn figures(
     dir: &OutDir,
     runs: &[Run],
     rows: &[Row],
+    device: &str,
     report: &mut Report,
 ) -> Result<(), ReproError> {
     if rows.is_empty() {
@@ -879,7 +886,7 @@ fn figures(
             dir.path(),
             stem,
             &LineChart {
-                title: format!("Assembly time against DOF: {what}"),
+                title: format!("Assembly time against DOF: {what} ({device})"),
                 x: Axis::new("degrees of freedom", Scale::Log10),
                 y: Axis::new("time (ms)", Scale::Log10),
                 series,
@@ -915,7 +922,7 @@ fn figures(
         "speedup",
         &BarChart {
             title: format!(
-                "Speedup over {} at {}",
+                "Speedup over {} at {} ({device})",
                 runs[0].label(),
                 size_label(largest)
             ),

@@ -198,7 +198,12 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     let res = measure(s, &sizes, repeats, &dir, &mut rows);
     equal_error(&mut report, &rows);
     all_rows(&mut report, &rows);
-    let (figs, fig_err) = match figures(&dir, &rows, &mut report) {
+    let (figs, fig_err) = match figures(
+        &dir,
+        &rows,
+        &meta::figure_note(&s.backend, None),
+        &mut report,
+    ) {
         Ok(f) => (f, None),
         Err(e) => (Vec::new(), Some(e)),
     };
@@ -468,6 +473,7 @@ fn all_rows(report: &mut Report, rows: &[Row]) {
 fn figures(
     dir: &OutDir,
     rows: &[Row],
+    device: &str,
     report: &mut Report,
 ) -> Result<Vec<(String, String)>, ReproError> {
     let mut out = Vec::new();
@@ -510,7 +516,10 @@ fn figures(
                 dir.path(),
                 &stem,
                 &LineChart {
-                    title: format!("Accuracy against cost: {name}, N = {}", fmt_n(n)),
+                    title: format!(
+                        "Accuracy against cost: {name}, {}",
+                        meta::figure_note_n(n, device)
+                    ),
                     x: Axis::new("gravity time (ms)", Scale::Log10),
                     y: Axis::new("median relative error", Scale::Log10),
                     series,

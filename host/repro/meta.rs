@@ -123,6 +123,24 @@ pub fn machine_line(backend: &Backend) -> String {
     }
 }
 
+/// What every figure title names (issue 17's figure rules): N where one N applies, and the
+/// backend: the GPU's name or "CPU backend".
+pub fn figure_note(backend: &Backend, n: Option<usize>) -> String {
+    let device = match backend.gpu() {
+        Some(g) => g.info().name.clone(),
+        None => "CPU backend".to_string(),
+    };
+    match n {
+        Some(n) => figure_note_n(n, &device),
+        None => device,
+    }
+}
+
+/// `N = 2¹⁸, {device}`: [`figure_note`] with the N of one figure of a sweep.
+pub fn figure_note_n(n: usize, device: &str) -> String {
+    format!("N = {}, {device}", super::plot::n_label(n))
+}
+
 /// The whole `meta.json` of reproduction `name` with its parameters.
 pub fn meta(name: &str, backend: &Backend, params: Value) -> Value {
     json!({

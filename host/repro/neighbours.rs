@@ -86,7 +86,12 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     let mut rows = Vec::new();
     let res = measure(s, &ns, repeats, limit, &dir, &mut rows);
     tables(&mut report, &rows);
-    let figs = figures(&dir, &rows, &mut report);
+    let figs = figures(
+        &dir,
+        &rows,
+        &meta::figure_note(&s.backend, None),
+        &mut report,
+    );
     let err = res.and(figs).err();
     finish(s, &dir, &mut report, meta, err.as_ref())?;
     if let Some(e) = err {
@@ -349,7 +354,12 @@ fn tables(report: &mut Report, rows: &[Row]) {
     report.table(&c);
 }
 
-fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproError> {
+fn figures(
+    dir: &OutDir,
+    rows: &[Row],
+    device: &str,
+    report: &mut Report,
+) -> Result<(), ReproError> {
     if rows.is_empty() {
         return Ok(());
     }
@@ -379,7 +389,7 @@ fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproE
             dir.path(),
             &stem,
             &LineChart {
-                title: format!("{dist}: h iteration + density, 64 neighbours"),
+                title: format!("{dist}: h iteration + density, 64 neighbours ({device})"),
                 x: Axis::new("particles N", Scale::Log2),
                 y: Axis::new("time (ms)", Scale::Log10),
                 series,

@@ -7,7 +7,9 @@
 //! `ab_glyph` feature), so no system font or fontconfig is needed; SVG text names `sans-serif`.
 
 use plotters::coord::Shift;
+use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
+use plotters_backend::{BackendCoord, DrawingErrorKind};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
@@ -42,6 +44,8 @@ impl Scale {
         m.is_finite().then_some(m)
     }
 
+    /// The tick label at mapped value `v` of an axis spanning `span` (mapped units). Exponents
+    /// are superscripts (10⁻⁴, 2¹⁵, 1.5×10⁻⁴), never `1e-4` or `2^15` (issue 17's figure rules).
     fn label(self, v: f64, span: f64) -> String {
         let whole = (v - v.round()).abs() < 1e-6;
         match self {
@@ -50,16 +54,59 @@ impl Scale {
                     let s = format!("{v:.3}");
                     s.trim_end_matches('0').trim_end_matches('.').to_string()
                 } else {
-                    format!("{v:.1e}")
+                    scientific(v, 1)
                 }
             }
-            Scale::Log10 if whole => format!("1e{}", v.round() as i64),
-            Scale::Log2 if whole => format!("2^{}", v.round() as i64),
+            Scale::Log10 if whole => power(10, v.round() as i64),
+            Scale::Log2 if whole => power(2, v.round() as i64),
             // Short ranges get labels between the powers too.
-            Scale::Log10 if span < 1.5 => format!("{:.2e}", 10f64.powf(v)),
+            Scale::Log10 if span < 1.5 => scientific(10f64.powf(v), 2),
             Scale::Log2 if span < 3.0 => format!("{:.0}", 2f64.powf(v)),
             _ => String::new(),
         }
+    }
+}
+
+/// `k` in superscript digits (⁻¹²).
+fn superscript(k: i64) -> String {
+    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let digits = k.unsigned_abs().to_string();
+    let sign = if k < 0 { "⁻" } else { "" };
+    sign.chars()
+        .chain(digits.bytes().map(|b| DIGITS[(b - b'0') as usize]))
+        .collect()
+}
+
+/// `base` to the power `k` as a label: 10⁻⁴, 2¹⁵.
+pub fn power(base: u32, k: i64) -> String {
+    format!("{base}{}", superscript(k))
+}
+
+/// A count as a figure label: `2ᵏ` for a power of two (2¹⁸), else the number.
+pub fn n_label(n: usize) -> String {
+    if n.is_power_of_two() {
+        power(2, n.trailing_zeros() as i64)
+    } else {
+        n.to_string()
+    }
+}
+
+/// `v` as `m×10ᵏ` with `decimals` decimals in `m` (1.5×10⁻⁴), or `10ᵏ` where `m` rounds to 1.
+pub fn scientific(v: f64, decimals: usize) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    // Rust's `{:e}` rounds the mantissa and carries into the exponent (9.96e-5 → 1.0e-4).
+    let text = format!("{v:.decimals$e}");
+    let (m, k) = text.split_once('e').expect("`{:e}` writes an exponent");
+    let k: i64 = k.parse().expect("`{:e}` writes an integer exponent");
+    match m
+        .trim_start_matches('-')
+        .trim_end_matches('0')
+        .trim_end_matches('.')
+    {
+        "1" => format!("{}{}", if v < 0.0 { "−" } else { "" }, power(10, k)),
+        _ => format!("{}×{}", m.replace('-', "−"), power(10, k)),
     }
 }
 
@@ -460,17 +507,33 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) 
                 .map_err(e)?;
             continue;
         }
+        // Data series differ in marker and dash too, not in colour alone (issue 17's figure
+        // rules: grey-scale prints, colour-blind readers): 4 markers × 3 dashes, cycled apart.
+        let k = colour - 1;
+        let (marker, dash) = (MARKERS[k % MARKERS.len()], DASHES[k % DASHES.len()]);
+        let line = ShapeStyle::from(&col).stroke_width(2);
+        let drawn = match dash {
+            None => chart.draw_series(LineSeries::new(pts.iter().copied(), line)),
+            Some((on, off)) => {
+                chart.draw_series(DashedLineSeries::new(pts.iter().copied(), on, off, line))
+            }
+        };
+        drawn.map_err(e)?.label(&s.label).legend(move |(x, y)| {
+            // Three pieces of the series' dash (touching when solid) and its marker.
+            let [a, b, c] = match dash {
+                None => [(0, 8), (8, 16), (16, 24)],
+                Some((12, _)) => [(0, 6), (9, 15), (18, 24)],
+                Some(_) => [(0, 2), (11, 13), (22, 24)],
+            };
+            let piece = |(l, r): (i32, i32)| PathElement::new(vec![(l, 0), (r, 0)], line);
+            EmptyElement::at((x, y))
+                + piece(a)
+                + piece(b)
+                + piece(c)
+                + marker_at((12, 0), marker, col)
+        });
         chart
-            .draw_series(LineSeries::new(pts.iter().copied(), col.stroke_width(2)))
-            .map_err(e)?
-            .label(&s.label)
-            .legend(move |(x, y)| {
-                EmptyElement::at((x, y))
-                    + PathElement::new(vec![(0, 0), (20, 0)], col.stroke_width(2))
-                    + Circle::new((10, 0), 4, col.filled())
-            });
-        chart
-            .draw_series(pts.iter().map(|&p| Circle::new(p, 4, col.filled())))
+            .draw_series(pts.iter().map(|&p| marker_at(p, marker, col)))
             .map_err(e)?;
     }
     chart
@@ -484,25 +547,115 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) 
     Ok(())
 }
 
+/// Data-series markers, in order of use.
+#[derive(Clone, Copy, Debug)]
+enum Marker {
+    Circle,
+    Triangle,
+    Square,
+    Cross,
+}
+
+const MARKERS: [Marker; 4] = [
+    Marker::Circle,
+    Marker::Triangle,
+    Marker::Square,
+    Marker::Cross,
+];
+
+/// Data-series line dashes (on, off pixels), in order of use: solid, dashed, dotted. References
+/// (dashed) keep their hollow circles, guides have no markers.
+const DASHES: [Option<(u32, u32)>; 3] = [None, Some((12, 5)), Some((3, 4))];
+
+/// A filled marker of shape `m` at `at` (data or pixel coordinates), about 9 pixels across: an
+/// element of its own, since plotters' marker types differ per shape.
+struct Mark<C> {
+    at: C,
+    m: Marker,
+    col: RGBColor,
+}
+
+fn marker_at<C>(at: C, m: Marker, col: RGBColor) -> Mark<C> {
+    Mark { at, m, col }
+}
+
+impl<'a, C: 'a> PointCollection<'a, C> for &'a Mark<C> {
+    type Point = &'a C;
+    type IntoIter = std::iter::Once<&'a C>;
+    fn point_iter(self) -> Self::IntoIter {
+        std::iter::once(&self.at)
+    }
+}
+
+impl<DB: DrawingBackend, C> Drawable<DB> for Mark<C> {
+    fn draw<I: Iterator<Item = BackendCoord>>(
+        &self,
+        mut pos: I,
+        backend: &mut DB,
+        _: (u32, u32),
+    ) -> Result<(), DrawingErrorKind<DB::ErrorType>> {
+        let Some((x, y)) = pos.next() else {
+            return Ok(());
+        };
+        let fill = self.col.filled();
+        match self.m {
+            Marker::Circle => backend.draw_circle((x, y), 4, &fill, true),
+            Marker::Triangle => {
+                backend.fill_polygon([(x, y - 5), (x - 5, y + 4), (x + 5, y + 4)], &fill)
+            }
+            Marker::Square => backend.draw_rect((x - 4, y - 4), (x + 4, y + 4), &fill, true),
+            Marker::Cross => {
+                let pen = self.col.stroke_width(2);
+                backend.draw_line((x - 4, y - 4), (x + 4, y + 4), &pen)?;
+                backend.draw_line((x - 4, y + 4), (x + 4, y - 4), &pen)
+            }
+        }
+    }
+}
+
+/// The value axis of a bar chart: log10 where the positive bars span two decades or more (a
+/// linear axis would flatten the small ones to nothing), else linear from 0.
+fn bar_scale(values: impl Iterator<Item = f64>) -> Scale {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if lo.is_finite() && hi / lo >= 100.0 {
+        Scale::Log10
+    } else {
+        Scale::Linear
+    }
+}
+
 fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) -> DrawResult {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let top = c
-        .series
-        .iter()
-        .flat_map(|s| s.1.iter().copied())
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, f64::max);
-    let top = if top > 0.0 { top * 1.15 } else { 1.0 };
+    let values = || c.series.iter().flat_map(|s| s.1.iter().copied());
+    let scale = bar_scale(values());
+    let finite = |v: &f64| v.is_finite() && (scale == Scale::Linear || *v > 0.0);
+    let (base, top) = match scale {
+        Scale::Log10 => {
+            // From the decade below the smallest bar; head room for the labels above the largest.
+            let (lo, hi) = range(values().filter(finite).map(f64::log10), 0.0);
+            (lo.floor(), hi + 0.12 * (hi - lo.floor()).max(1.0))
+        }
+        _ => {
+            let top = values().filter(finite).fold(0.0f64, f64::max);
+            (0.0, if top > 0.0 { top * 1.15 } else { 1.0 })
+        }
+    };
+    let height = |v: f64| if scale == Scale::Log10 { v.log10() } else { v };
     let n = c.categories.len().max(1);
     let mut chart = ChartBuilder::on(root)
         .caption(&c.title, ("sans-serif", 26))
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(84)
-        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0.0..top)
+        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, base..top)
         .map_err(e)?;
     let cats = c.categories.clone();
+    let span = top - base;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -516,7 +669,8 @@ fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) ->
                 String::new()
             }
         })
-        .y_label_formatter(&|v| Scale::Linear.label(*v, top))
+        .y_labels(if scale == Scale::Linear { 10 } else { 24 })
+        .y_label_formatter(&|v| scale.label(*v, span))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
         .light_line_style(RGBColor(235, 235, 235))
@@ -526,32 +680,38 @@ fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) ->
     let width = 0.8 / k;
     for (j, (label, values)) in c.series.iter().enumerate() {
         let col = PALETTE[j % PALETTE.len()];
+        // A marker on each bar and in the legend: series told apart without colour.
+        let marker = MARKERS[j % MARKERS.len()];
+        let centre = |i: usize| i as f64 - 0.4 + (j as f64 + 0.46) * width;
         let bars = values
             .iter()
             .enumerate()
-            .filter(|(_, v)| v.is_finite())
+            .filter(|(_, v)| finite(v))
             .map(|(i, &v)| {
                 let x0 = i as f64 - 0.4 + j as f64 * width;
-                Rectangle::new([(x0, 0.0), (x0 + width * 0.92, v)], col.filled())
+                Rectangle::new([(x0, base), (x0 + width * 0.92, height(v))], col.filled())
             });
         chart
             .draw_series(bars)
             .map_err(e)?
             .label(label)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], col.filled()));
-        let texts = values
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| v.is_finite())
-            .map(|(i, &v)| {
-                let x = i as f64 - 0.4 + (j as f64 + 0.15) * width;
-                Text::new(
-                    Scale::Linear.label(v, top),
-                    (x, v + top * 0.045),
-                    ("sans-serif", 14),
-                )
+            .legend(move |(x, y)| {
+                EmptyElement::at((x, y))
+                    + Rectangle::new([(0, -6), (14, 6)], col.filled())
+                    + marker_at((24, 0), marker, col)
             });
-        chart.draw_series(texts).map_err(e)?;
+        let marks = values.iter().enumerate().filter(|(_, v)| finite(v));
+        chart
+            .draw_series(marks.map(|(i, &v)| {
+                EmptyElement::at((centre(i), height(v)))
+                    + marker_at((0, -8), marker, col)
+                    + Text::new(
+                        Scale::Linear.label(v, v.abs()),
+                        (-14, -34),
+                        ("sans-serif", 14),
+                    )
+            }))
+            .map_err(e)?;
     }
     chart
         .configure_series_labels()
@@ -562,4 +722,88 @@ fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) ->
         .draw()
         .map_err(e)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tick labels write exponents as superscripts (issue 17): 10⁻⁴, 2¹⁵, 1.5×10⁻⁴, never
+    /// `1e-4`, `2^15` or `1.5e-4`.
+    #[test]
+    fn tick_labels_use_superscript_exponents() {
+        assert_eq!(Scale::Log10.label(-4.0, 6.0), "10⁻⁴");
+        assert_eq!(Scale::Log10.label(0.0, 6.0), "10⁰");
+        assert_eq!(Scale::Log10.label(12.0, 6.0), "10¹²");
+        assert_eq!(Scale::Log2.label(15.0, 10.0), "2¹⁵");
+        assert_eq!(Scale::Log2.label(-3.0, 10.0), "2⁻³");
+        // Between powers: empty on long ranges, the value on short ones.
+        assert_eq!(Scale::Log10.label(0.5, 6.0), "");
+        assert_eq!(Scale::Log10.label(-3.5, 1.0), "3.16×10⁻⁴");
+        assert_eq!(Scale::Log2.label(1.5, 2.0), "3");
+        // Linear: plain decimals in [10⁻², 10⁵), scientific outside.
+        assert_eq!(Scale::Linear.label(0.25, 1.0), "0.25");
+        assert_eq!(Scale::Linear.label(1200.0, 1.0), "1200");
+        assert_eq!(Scale::Linear.label(0.0, 1.0), "0");
+        assert_eq!(Scale::Linear.label(1.5e-4, 1.0), "1.5×10⁻⁴");
+        assert_eq!(Scale::Linear.label(-2.5e6, 1.0), "−2.5×10⁶");
+        assert_eq!(Scale::Linear.label(1e-3, 1.0), "10⁻³");
+        assert_eq!(n_label(1 << 18), "2¹⁸");
+        assert_eq!(n_label(3000), "3000");
+        // The mantissa's rounding carries into the exponent.
+        assert_eq!(scientific(9.96e-5, 1), "10⁻⁴");
+        for v in [1e-9, 3.3e-7, 2.0e8, 7.77e12] {
+            let l = Scale::Linear.label(v, 1.0);
+            assert!(!l.contains('e') && !l.contains('^'), "{v}: {l}");
+        }
+    }
+
+    #[test]
+    fn bars_spanning_two_decades_get_a_log_axis() {
+        assert_eq!(bar_scale([1.0, 5.0, 99.0].into_iter()), Scale::Linear);
+        assert_eq!(bar_scale([0.3, 5.0, 30.0].into_iter()), Scale::Log10);
+        // Zero, negative and missing (NaN) bars do not count.
+        assert_eq!(
+            bar_scale([0.0, -1.0, f64::NAN, 2.0, 3.0].into_iter()),
+            Scale::Linear
+        );
+        assert_eq!(bar_scale(std::iter::empty()), Scale::Linear);
+    }
+
+    /// A chart of every marker and dash, and bars over four decades, render to PNG and SVG.
+    #[test]
+    fn charts_with_markers_and_log_bars_render() {
+        let dir = std::env::temp_dir().join(format!("warpkit-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let series = (0..6)
+            .map(|k| {
+                let pts = (1..5).map(|x| (x as f64, (k * x) as f64 + 1.0)).collect();
+                Series::data(&format!("s{k}"), pts)
+            })
+            .collect();
+        let chart = LineChart {
+            title: "markers, N = 2¹⁰, CPU".into(),
+            x: Axis::new("x", Scale::Linear),
+            y: Axis::new("y", Scale::Log10),
+            series,
+        };
+        line_chart(&dir, "lines", &chart).unwrap();
+        let bars = BarChart {
+            title: "bars, N = 2¹⁰, CPU".into(),
+            y_label: "ms".into(),
+            categories: vec!["a".into(), "b".into()],
+            series: vec![
+                ("x".into(), vec![0.01, 120.0]),
+                ("y".into(), vec![3.0, f64::NAN]),
+            ],
+        };
+        let [png, svg] = bar_chart(&dir, "bars", &bars).unwrap();
+        assert!(std::fs::metadata(png).unwrap().len() > 1000);
+        let svg = std::fs::read_to_string(svg).unwrap();
+        assert!(
+            svg.contains("10⁻²") && svg.contains("10²"),
+            "log axis labels"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -368,7 +368,14 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     let res = measure(s, &plan, k, &dir, &mut points, &mut slices);
     table(&mut report, &points);
     let answers = answer(&mut report, &points);
-    let figs = figures(&dir, &plan, &points, slices.as_ref(), &mut report);
+    let figs = figures(
+        &dir,
+        &plan,
+        &points,
+        slices.as_ref(),
+        &meta::figure_note(&s.backend, None),
+        &mut report,
+    );
     let err = res.and(figs).err();
     finish(s, &dir, &mut report, meta, err.as_ref())?;
     if let Some(e) = err {
@@ -958,6 +965,7 @@ fn figures(
     plan: &Plan,
     points: &[Point],
     slices: Option<&Slices>,
+    device: &str,
     report: &mut Report,
 ) -> Result<(), ReproError> {
     let mut drew = false;
@@ -991,8 +999,8 @@ fn figures(
             &stem,
             &LineChart {
                 title: format!(
-                    "Error against time, M = {}, {n} {set} queries",
-                    fmt_n(plan.conv_m)
+                    "Error against time, M = {}, {n} {set} queries ({device})",
+                    plot::n_label(plan.conv_m)
                 ),
                 x: Axis::new("time (ms)", Scale::Log10),
                 y: Axis::new("absolute error", Scale::Log10),
@@ -1034,8 +1042,8 @@ fn figures(
                 stem,
                 &HeatMap {
                     title: format!(
-                        "|error| of {what}, M = {}, z = {:.3} slice of the {}³ grid",
-                        fmt_n(plan.conv_m),
+                        "|error| of {what}, M = {}, z = {:.3} slice of the {}³ grid ({device})",
+                        plot::n_label(plan.conv_m),
                         c(sl.res / 2),
                         sl.res
                     ),

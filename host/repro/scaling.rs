@@ -60,7 +60,8 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     let mut rows = Vec::new();
     let res = measure(s, &ns, &p, repeats, &dir, &mut rows);
     table(&mut report, &rows);
-    let figs = figures(&dir, &rows, &mut report);
+    let note = meta::figure_note(&s.backend, None);
+    let figs = figures(&dir, &rows, &note, &mut report);
     let err = res.and(figs).err();
     finish(s, &dir, &mut report, meta, err.as_ref())?;
     if let Some(e) = err {
@@ -196,7 +197,7 @@ fn table(report: &mut Report, rows: &[Row]) {
     ));
 }
 
-fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproError> {
+fn figures(dir: &OutDir, rows: &[Row], note: &str, report: &mut Report) -> Result<(), ReproError> {
     let Some(last) = rows.last() else {
         return Ok(());
     };
@@ -218,7 +219,7 @@ fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproE
         dir.path(),
         "time-linear",
         &LineChart {
-            title: "Time against N (linear axes)".into(),
+            title: format!("Time against N, linear axes ({note})"),
             x: Axis::new("bodies N", Scale::Linear),
             y: Axis::new("time (ms)", Scale::Linear),
             series: data.clone(),
@@ -248,7 +249,7 @@ fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproE
         dir.path(),
         "time-loglog",
         &LineChart {
-            title: "Time against N (log-log axes)".into(),
+            title: format!("Time against N, log-log axes ({note})"),
             x: Axis::new("bodies N", Scale::Log2),
             y: Axis::new("time (ms)", Scale::Log10),
             series,

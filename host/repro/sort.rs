@@ -46,7 +46,8 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         Ok(()) => profile_section(s, n, &p, &dir, &mut report),
         Err(_) => Ok(()),
     };
-    let figures = figures(&dir, &rows, &mut report);
+    let note = meta::figure_note(&s.backend, Some(n));
+    let figures = figures(&dir, &rows, &note, &mut report);
     let err = res.and(profile).and(figures).err();
     finish(s, &dir, &mut report, meta, err.as_ref())?;
     if let Some(e) = err {
@@ -323,6 +324,7 @@ fn profile_section(
 fn figures(
     dir: &super::output::OutDir,
     rows: &[(Mode, StageTimes)],
+    note: &str,
     report: &mut Report,
 ) -> Result<(), ReproError> {
     if rows.is_empty() {
@@ -337,7 +339,7 @@ fn figures(
         dir.path(),
         "stages",
         &BarChart {
-            title: "Barnes–Hut stage times by traversal order".into(),
+            title: format!("Barnes–Hut stage times by traversal order ({note})"),
             y_label: "time (ms)".into(),
             categories: cats.clone(),
             series: vec![
@@ -363,7 +365,7 @@ fn figures(
         dir.path(),
         "ratios",
         &BarChart {
-            title: "Gravity-kernel time relative to tree-sorted".into(),
+            title: format!("Gravity-kernel time relative to tree-sorted ({note})"),
             y_label: "time / sorted time".into(),
             categories: cats,
             series: vec![

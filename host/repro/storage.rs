@@ -65,7 +65,8 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     let res = measure(s, &ns, &p, repeats, &dir, &mut rows, &mut limits);
     table(&mut report, &rows, &limits);
     let res = res.and_then(|()| scenes(s, &dir, &mut report));
-    let figs = figures(&dir, &rows, &mut report);
+    let note = meta::figure_note(&s.backend, None);
+    let figs = figures(&dir, &rows, &note, &mut report);
     let err = res.and(figs).err();
     finish(s, &dir, &mut report, meta, err.as_ref())?;
     if let Some(e) = err {
@@ -292,7 +293,7 @@ fn scenes(s: &Settings, dir: &OutDir, report: &mut Report) -> Result<(), ReproEr
     Ok(())
 }
 
-fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproError> {
+fn figures(dir: &OutDir, rows: &[Row], note: &str, report: &mut Report) -> Result<(), ReproError> {
     if rows.is_empty() {
         return Ok(());
     }
@@ -328,7 +329,7 @@ fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproE
         dir.path(),
         "bytes",
         &LineChart {
-            title: "Memory per body".into(),
+            title: format!("Memory per body ({note})"),
             x: Axis::new("bodies N", Scale::Log2),
             y: Axis::new("bytes per body", Scale::Linear),
             series: bytes,
@@ -339,7 +340,7 @@ fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproE
         dir.path(),
         "time",
         &LineChart {
-            title: "Build and traversal time".into(),
+            title: format!("Build and traversal time ({note})"),
             x: Axis::new("bodies N", Scale::Log2),
             y: Axis::new("time (ms)", Scale::Log10),
             series: times,

@@ -71,7 +71,8 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     let mut rows = Vec::new();
     let res = measure(s, n, &base, repeats, &targets, &dir, &mut rows);
     table(&mut report, &rows);
-    let figs = figures(&dir, &rows, &mut report);
+    let note = meta::figure_note(&s.backend, Some(n));
+    let figs = figures(&dir, &rows, &note, &mut report);
     let err = res.and(figs).err();
     finish(s, &dir, &mut report, meta, err.as_ref())?;
     if let Some(e) = err {
@@ -218,7 +219,7 @@ fn table(report: &mut Report, rows: &[Row]) {
     report.para(seed::CAVEAT);
 }
 
-fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproError> {
+fn figures(dir: &OutDir, rows: &[Row], note: &str, report: &mut Report) -> Result<(), ReproError> {
     if rows.is_empty() {
         return Ok(());
     }
@@ -233,7 +234,7 @@ fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproE
         dir.path(),
         "error",
         &LineChart {
-            title: "Relative error against float64 direct summation".into(),
+            title: format!("Relative error against float64 direct summation ({note})"),
             x: Axis::new("opening angle θ", Scale::Linear),
             y: Axis::new("relative acceleration error", Scale::Log10),
             series: vec![
@@ -249,7 +250,7 @@ fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproE
         dir.path(),
         "time",
         &LineChart {
-            title: "Barnes–Hut time against θ".into(),
+            title: format!("Barnes–Hut time against θ ({note})"),
             x: Axis::new("opening angle θ", Scale::Linear),
             y: Axis::new("time (ms)", Scale::Log10),
             series: vec![
@@ -265,7 +266,7 @@ fn figures(dir: &OutDir, rows: &[Row], report: &mut Report) -> Result<(), ReproE
         dir.path(),
         "pareto",
         &LineChart {
-            title: "Accuracy against cost (θ = 0.1 … 0.8)".into(),
+            title: format!("Accuracy against cost, θ = 0.1 … 0.8 ({note})"),
             x: Axis::new("gravity time (ms)", Scale::Log10),
             y: Axis::new("mean relative error", Scale::Log10),
             series: vec![

@@ -65,6 +65,46 @@ fn bh_error(e: BhError) -> PyErr {
     }
 }
 
+/// The (N, 4) float32 array as bodies: zero copy when NumPy's buffer is 16-byte aligned
+/// (`Body`'s alignment), else one copy into `owned`.
+fn body_view<'a>(
+    bodies: &'a PyReadonlyArray2<'_, f32>,
+    owned: &'a mut Vec<Body>,
+) -> PyResult<&'a [Body]> {
+    let shape = bodies.shape();
+    if shape.len() != 2 || shape[1] != 4 {
+        return Err(PyValueError::new_err(format!(
+            "bodies must have shape (N, 4), got {shape:?}"
+        )));
+    }
+    let flat = bodies
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("bodies must be C-contiguous"))?;
+    match bytemuck::try_cast_slice(flat) {
+        Ok(v) => Ok(v),
+        Err(_) => {
+            *owned = flat
+                .chunks_exact(4)
+                .map(|c| Body {
+                    x: c[0],
+                    y: c[1],
+                    z: c[2],
+                    m: c[3],
+                })
+                .collect();
+            Ok(owned)
+        }
+    }
+}
+
+/// An (N, 3) float32 array from flat rows.
+fn rows3<'py>(py: Python<'py>, flat: Vec<f32>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let n = flat.len() / 3;
+    numpy::ndarray::Array2::from_shape_vec((n, 3), flat)
+        .map(|a| a.into_pyarray(py))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// Accelerations of an (N, 4) float32 array of bodies (x, y, z, m): see `warpkit.gravity`.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -78,12 +118,6 @@ fn gravity<'py>(
     traversal_name: &str,
     backend_choice: &str,
 ) -> PyResult<Bound<'py, PyArray2<f32>>> {
-    let shape = bodies.shape();
-    if shape.len() != 2 || shape[1] != 4 {
-        return Err(PyValueError::new_err(format!(
-            "bodies must have shape (N, 4), got {shape:?}"
-        )));
-    }
     let t = traversal(traversal_name)?;
     if quadrupole && t == Traversal::Vote {
         return Err(PyValueError::new_err(
@@ -91,26 +125,8 @@ fn gravity<'py>(
         ));
     }
     let b = backend(backend_choice)?;
-    let flat = bodies
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("bodies must be C-contiguous"))?;
-    // Zero copy when NumPy's buffer is 16-byte aligned (Body's alignment), else one copy.
-    let owned: Vec<Body>;
-    let view: &[Body] = match bytemuck::try_cast_slice(flat) {
-        Ok(v) => v,
-        Err(_) => {
-            owned = flat
-                .chunks_exact(4)
-                .map(|c| Body {
-                    x: c[0],
-                    y: c[1],
-                    z: c[2],
-                    m: c[3],
-                })
-                .collect();
-            &owned
-        }
-    };
+    let mut owned = Vec::new();
+    let view = body_view(&bodies, &mut owned)?;
     let p = Params { theta, eps, g };
     let o = Options {
         sorted: true,
@@ -123,10 +139,179 @@ fn gravity<'py>(
         .detach(|| warpkit::bh::evaluate(&b, view, &p, &o))
         .map_err(bh_error)?
         .acc;
-    let flat: Vec<f32> = acc.iter().flat_map(|a| [a.x, a.y, a.z]).collect();
-    numpy::ndarray::Array2::from_shape_vec((n, 3), flat)
-        .map(|a| a.into_pyarray(py))
-        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    debug_assert_eq!(acc.len(), n);
+    rows3(py, acc.iter().flat_map(|a| [a.x, a.y, a.z]).collect())
+}
+
+/// Accelerations and potentials (`bh_gravity_group2_pot` or its CPU twin: monopoles, groups of
+/// up to 64): see `warpkit.gravity(..., potential=True)`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn gravity_potential<'py>(
+    py: Python<'py>,
+    bodies: PyReadonlyArray2<'py, f32>,
+    eps: f32,
+    theta: f32,
+    g: f32,
+    backend_choice: &str,
+) -> PyResult<(Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<f32>>)> {
+    let b = backend(backend_choice)?;
+    let mut owned = Vec::new();
+    let view = body_view(&bodies, &mut owned)?;
+    let p = Params { theta, eps, g };
+    let (acc, pot) = py
+        .detach(|| warpkit::bh::potential(&b, view, &p))
+        .map_err(bh_error)?;
+    Ok((
+        rows3(py, acc.iter().flat_map(|a| [a.x, a.y, a.z]).collect())?,
+        pot.into_pyarray(py),
+    ))
+}
+
+/// One of `names`' values by name, or a `ValueError` listing them.
+fn choose<T: Copy>(what: &str, name: &str, names: &[(&str, T)]) -> PyResult<T> {
+    names
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let all: Vec<_> = names.iter().map(|(n, _)| format!("{n:?}")).collect();
+            PyValueError::new_err(format!(
+                "{what} must be one of {}, not {name:?}",
+                all.join(", ")
+            ))
+        })
+}
+
+fn sbh_error(e: warpkit::sbh::gpu::SbhGpuError) -> PyErr {
+    match e {
+        warpkit::sbh::gpu::SbhGpuError::Input(_) => PyValueError::new_err(e.to_string()),
+        other => PyRuntimeError::new_err(other.to_string()),
+    }
+}
+
+/// Sums at query points (the CLI's `warpkit sbh` methods): see `warpkit.sbh`. Returns the field
+/// per query (the sum; for the smooth kernel its smooth distance) as float64.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn sbh<'py>(
+    py: Python<'py>,
+    sources: PyReadonlyArray2<'py, f32>,
+    queries: PyReadonlyArray2<'py, f32>,
+    dipoles: Option<PyReadonlyArray2<'py, f32>>,
+    method: &str,
+    kernel: &str,
+    param: Option<f32>,
+    samples: u32,
+    beta: f32,
+    levels: u32,
+    seed: u64,
+    coherent: bool,
+    paper_allocation: bool,
+    warps: &str,
+    moments: &str,
+    backend_choice: &str,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    use warpkit::device::sbh::SbhParams;
+    use warpkit::sbh::{self as s, Kernel, Moments, SbhTree, Sources, Summation, Warps};
+    #[derive(Clone, Copy, PartialEq)]
+    enum Method {
+        Sbh,
+        Bh,
+        BhQuery,
+        Direct,
+    }
+    let method = choose(
+        "method",
+        method,
+        &[
+            ("sbh", Method::Sbh),
+            ("bh", Method::Bh),
+            ("bh_query", Method::BhQuery),
+            ("direct", Method::Direct),
+        ],
+    )?;
+    let kernel = choose(
+        "kernel",
+        kernel,
+        &[
+            ("shifted", Kernel::Shifted),
+            ("plummer", Kernel::Plummer),
+            ("winding", Kernel::Winding),
+            ("smooth", Kernel::Smooth),
+        ],
+    )?;
+    let warps = choose(
+        "warps",
+        warps,
+        &[("morton", Warps::Morton), ("rows", Warps::Rows)],
+    )?;
+    let moments = choose(
+        "moments",
+        moments,
+        &[
+            ("monopole", Moments::Monopole),
+            ("quadrupole", Moments::Quadrupole),
+        ],
+    )?;
+    let input = |e: s::SbhError| PyValueError::new_err(e.to_string());
+    s::validate_samples(samples).map_err(input)?;
+    s::validate_levels(levels).map_err(input)?;
+    s::validate_beta(beta).map_err(input)?;
+    let k = kernel.spec(param.unwrap_or(kernel.default_param()));
+    moments.validate(k).map_err(input)?;
+    let mut owned = Vec::new();
+    let bodies = body_view(&sources, &mut owned)?.to_vec();
+    let triples = |a: &PyReadonlyArray2<'py, f32>, what: &str| -> PyResult<Vec<[f32; 3]>> {
+        let shape = a.shape();
+        if shape.len() != 2 || shape[1] != 3 {
+            return Err(PyValueError::new_err(format!(
+                "{what} must have shape (N, 3), got {shape:?}"
+            )));
+        }
+        let flat = a
+            .as_slice()
+            .map_err(|_| PyValueError::new_err(format!("{what} must be C-contiguous")))?;
+        Ok(flat.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
+    };
+    let q = triples(&queries, "queries")?;
+    let dipoles = match &dipoles {
+        Some(d) => triples(d, "dipoles")?,
+        None => Vec::new(),
+    };
+    let src = Sources { bodies, dipoles };
+    let p = SbhParams {
+        kernel: k,
+        samples,
+        seed,
+        levels,
+        allocate: !paper_allocation,
+    };
+    let b = backend(backend_choice)?;
+    let sums: Vec<f64> = py
+        .detach(|| {
+            s::validate(&src, &q, k)?;
+            // As the CLI: every method evaluates the queries in Morton order; sums come back in
+            // the queries' own order.
+            let order = s::query_order(&q);
+            let o = Some(order.as_slice());
+            let tree = SbhTree::build(&src);
+            let quad = moments == Moments::Quadrupole;
+            let (sum, _) = Summation::build(&b, src, tree, quad)?;
+            let f32s = |v: Vec<f32>| v.into_iter().map(f64::from).collect();
+            Ok::<_, s::gpu::SbhGpuError>(match method {
+                Method::Sbh => f32s(sum.estimate(&q, &p, coherent, o)?.0),
+                Method::Bh => f32s(sum.barnes_hut_grouped(&q, k, beta, o, warps, moments)?.0),
+                Method::BhQuery => f32s(sum.barnes_hut(&q, k, beta, o)?.0),
+                Method::Direct => sum.brute_force(&q, k)?.0,
+            })
+        })
+        .map_err(sbh_error)?;
+    Ok(sums
+        .into_iter()
+        .map(|v| s::field(k, v))
+        .collect::<Vec<f64>>()
+        .into_pyarray(py))
 }
 
 /// CSR arrays (data, indices, indptr) of the hex8 stiffness matrix: see `warpkit.fem.assemble`.
@@ -222,6 +407,8 @@ fn toml_config(text: &str) -> PyResult<warpkit::nbody::run::RunConfig> {
 #[pymodule]
 fn _warpkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gravity, m)?)?;
+    m.add_function(wrap_pyfunction!(gravity_potential, m)?)?;
+    m.add_function(wrap_pyfunction!(sbh, m)?)?;
     m.add_function(wrap_pyfunction!(fem_assemble, m)?)?;
     m.add_function(wrap_pyfunction!(nbody, m)?)?;
     m.add_function(wrap_pyfunction!(backend_name, m)?)?;

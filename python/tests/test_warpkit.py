@@ -164,3 +164,149 @@ image_every = 0
     assert (tmp_path / "run" / "snapshot_final.gadget").exists()
     with pytest.raises(ValueError):
         warpkit.nbody("[run]\ndt = -1\n", out=str(tmp_path / "bad"))
+
+
+def direct_potential(bodies, eps, G=1.0):
+    """float64 potential of the others, -G Σ_{j≠i} m_j / sqrt(r² + ε²)."""
+    x = bodies[:, :3].astype(np.float64)
+    m = bodies[:, 3].astype(np.float64)
+    d = x[None, :, :] - x[:, None, :]
+    inv = 1.0 / np.sqrt((d * d).sum(-1) + eps * eps)
+    np.fill_diagonal(inv, 0.0)
+    return -G * (inv * m[None, :]).sum(1)
+
+
+def test_gravity_potential_matches_the_float64_direct_sum():
+    rng = np.random.default_rng(SEED + 5)
+    b = plummer_like(2000, rng)
+    ref_acc, ref_pot = direct_sum(b, 0.05, G=2.0), direct_potential(b, 0.05, G=2.0)
+    # θ = 0: every body listed, float32 rounding only (the self term m/ε would be ~1e-2 of φ).
+    for theta, pot_bound, acc_bound in [(0.0, 1e-5, 1e-5), (0.5, 2e-3, 3e-3)]:
+        acc, pot = warpkit.gravity(b, eps=0.05, theta=theta, G=2.0, potential=True)
+        assert acc.shape == (2000, 3) and pot.shape == (2000,) and pot.dtype == np.float32
+        err = np.abs(pot - ref_pot) / np.abs(ref_pot)
+        assert err.max() < pot_bound, (theta, err.max(), SEED)
+        aerr = np.linalg.norm(acc - ref_acc, axis=1) / np.linalg.norm(ref_acc, axis=1)
+        assert np.median(aerr) < acc_bound, (theta, np.median(aerr), SEED)
+    # The same bodies as positions + masses.
+    _, pot2 = warpkit.gravity(b[:, :3], b[:, 3], eps=0.05, theta=0.0, G=2.0, potential=True)
+    err = np.abs(pot2 - ref_pot) / np.abs(ref_pot)
+    assert err.max() < 1e-5
+
+
+def test_gravity_potential_bad_input_is_value_errors():
+    b = plummer_like(100, np.random.default_rng(SEED + 6))
+    with pytest.raises(ValueError):
+        warpkit.gravity(b, potential=True, quadrupole=True)
+    with pytest.raises(ValueError):
+        warpkit.gravity(b, potential=True, traversal="vote")
+    with pytest.raises(ValueError):
+        warpkit.gravity(b[:, :3], potential=True)
+    b[7, 1] = np.nan
+    with pytest.raises(ValueError):
+        warpkit.gravity(b, potential=True)
+
+
+def sbh_reference(src, q, kernel, param, normals=None):
+    """float64 sums of the kernels of ``warpkit.sbh`` (the smooth one as its distance)."""
+    d = src[None, :, :3].astype(np.float64) - q[:, None, :].astype(np.float64)  # source − query
+    r = np.sqrt((d * d).sum(-1))
+    w = src[None, :, 3].astype(np.float64)
+    if kernel == "shifted":
+        return -(w / (r + param)).sum(1)
+    if kernel == "plummer":
+        return -(w / np.sqrt(r * r + param * param)).sum(1)
+    if kernel == "winding":
+        dn = (d * normals[None, :, :].astype(np.float64)).sum(-1)
+        return (dn / (4 * np.pi * r ** 3)).sum(1)
+    return -np.log((w * np.exp(-param * r)).sum(1)) / param
+
+
+def uniform_sources(m, rng):
+    s = np.empty((m, 4), dtype=np.float32)
+    s[:, :3] = rng.random((m, 3)) - 0.5
+    s[:, 3] = 1.0 / m
+    return s
+
+
+def test_sbh_methods_match_the_float64_direct_sum():
+    rng = np.random.default_rng(SEED + 7)
+    src = uniform_sources(4000, rng)
+    q = (rng.random((500, 3)) - 0.5).astype(np.float32)
+    for kernel, param in [("shifted", 0.1), ("plummer", 0.1), ("smooth", 50.0)]:
+        ref = sbh_reference(src, q, kernel, param)
+        scale = np.abs(ref).max()
+        # (method, options, bound on the mean |error| / max |ref|, about 10× what is measured):
+        # direct in float32 terms; Barnes–Hut at β = 2, quadrupoles ~30× better than monopoles;
+        # the stochastic estimate with 8 paths per stratum.
+        errs = {}
+        for method, opts, bound in [
+            ("direct", {}, 1e-6),
+            ("bh", {}, 5e-4),
+            ("bh", {"moments": "quadrupole"}, 2e-5),
+            ("bh_query", {}, 2e-3),
+            ("sbh", {"samples": 8}, 1e-3),
+        ]:
+            got = warpkit.sbh(src, q, kernel=kernel, param=param, method=method, **opts)
+            assert got.shape == (500,) and got.dtype == np.float64
+            assert np.isfinite(got).all(), (kernel, method)
+            err = np.abs(got - ref).mean() / scale
+            errs[method, "moments" in opts] = err
+            # The smooth distance of a noisy estimate is heavy-tailed (-ln of a small sum):
+            # its stochastic error is not bounded here, its Barnes–Hut ones are.
+            if not (kernel == "smooth" and method == "sbh"):
+                assert err < bound, (kernel, method, opts, err, SEED)
+        assert errs["bh", True] < errs["bh", False], (kernel, errs, SEED)
+    # The estimator is unbiased: more paths, less error (S = 1 against S = 16, same seed).
+    ref = sbh_reference(src, q, "shifted", 0.1)
+    e1 = np.abs(warpkit.sbh(src, q, samples=1) - ref).mean()
+    e16 = np.abs(warpkit.sbh(src, q, samples=16) - ref).mean()
+    assert e16 < 0.45 * e1, (e1, e16, SEED)  # 1/√16 = 0.25 for pure noise
+
+
+def test_sbh_winding_number_of_a_sphere():
+    rng = np.random.default_rng(SEED + 8)
+    m, r = 4000, 0.3
+    n = rng.normal(size=(m, 3))
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    area = 4 * np.pi * r * r / m
+    q = np.array([[0.0, 0.0, 0.0], [0.1, -0.05, 0.02], [0.45, 0.0, 0.0], [0.0, 0.4, 0.3]],
+                 dtype=np.float32)
+    got = warpkit.sbh((r * n).astype(np.float32), q, np.full(m, area), normals=area * n,
+                      kernel="winding", method="direct")
+    ref = sbh_reference(np.hstack([r * n, np.full((m, 1), area)]).astype(np.float32), q,
+                        "winding", 0.0, normals=(area * n).astype(np.float32))
+    np.testing.assert_allclose(got, ref, atol=1e-4)
+    # Inside 1, outside 0, up to the samples' quadrature error.
+    np.testing.assert_allclose(got, [1, 1, 0, 0], atol=0.05)
+
+
+def test_sbh_bad_input_is_value_errors():
+    rng = np.random.default_rng(SEED + 9)
+    src = uniform_sources(200, rng)
+    q = (rng.random((20, 3)) - 0.5).astype(np.float32)
+    bad_src = src.copy()
+    bad_src[3, 2] = np.nan
+    bad_q = q.copy()
+    bad_q[4, 0] = np.nan
+    for call in [
+        lambda: warpkit.sbh(src[:, :3], q),                       # no weights
+        lambda: warpkit.sbh(src, q[:, :2]),                       # (Q, 2) queries
+        lambda: warpkit.sbh(src[:, :3], q, np.ones(199)),         # weights of the wrong length
+        lambda: warpkit.sbh(bad_src, q),
+        lambda: warpkit.sbh(src, bad_q),
+        lambda: warpkit.sbh(src, q, method="fmm"),
+        lambda: warpkit.sbh(src, q, kernel="gauss"),
+        lambda: warpkit.sbh(src, q, samples=0),
+        lambda: warpkit.sbh(src, q, samples=-1),
+        lambda: warpkit.sbh(src, q, levels=3),
+        lambda: warpkit.sbh(src, q, beta=-1.0),
+        lambda: warpkit.sbh(src, q, kernel="winding", normals=np.ones((199, 3))),
+        lambda: warpkit.sbh(src, q, kernel="winding"),            # no normals
+        lambda: warpkit.sbh(src, q, kernel="winding", moments="quadrupole", method="bh",
+                            normals=np.ones((200, 3))),
+        lambda: warpkit.sbh(src, src[:5, :3], param=0.0),         # a query on a source, δ = 0
+        lambda: warpkit.sbh(src, np.zeros((0, 3), np.float32)),
+    ]:
+        with pytest.raises(ValueError):
+            call()
