@@ -472,7 +472,6 @@ fn relative_criterion_error_follows_alpha() {
     }
 }
 
-<<<<<<< HEAD
 /// The sorted build (keys, radix order, pairs) makes the insertion's tree: same cells, same
 /// bodies in each slot, same cell count and depth, on every scene, clusters closer than the keys
 /// resolve (the insertion list), coincident bodies (buckets) and tiny inputs.
@@ -542,7 +541,9 @@ fn sorted_build_makes_the_insertion_tree() {
                 "{name}"
             );
         }
-=======
+    }
+}
+
 /// `bh::potential` (the twin of `bh_gravity_group2_pot`) against a float64 direct sum of
 /// `−G Σ_{j≠i} m_j / √(r² + ε²)`: exact to float32 rounding at θ = 0, within 1e-3 at θ = 0.5
 /// (keeping the self term −m/ε would be off by about 0.5% here).
@@ -586,6 +587,5 @@ fn potential_matches_the_float64_direct_sum() {
         let picked: Vec<_> = idx.iter().map(|&i| acc[i]).collect();
         let e = relative_errors(&picked, &reference);
         assert!(e.iter().all(|&e| e < 20.0 * bound), "θ = {theta}: {e:?}");
->>>>>>> io-npyz
     }
 }

@@ -166,76 +166,66 @@ fn empty_tree(n: usize, layout: Layout, header: TreeHeader) -> Tree {
     }
 }
 
-/// Inserts `list` one body at a time as the GPU kernel does, below whatever cells the tree
-/// holds, new cells taken below `bottom`. `None` when the cells run out.
+/// Inserts `list` one body at a time as the GPU kernel does ([`morton::insert_owned`]), below
+/// whatever cells the tree holds, new cells taken below `bottom`. `None` when the cells run out.
 fn insert_list(
     bodies: &[Body],
     tree: &mut Tree,
     bottom: &mut i32,
     list: impl IntoIterator<Item = i32>,
 ) -> Option<()> {
-    let n = bodies.len() as i32;
-    let layout = tree.layout;
-    let cells = layout.cells as usize;
-    let h = &mut tree.header;
-    let (root_c, root_half) = dev::root_cell(h);
-    let root = layout.root();
-    let (child, next) = (&mut tree.child, &mut tree.next);
-    for i in list {
-        let p = bodies[i as usize].pos();
-        let (mut c, mut half, mut depth) = (root_c, root_half, 0u32);
-        let mut o = dev::octant(p, c);
-        let mut s = layout.slot(root, o);
-        while child[s] >= n {
-            let cell = child[s] - n;
-            half *= 0.5;
-            c = dev::child_center(c, half, o);
-            depth += 1;
-            o = dev::octant(p, c);
-            s = layout.slot(cell, o);
+    struct Owned<'a> {
+        bodies: &'a [Body],
+        child: &'a mut [i32],
+        next: &'a mut [i32],
+        bottom: &'a mut i32,
+        bucketed: &'a mut u32,
+        layout: Layout,
+    }
+    impl morton::OwnedTree for Owned<'_> {
+        fn slot(&self, s: usize) -> i32 {
+            self.child[s]
         }
-        let b = child[s];
-        if b == EMPTY {
-            child[s] = i;
-            continue;
+        fn set_slot(&mut self, s: usize, v: i32) {
+            self.child[s] = v;
         }
-        let q = bodies[b as usize].pos();
-        let mut cur = s;
-        loop {
-            if depth as usize >= MAX_DEPTH {
-                next[i as usize] = next[b as usize];
-                next[b as usize] = i;
-                h.bucketed += 1;
-                child[cur] = b;
-                break;
-            }
-            *bottom -= 1;
-            let cell = if layout.is_sparse() {
-                if cur >= cells {
-                    return None;
-                }
-                cur as i32
+        fn next(&self, b: i32) -> i32 {
+            self.next[b as usize]
+        }
+        fn set_next(&mut self, b: i32, v: i32) {
+            self.next[b as usize] = v;
+        }
+        fn pos(&self, b: i32) -> [f32; 3] {
+            self.bodies[b as usize].pos()
+        }
+        fn new_cell(&mut self, cur: usize) -> Option<i32> {
+            // As the kernel: the counter moves in either storage; sparse cells are their slot.
+            *self.bottom -= 1;
+            if self.layout.is_sparse() {
+                (cur < self.layout.cells as usize).then_some(cur as i32)
             } else {
-                if *bottom < 0 {
-                    return None;
-                }
-                *bottom
-            };
-            half *= 0.5;
-            c = dev::child_center(c, half, o);
-            depth += 1;
-            h.depth = h.depth.max(depth);
-            child[cur] = n + cell;
-            let ob = dev::octant(q, c);
-            o = dev::octant(p, c);
-            if ob != o {
-                child[layout.slot(cell, ob)] = b;
-                child[layout.slot(cell, o)] = i;
-                break;
+                (*self.bottom >= 0).then_some(*self.bottom)
             }
-            cur = layout.slot(cell, o);
+        }
+        fn bucketed(&mut self) {
+            *self.bucketed += 1;
         }
     }
+    let root = dev::root_cell(&tree.header);
+    let mut depth = tree.header.depth;
+    let mut t = Owned {
+        bodies,
+        child: &mut tree.child,
+        next: &mut tree.next,
+        bottom,
+        bucketed: &mut tree.header.bucketed,
+        layout: tree.layout,
+    };
+    for i in list {
+        let d = morton::insert_owned(&mut t, tree.layout, bodies.len() as i32, root, i)?;
+        depth = depth.max(d);
+    }
+    tree.header.depth = depth;
     Some(())
 }
 

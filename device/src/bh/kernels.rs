@@ -127,7 +127,6 @@ pub(crate) unsafe fn init_cell(
 /// a locked slot retries its body from the root. Under Volta+ independent thread scheduling a
 /// lane waiting on a lane of its own warp still lets it progress, so there is no deadlock.
 #[crate::kernel]
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn bh_build(
     bodies: *const Body,
     n: u32,
@@ -138,156 +137,118 @@ pub unsafe fn bh_build(
     start: *mut i32,
     layout: Layout,
 ) {
+    // SAFETY: the header was completed by the bounding-box launch before this one.
+    let (root_c, root_half) = root_cell(unsafe { &*header });
+    let root = layout.root();
+    let ni = n as i32;
     let stride = grid_size_1d() as i32;
     let mut i = index_1d() as i32;
     // The deepest level this thread created, published once at the end: an atomic max per new
     // cell would serialise half a million updates on one address.
     let mut deepest = 0u32;
-    // SAFETY: forwarded contract.
+    // SAFETY: all indices below stay within the documented array sizes.
     unsafe {
-        while i < n as i32 {
-            match insert_body(bodies, n, header, child, next, count, start, layout, i) {
-                Inserted::Done(d) => {
-                    deepest = deepest.max(d);
-                    i += stride;
-                }
-                Inserted::Retry => {}
-                Inserted::Stop => return,
+        while i < ni {
+            if read_volatile(&raw const (*header).error) != 0 {
+                return;
             }
+            let p = (*bodies.add(i as usize)).pos();
+            // Descend to the slot where body i belongs.
+            let (mut c, mut half, mut depth) = (root_c, root_half, 0u32);
+            let mut o = octant(p, c);
+            let mut s = layout.slot(root, o);
+            // Relaxed strong loads (L2, no L1 invalidation per level as an acquire costs): a
+            // slot only ever moves forward — EMPTY, then LOCKED and a body in turn, then a cell
+            // for good — and every slot starts EMPTY (the buffer is filled before the launch), so
+            // whatever a read returns, however stale, is a value the slot held during this build.
+            // A cell is final, so descending through one is right; an EMPTY, body or LOCKED that
+            // is out of date makes the CAS below fail, and the body is retried.
+            let mut ch = load_relaxed_u32(child.add(s).cast()) as i32;
+            while ch >= ni {
+                half *= 0.5;
+                c = child_center(c, half, o);
+                depth += 1;
+                o = octant(p, c);
+                s = layout.slot(ch - ni, o);
+                ch = load_relaxed_u32(child.add(s).cast()) as i32;
+            }
+            if ch == LOCKED || atomic_cas_i32(child.add(s), ch, LOCKED) != ch {
+                continue; // another thread is rewriting this slot: retry from the root
+            }
+            if ch == EMPTY {
+                write_volatile(child.add(s), i);
+                i += stride;
+                continue;
+            }
+            // The relaxed CAS took the lock; the fence orders what the previous holder of this
+            // slot wrote (bucket chains) before our reads of it (acquire; no SC needed).
+            fence_acq_rel_device();
+            // The slot holds body b: subdivide until b and i fall in different octants. New cells
+            // stay private (behind the lock) until the lock is released with the top one.
+            let b = ch;
+            let q = (*bodies.add(b as usize)).pos();
+            let mut top = b; // what the locked slot will hold on release
+            let mut cur = s;
+            loop {
+                if depth as usize >= MAX_DEPTH {
+                    // Coincident for float32: bucket i behind b. Volatile: another thread may have
+                    // chained behind b a moment ago, and L1 is not coherent across SMs.
+                    write_volatile(next.add(i as usize), read_volatile(next.add(b as usize)));
+                    write_volatile(next.add(b as usize), i);
+                    atomic_add_u32(&raw mut (*header).bucketed, 1);
+                    if cur != s {
+                        *child.add(cur) = b;
+                    }
+                    break;
+                }
+                // Dense: the next free cell. Sparse: the cell is the slot it fills; the counter
+                // then only counts cells in use.
+                let counted = atomic_add_i32(&raw mut (*header).bottom, -1) - 1;
+                let cell = if layout.is_sparse() {
+                    if cur < layout.cells as usize {
+                        cur as i32
+                    } else {
+                        -1
+                    }
+                } else {
+                    counted
+                };
+                if cell < 0 {
+                    // Out of cells: put b back where it was and stop every thread.
+                    if cur != s {
+                        *child.add(cur) = b;
+                    }
+                    write_volatile(&raw mut (*header).error, ERR_OVERFLOW);
+                    fence_device();
+                    write_volatile(child.add(s), top);
+                    return;
+                }
+                init_cell(layout, cell, child, count, start);
+                half *= 0.5;
+                c = child_center(c, half, o);
+                depth += 1;
+                deepest = deepest.max(depth);
+                if top == b {
+                    top = ni + cell;
+                } else {
+                    *child.add(cur) = ni + cell;
+                }
+                let ob = octant(q, c);
+                o = octant(p, c);
+                if ob != o {
+                    *child.add(layout.slot(cell, ob)) = b;
+                    *child.add(layout.slot(cell, o)) = i;
+                    break;
+                }
+                cur = layout.slot(cell, o);
+            }
+            // Publish the new subtree: its contents must be visible before the slot says so.
+            store_release_u32(child.add(s).cast(), top as u32);
+            i += stride;
         }
         if deepest > 0 {
             atomic_max_u32(&raw mut (*header).depth, deepest);
         }
-    }
-}
-
-/// What one insertion attempt did.
-pub(crate) enum Inserted {
-    /// Placed; the depth reached.
-    Done(u32),
-    /// The slot was locked or changed: try again from the root.
-    Retry,
-    /// The tree overflowed (`header.error` set): every thread stops.
-    Stop,
-}
-
-/// One attempt to insert body `i` (see [`bh_build`]).
-///
-/// # Safety
-/// As [`bh_build`]; `i < n`.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn insert_body(
-    bodies: *const Body,
-    n: u32,
-    header: *mut TreeHeader,
-    child: *mut i32,
-    next: *mut i32,
-    count: *mut u32,
-    start: *mut i32,
-    layout: Layout,
-    i: i32,
-) -> Inserted {
-    let ni = n as i32;
-    // SAFETY: all indices below stay within the documented array sizes; the header's box was
-    // completed by the bounding-box launch.
-    unsafe {
-        if read_volatile(&raw const (*header).error) != 0 {
-            return Inserted::Stop;
-        }
-        let (root_c, root_half) = root_cell(&*header);
-        let root = layout.root();
-        let p = (*bodies.add(i as usize)).pos();
-        // Descend to the slot where body i belongs.
-        let (mut c, mut half, mut depth) = (root_c, root_half, 0u32);
-        let mut o = octant(p, c);
-        let mut s = layout.slot(root, o);
-        // Relaxed strong loads (L2, no L1 invalidation per level as an acquire costs): a
-        // slot only ever moves forward — EMPTY, then LOCKED and a body in turn, then a cell
-        // for good — and every slot starts EMPTY (the buffer is filled before the launch), so
-        // whatever a read returns, however stale, is a value the slot held during this build.
-        // A cell is final, so descending through one is right; an EMPTY, body or LOCKED that
-        // is out of date makes the CAS below fail, and the body is retried.
-        let mut ch = load_relaxed_u32(child.add(s).cast()) as i32;
-        while ch >= ni {
-            half *= 0.5;
-            c = child_center(c, half, o);
-            depth += 1;
-            o = octant(p, c);
-            s = layout.slot(ch - ni, o);
-            ch = load_relaxed_u32(child.add(s).cast()) as i32;
-        }
-        if ch == LOCKED || atomic_cas_i32(child.add(s), ch, LOCKED) != ch {
-            return Inserted::Retry; // another thread is rewriting this slot
-        }
-        if ch == EMPTY {
-            write_volatile(child.add(s), i);
-            return Inserted::Done(depth);
-        }
-        // The relaxed CAS took the lock; the fence orders what the previous holder of this
-        // slot wrote (bucket chains) before our reads of it (acquire; no SC needed).
-        fence_acq_rel_device();
-        // The slot holds body b: subdivide until b and i fall in different octants. New cells
-        // stay private (behind the lock) until the lock is released with the top one.
-        let b = ch;
-        let q = (*bodies.add(b as usize)).pos();
-        let mut top = b; // what the locked slot will hold on release
-        let mut cur = s;
-        loop {
-            if depth as usize >= MAX_DEPTH {
-                // Coincident for float32: bucket i behind b. Volatile: another thread may have
-                // chained behind b a moment ago, and L1 is not coherent across SMs.
-                write_volatile(next.add(i as usize), read_volatile(next.add(b as usize)));
-                write_volatile(next.add(b as usize), i);
-                atomic_add_u32(&raw mut (*header).bucketed, 1);
-                if cur != s {
-                    *child.add(cur) = b;
-                }
-                break;
-            }
-            // Dense: the next free cell. Sparse: the cell is the slot it fills; the counter
-            // then only counts cells in use.
-            let counted = atomic_add_i32(&raw mut (*header).bottom, -1) - 1;
-            let cell = if layout.is_sparse() {
-                if cur < layout.cells as usize {
-                    cur as i32
-                } else {
-                    -1
-                }
-            } else {
-                counted
-            };
-            if cell < 0 {
-                // Out of cells: put b back where it was and stop every thread.
-                if cur != s {
-                    *child.add(cur) = b;
-                }
-                write_volatile(&raw mut (*header).error, ERR_OVERFLOW);
-                fence_device();
-                write_volatile(child.add(s), top);
-                return Inserted::Stop;
-            }
-            init_cell(layout, cell, child, count, start);
-            half *= 0.5;
-            c = child_center(c, half, o);
-            depth += 1;
-            if top == b {
-                top = ni + cell;
-            } else {
-                *child.add(cur) = ni + cell;
-            }
-            let ob = octant(q, c);
-            o = octant(p, c);
-            if ob != o {
-                *child.add(layout.slot(cell, ob)) = b;
-                *child.add(layout.slot(cell, o)) = i;
-                break;
-            }
-            cur = layout.slot(cell, o);
-        }
-        // Publish the new subtree: its contents must be visible before the slot says so.
-        store_release_u32(child.add(s).cast(), top as u32);
-        Inserted::Done(depth)
     }
 }
 

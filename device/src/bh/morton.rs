@@ -14,11 +14,12 @@
 //!    parent's slot and each body into its deepest cell's slot, finding a cell made at an earlier
 //!    pair by a galloping search over the keys ([`cell_at`]);
 //! 5. bodies that share all [`KEY_LEVELS`] levels with a neighbour (closer than 2^-21 of the box)
-//!    go to a list that [`bh_build_list`] inserts the old way below the deepest sorted cells.
+//!    form runs of equal keys below one deepest sorted cell; [`bh_build_list`] gives each run to
+//!    one thread, which inserts its bodies one by one ([`insert_owned`], the CPU twin's
+//!    insertion too): the subtree is that thread's alone, so there are no locks.
 //!
 //! Dense storage only; the sparse layout's implicit indices keep the locked insertion.
 
-use super::kernels::{Inserted, insert_body};
 use super::*;
 use crate::gpu::atomic::*;
 use crate::gpu::thread::*;
@@ -168,6 +169,79 @@ pub fn link_pair(
     Some((parent, key_octant(ki, deepest + 1)))
 }
 
+/// A tree that one owner inserts into without locks: the CPU twin's vectors, or on the GPU a
+/// subtree that one thread owns.
+pub trait OwnedTree {
+    fn slot(&self, s: usize) -> i32;
+    fn set_slot(&mut self, s: usize, v: i32);
+    fn next(&self, b: i32) -> i32;
+    fn set_next(&mut self, b: i32, v: i32);
+    fn pos(&self, b: i32) -> [f32; 3];
+    /// A fresh cell (eight empty slots, count 0, start −1) for the slot `cur`, or `None` when
+    /// none is left.
+    fn new_cell(&mut self, cur: usize) -> Option<i32>;
+    /// One more body in a bucket.
+    fn bucketed(&mut self);
+}
+
+/// Inserts body `i` as the locked kernel would, its owner alone writing: descends through the
+/// cells to the slot where `i` belongs, then subdivides while `i` and the body there share an
+/// octant (past [`MAX_DEPTH`], a bucket). The deepest level of a cell it created (0 for none), or
+/// `None` when the cells ran out.
+#[inline(always)]
+pub fn insert_owned<T: OwnedTree>(
+    t: &mut T,
+    layout: Layout,
+    n: i32,
+    root: ([f32; 3], f32),
+    i: i32,
+) -> Option<u32> {
+    let p = t.pos(i);
+    let (mut c, mut half, mut depth) = (root.0, root.1, 0u32);
+    let mut o = octant(p, c);
+    let mut s = layout.slot(layout.root(), o);
+    while t.slot(s) >= n {
+        let cell = t.slot(s) - n;
+        half *= 0.5;
+        c = child_center(c, half, o);
+        depth += 1;
+        o = octant(p, c);
+        s = layout.slot(cell, o);
+    }
+    let b = t.slot(s);
+    if b == EMPTY {
+        t.set_slot(s, i);
+        return Some(0);
+    }
+    let q = t.pos(b);
+    let mut cur = s;
+    let mut created = 0;
+    loop {
+        if depth as usize >= MAX_DEPTH {
+            let nb = t.next(b);
+            t.set_next(i, nb);
+            t.set_next(b, i);
+            t.bucketed();
+            t.set_slot(cur, b);
+            return Some(created);
+        }
+        let cell = t.new_cell(cur)?;
+        half *= 0.5;
+        c = child_center(c, half, o);
+        depth += 1;
+        created = depth;
+        t.set_slot(cur, n + cell);
+        let ob = octant(q, c);
+        o = octant(p, c);
+        if ob != o {
+            t.set_slot(layout.slot(cell, ob), b);
+            t.set_slot(layout.slot(cell, o), i);
+            return Some(created);
+        }
+        cur = layout.slot(cell, o);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // kernels
 // ---------------------------------------------------------------------------------------------
@@ -295,9 +369,9 @@ pub unsafe fn bh_morton_cells(
     }
 }
 
-/// Step 4b: pair `i`'s cells into their parents' slots, body `vals[i]` into its cell's slot, or
-/// onto `list` (`*list_len` counting, starting at 0) when it shares every key level with a
-/// neighbour. Nothing when the cells did not fit. Any grid.
+/// Step 4b: pair `i`'s cells into their parents' slots, body `vals[i]` into its cell's slot;
+/// when it shares every key level with a neighbour, nothing, or `i` onto `list` (`*list_len`
+/// counting, starting at 0) if it starts such a run. Nothing when the cells did not fit. Any grid.
 #[crate::kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn bh_morton_link(
@@ -328,20 +402,26 @@ pub unsafe fn bh_morton_link(
             let b = *vals.add(i as usize);
             match slot {
                 Some((p, o)) => *child.add(layout.slot(p, o)) = b as i32,
-                None => *list.add(atomic_add_u32(list_len, 1) as usize) = b,
+                // The first body of a run of equal keys stands for the run.
+                None if pair_levels(&key, n as usize, i as isize - 1) < KEY_LEVELS => {
+                    *list.add(atomic_add_u32(list_len, 1) as usize) = i;
+                }
+                None => {}
             }
             i += grid_size_1d();
         }
     }
 }
 
-/// Step 5: inserts bodies `list[0..*list_len]` as [`super::kernels::bh_build`] does (they descend
-/// through the sorted cells, all final, and lock only below them). Any grid of
-/// [`TREE_BLOCK`]-thread blocks.
+/// Step 5: each run of equal keys starting at sorted position `list[r]` (`r < *list_len`) is
+/// inserted body by body by one thread ([`insert_owned`]): new cells are taken below
+/// `header.bottom`; on overflow `header.error` is set. Any grid.
 #[crate::kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn bh_build_list(
     bodies: *const Body,
+    keys: *const u64,
+    vals: *const u32,
     n: u32,
     header: *mut TreeHeader,
     child: *mut i32,
@@ -352,24 +432,89 @@ pub unsafe fn bh_build_list(
     list: *const u32,
     list_len: *const u32,
 ) {
-    // SAFETY: list holds *list_len bodies below n; the rest as in bh_build.
+    // SAFETY: list holds *list_len sorted positions below n; each run's subtree is written by
+    // its thread alone (module docs); the other arrays as in bh_build.
     unsafe {
+        let root = root_cell(&*header);
+        let mut t = OwnedSubtree {
+            bodies,
+            header,
+            child,
+            next,
+            count,
+            start,
+            layout,
+        };
         let len = *list_len;
-        let mut k = index_1d();
+        let mut r = index_1d();
         let mut deepest = 0;
-        while k < len {
-            let i = *list.add(k as usize) as i32;
-            match insert_body(bodies, n, header, child, next, count, start, layout, i) {
-                Inserted::Done(d) => {
-                    deepest = deepest.max(d);
-                    k += grid_size_1d();
+        while r < len {
+            let first = *list.add(r as usize) as usize;
+            let mut j = first;
+            while j < n as usize && *keys.add(j) == *keys.add(first) {
+                match insert_owned(&mut t, layout, n as i32, root, *vals.add(j) as i32) {
+                    Some(d) => deepest = deepest.max(d),
+                    None => {
+                        (*header).error = ERR_OVERFLOW;
+                        return;
+                    }
                 }
-                Inserted::Retry => {}
-                Inserted::Stop => return,
+                j += 1;
             }
+            r += grid_size_1d();
         }
         if deepest > 0 {
             atomic_max_u32(&raw mut (*header).depth, deepest);
         }
+    }
+}
+
+/// Device memory as one thread's [`OwnedTree`].
+struct OwnedSubtree {
+    bodies: *const Body,
+    header: *mut TreeHeader,
+    child: *mut i32,
+    next: *mut i32,
+    count: *mut u32,
+    start: *mut i32,
+    layout: Layout,
+}
+
+// SAFETY (every access): pointers and indices as in `bh_build_list`'s contract.
+impl OwnedTree for OwnedSubtree {
+    #[inline(always)]
+    fn slot(&self, s: usize) -> i32 {
+        unsafe { *self.child.add(s) }
+    }
+    #[inline(always)]
+    fn set_slot(&mut self, s: usize, v: i32) {
+        unsafe { *self.child.add(s) = v }
+    }
+    #[inline(always)]
+    fn next(&self, b: i32) -> i32 {
+        unsafe { *self.next.add(b as usize) }
+    }
+    #[inline(always)]
+    fn set_next(&mut self, b: i32, v: i32) {
+        unsafe { *self.next.add(b as usize) = v }
+    }
+    #[inline(always)]
+    fn pos(&self, b: i32) -> [f32; 3] {
+        unsafe { (*self.bodies.add(b as usize)).pos() }
+    }
+    #[inline(always)]
+    fn new_cell(&mut self, _cur: usize) -> Option<i32> {
+        unsafe {
+            let cell = atomic_add_i32(&raw mut (*self.header).bottom, -1) - 1;
+            if cell < 0 {
+                return None;
+            }
+            super::kernels::init_cell(self.layout, cell, self.child, self.count, self.start);
+            Some(cell)
+        }
+    }
+    #[inline(always)]
+    fn bucketed(&mut self) {
+        unsafe { atomic_add_u32(&raw mut (*self.header).bucketed, 1) };
     }
 }
