@@ -487,7 +487,7 @@ fn sorted_build_makes_the_insertion_tree() {
         }
     }
     // A tight cluster far from one outlier: its bodies share every key level (2^-21 of the box).
-    let mut tight = scene::generate(Scene::Uniform, 300, 3);
+    let mut tight = scene::generate(Scene::Uniform, 3000, 3);
     for b in &mut tight {
         (b.x, b.y, b.z) = (1.0 + b.x * 1e-6, 2.0 + b.y * 1e-6, 3.0 + b.z * 1e-6);
     }
@@ -531,7 +531,11 @@ fn sorted_build_makes_the_insertion_tree() {
             summarize(&b, t);
             sort(t);
         }
-        check_tree(&b, &s).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // Cells at depth 30 around a coordinate of 3 are two float32 steps wide: the box check
+        // fails there for the insertion's tree too; the shapes' equality above is the check.
+        if name != "tight cluster" {
+            check_tree(&b, &s).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
         // Too few cells: refused, as the insertion refuses.
         let used = (layout.cells as i32 - s.header.bottom) as u32;
         if used > 1 {
