@@ -96,18 +96,13 @@ enum Command {
         /// (repeatable; with neither --fix nor [[fixed]], the group "fixed").
         #[arg(long)]
         fix: Vec<String>,
-        /// With --mesh or --case: a physical group of quadrangles or triangles and the traction
-        /// on it (force per area), e.g. `--traction load 0 0 -1e6` (repeatable).
+        /// With --mesh or --case: a physical group of quadrangles and the traction on it (force
+        /// per area), e.g. `--traction load 0 0 -1e6` (repeatable).
         #[arg(long, num_args = 4, value_names = ["GROUP", "TX", "TY", "TZ"], allow_negative_numbers = true)]
         traction: Vec<String>,
         /// With --mesh or --case: a body force per unit volume (e.g. ρ g), on every element.
         #[arg(long, num_args = 3, value_names = ["BX", "BY", "BZ"], allow_negative_numbers = true)]
         body_force: Option<Vec<f64>>,
-        /// B-bar elements (Hughes 1980: the dilatation averaged per element), for
-        /// near-incompressible materials (ν > 0.45 locks the standard hex8). On the GPU the ppni
-        /// strategies have B-bar kernels (default ppni8-blocks); case file: formulation = "bbar".
-        #[arg(long)]
-        bbar: bool,
     },
     /// Reproduce the seed document's tables and figures into DIR/<name>/ (table.md, data.csv,
     /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, fem, sbh, or all of them.
@@ -199,7 +194,6 @@ fn run(cli: Cli) -> Result<()> {
             fix,
             traction,
             body_force,
-            bbar,
         } => {
             if mesh.is_some() || case.is_some() {
                 fem_mesh(
@@ -215,7 +209,6 @@ fn run(cli: Cli) -> Result<()> {
                         strategy,
                         mtx,
                         vtu,
-                        bbar,
                     },
                 )
             } else if !fix.is_empty() || !traction.is_empty() || body_force.is_some() {
@@ -235,7 +228,6 @@ fn run(cli: Cli) -> Result<()> {
                         strategy,
                         mtx,
                         vtu,
-                        formulation: formulation(bbar),
                     },
                 )
             }
@@ -700,42 +692,15 @@ struct FemArgs {
     strategy: Option<String>,
     mtx: Option<PathBuf>,
     vtu: Option<PathBuf>,
-    formulation: warpkit::fem::Formulation,
 }
 
-fn formulation(bbar: bool) -> warpkit::fem::Formulation {
-    if bbar {
-        warpkit::fem::Formulation::Bbar
-    } else {
-        warpkit::fem::Formulation::Standard
-    }
-}
-
-/// The GPU strategy named by --strategy, by default warp4 (ppni8-blocks for B-bar, which warp4
-/// has no kernel for); a B-bar run on a strategy without a B-bar kernel is refused here.
-fn fem_strategy(
-    name: Option<&str>,
-    formulation: warpkit::fem::Formulation,
-) -> Result<warpkit::fem::gpu::Strategy> {
-    use warpkit::fem::{FemError, Formulation, gpu::Strategy};
-    let name = name.unwrap_or(match formulation {
-        Formulation::Standard => "warp4",
-        Formulation::Bbar => "ppni8-blocks",
-    });
+fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
+    use warpkit::fem::{colour, csr, export, gpu::Strategy, mesh, solve, validate};
+    let name = a.strategy.as_deref().unwrap_or("warp4");
     let strategy = Strategy::parse(name).ok_or_else(|| {
         let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
         anyhow::anyhow!("unknown --strategy {name:?} ({})", names.join(", "))
     })?;
-    if formulation == Formulation::Bbar && !strategy.has_bbar() {
-        return Err(FemError::NoBbarKernel(strategy.name()).into());
-    }
-    Ok(strategy)
-}
-
-fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
-    use warpkit::fem::{colour, csr, export, mesh, solve, validate};
-    let strategy = fem_strategy(a.strategy.as_deref(), a.formulation)?;
-    let name = strategy.name();
     warpkit::fem::validate_load(a.load)?;
     for path in [&a.mtx, &a.vtu].into_iter().flatten() {
         warpkit::files::check_output(path)?;
@@ -752,9 +717,6 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
     warpkit::fem::check_memory(elements, nodes, backend.is_gpu())?;
     let m = mesh::cantilever(a.size, a.cells)?;
     validate(&m, &a.material)?;
-    if let Some(w) = a.formulation.locking_warning(&[a.material]) {
-        eprintln!("{w}");
-    }
     let c = colour::greedy(&m);
     colour::verify(&m, &c)?;
     let p = csr::Pattern::new(&m)?;
@@ -768,22 +730,19 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         c.colours()
     );
     // f64 on the GPU too: the solve needs the reference precision.
-    let assembler =
-        warpkit::fem::Assembler::<f64>::new(&backend, &m, &c, &p).with_formulation(a.formulation);
+    let assembler = warpkit::fem::Assembler::<f64>::new(&backend, &m, &c, &p);
     let method = warpkit::fem::Method::or_host(&backend, strategy);
     let (ms, k) = assembler.time(method, &a.material, 1)?;
     drop(assembler);
     match backend.gpu() {
         Some(gpu) => println!(
-            "assembly: GPU {} ({strategy:?}, f64, {}), {:.3} ms",
+            "assembly: GPU {} ({strategy:?}, f64), {:.3} ms",
             gpu.info().name,
-            a.formulation.name(),
             ms[0]
         ),
         None => println!(
-            "assembly: CPU ({} threads, f64, {}), {:.3} ms",
+            "assembly: CPU ({} threads, f64), {:.3} ms",
             rayon::current_num_threads(),
-            a.formulation.name(),
             ms[0]
         ),
     }
@@ -808,13 +767,7 @@ fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         100.0 * (r.tip_deflection - r.theory) / r.theory
     );
     if let Some(path) = &a.vtu {
-        let materials = warpkit::fem::ElementMaterials::uniform(a.material, m.elements.len());
-        let stresses = warpkit::fem::stress::element_centre_materials(
-            &m,
-            &materials,
-            a.formulation,
-            &r.displacement,
-        )?;
+        let stresses = warpkit::fem::stress::element_centre(&m, &a.material, &r.displacement)?;
         export::vtu(path, &m, &r.displacement, Some(&stresses))?;
         println!("wrote {}", path.display());
     }
@@ -832,7 +785,6 @@ struct MeshArgs {
     strategy: Option<String>,
     mtx: Option<PathBuf>,
     vtu: Option<PathBuf>,
-    bbar: bool,
 }
 
 /// The case file (or an empty case) with the command line's options composed into it: --mesh,
@@ -896,9 +848,6 @@ fn compose_case(a: &MeshArgs) -> Result<warpkit::fem::case::CaseFile> {
         case::check_vector("--body-force", b)?;
         c.body_force = Some(b);
     }
-    if a.bbar {
-        c.formulation = Some(warpkit::fem::Formulation::Bbar);
-    }
     c.check_numbers()?;
     Ok(c)
 }
@@ -907,10 +856,11 @@ fn compose_case(a: &MeshArgs) -> Result<warpkit::fem::case::CaseFile> {
 /// fixed sets, tractions, body force), all checked before the assembly.
 fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
     use warpkit::fem::case::{CaseError, Problem};
-    use warpkit::fem::{colour, csr, export, mesh, solve, stress, validate};
+    use warpkit::fem::{colour, csr, export, gpu::Strategy, mesh, solve, stress, validate};
+    let name = a.strategy.as_deref().unwrap_or("warp4");
+    let strategy =
+        Strategy::parse(name).ok_or_else(|| anyhow::anyhow!("unknown --strategy {name:?}"))?;
     let case = compose_case(&a)?;
-    let formulation = case.formulation.unwrap_or_default();
-    let strategy = fem_strategy(a.strategy.as_deref(), formulation)?;
     for path in [&a.mtx, &a.vtu].into_iter().flatten() {
         warpkit::files::check_output(path)?;
     }
@@ -932,11 +882,7 @@ fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
     let p = csr::Pattern::new(m)?;
     let fixed = problem.fixed_dofs(m);
     let clamped = fixed.chunks(3).filter(|d| d.contains(&true)).count();
-    let faces: usize = problem
-        .tractions
-        .iter()
-        .map(|t| t.faces.len() + t.triangles.len())
-        .sum();
+    let faces: usize = problem.tractions.iter().map(|t| t.faces.len()).sum();
     println!(
         "{}: {} hexahedra, {} nodes, {} DOF, {} nonzeros; {clamped} clamped nodes, {faces} loaded faces",
         path.display(),
@@ -946,17 +892,13 @@ fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
         p.nnz(),
     );
     let materials = &problem.materials;
-    if let Some(w) = formulation.locking_warning(&materials.table) {
-        eprintln!("{w}");
-    }
     if materials.single().is_none() {
         println!(
             "materials: {} per physical volume, the default on the rest",
             materials.table.len() - 1
         );
     }
-    let assembler =
-        warpkit::fem::Assembler::<f64>::new(&backend, m, &c, &p).with_formulation(formulation);
+    let assembler = warpkit::fem::Assembler::<f64>::new(&backend, m, &c, &p);
     let method = warpkit::fem::Method::or_host(&backend, strategy);
     let k = assembler.assemble_materials(method, materials)?;
     drop(assembler);
@@ -984,7 +926,7 @@ fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
         v(r.reaction)
     );
     if let Some(path) = &a.vtu {
-        let s = stress::element_centre_materials(m, materials, formulation, u)?;
+        let s = stress::element_centre_materials(m, materials, u)?;
         export::vtu(path, m, u, Some(&s))?;
         println!("wrote {}", path.display());
     }
