@@ -134,14 +134,14 @@ pub fn insert_sorted(bodies: &[Body], layout: Layout, header: TreeHeader) -> Opt
         .unwrap_or(0);
     let base_of = |j: usize| base[j];
     let mut list = Vec::new();
-    for i in 0..n {
+    for (i, &(_, body)) in pairs.iter().enumerate() {
         let child = &mut tree.child;
         let slot = morton::link_pair(&key, &base_of, n, i, layout, |p, o, cell| {
             child[layout.slot(p, o)] = n as i32 + cell;
         });
         match slot {
-            Some((p, o)) => child[layout.slot(p, o)] = pairs[i].1 as i32,
-            None => list.push(pairs[i].1 as i32),
+            Some((p, o)) => child[layout.slot(p, o)] = body as i32,
+            None => list.push(body as i32),
         }
     }
     insert_list(bodies, &mut tree, &mut bottom, list)?;
