@@ -1,6 +1,8 @@
 //! Barnes–Hut on the CPU backend: tree invariants, hard inputs, and accuracy against float64
 //! direct summation. These run in CI.
 
+mod common;
+
 use warpkit::bh::cpu::{brute_force_f64, build_tree, build_tree_with_cells, gravity};
 use warpkit::bh::scene::{self, Scene};
 use warpkit::bh::{InputError, Params, check_tree, relative_errors, validate};
@@ -480,35 +482,7 @@ fn sorted_build_makes_the_insertion_tree() {
     use warpkit::bh::cpu::{bounding_box, insert, insert_sorted, sort, summarize};
     use warpkit::bh::tree_shape;
     use warpkit::device::bh::Layout;
-    let mut cases: Vec<(String, Vec<Body>)> = Vec::new();
-    for scene in [Scene::Lattice, Scene::Uniform, Scene::Plummer] {
-        for n in [1, 2, 3, 9, 100, 5000] {
-            cases.push((format!("{scene:?} {n}"), scene::generate(scene, n, 11)));
-        }
-    }
-    // A tight cluster far from one outlier: its bodies share every key level (2^-21 of the box).
-    let mut tight = scene::generate(Scene::Uniform, 3000, 3);
-    for b in &mut tight {
-        (b.x, b.y, b.z) = (1.0 + b.x * 1e-6, 2.0 + b.y * 1e-6, 3.0 + b.z * 1e-6);
-    }
-    tight.push(Body {
-        x: -1e3,
-        y: 0.0,
-        z: 0.0,
-        m: 1.0,
-    });
-    cases.push(("tight cluster".into(), tight));
-    // Coincident bodies (buckets) among others.
-    let mut coincident = scene::generate(Scene::Plummer, 200, 4);
-    for k in 0..40 {
-        coincident[k * 5] = Body {
-            x: 0.25,
-            y: -0.5,
-            z: 0.125,
-            m: 1.0,
-        };
-    }
-    cases.push(("coincident".into(), coincident));
+    let cases = common::tree_build_cases(&[1, 2, 3, 9, 100, 5000], (200, 40));
     for (name, b) in cases {
         let layout = Layout::dense(4 * b.len() as u32 + 8);
         let h = bounding_box(&b, layout);

@@ -466,35 +466,7 @@ fn gpu_sorted_build_makes_the_insertion_tree() {
     use warpkit::bh::tree_shape;
     let gpu = gpu();
     let p = Params::default();
-    let mut cases: Vec<(String, Vec<Body>)> = Vec::new();
-    for scene in [Scene::Lattice, Scene::Uniform, Scene::Plummer] {
-        for n in [1usize, 2, 33, 4097, 300_000] {
-            let mut b = scene::generate(scene, n, n as u64 + 3);
-            scene::shuffle(&mut b, 2);
-            cases.push((format!("{scene:?} {n}"), b));
-        }
-    }
-    let mut tight = scene::generate(Scene::Uniform, 3000, 3);
-    for b in &mut tight {
-        (b.x, b.y, b.z) = (1.0 + b.x * 1e-6, 2.0 + b.y * 1e-6, 3.0 + b.z * 1e-6);
-    }
-    tight.push(Body {
-        x: -1e3,
-        y: 0.0,
-        z: 0.0,
-        m: 1.0,
-    });
-    cases.push(("tight cluster".into(), tight));
-    let mut coincident = scene::generate(Scene::Plummer, 20_000, 4);
-    for k in 0..500 {
-        coincident[k * 7] = Body {
-            x: 0.25,
-            y: -0.5,
-            z: 0.125,
-            m: 1.0,
-        };
-    }
-    cases.push(("coincident".into(), coincident));
+    let cases = common::tree_build_cases(&[1, 2, 33, 4097, 300_000], (20_000, 500));
     for (name, b) in cases {
         let want = cpu::build_tree(&b);
         for build in [Build::Sorted, Build::Locked] {

@@ -119,10 +119,11 @@ impl Build {
 }
 
 /// Bytes of the sorted build's scratch for `n` bodies: keys and values twice (the radix sort's
-/// two buffers), pair bases, the insertion list, the histograms.
+/// two buffers), pair bases, the insertion list, the histograms and the pair tiles' sums.
 pub fn sorted_build_bytes(n: usize) -> usize {
     let tiles = (n as u32).div_ceil(sort::RADIX_TILE) as usize;
-    n * (16 + 8 + 4 + 4) + 2 * tiles * sort::RADIX_DIGITS as usize * 4 + n.div_ceil(64) * 8 + 64
+    let pair_tiles = n.div_ceil(mk::MORTON_BLOCK as usize);
+    n * (16 + 8 + 4 + 4) + 2 * tiles * sort::RADIX_DIGITS as usize * 4 + pair_tiles * 8 + 64
 }
 
 /// Cell indices must fit the gravity kernels' stack entries (`cell * 32 + depth` in an i32).
