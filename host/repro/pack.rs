@@ -1,8 +1,8 @@
-//! Packing an output directory into one uncompressed tar file (POSIX ustar), so that a run whose
+//! Packing an output directory into one uncompressed tar file (the `tar` crate), so that a run whose
 //! caller keeps only a few files (the lent GPU machine returns at most 8) brings everything back.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// Writes every regular file under `dir` into the tar archive `out`, with paths relative to the
@@ -23,17 +23,20 @@ pub fn tar_dir(dir: &Path, out: &Path) -> io::Result<()> {
         .unwrap_or_else(|_| out.to_path_buf());
     // Whole or nothing: a failure leaves no half archive (`out.partial` is removed).
     crate::files::write_atomically(out, |w| {
+        let mut tar = tar::Builder::new(w);
+        tar.mode(tar::HeaderMode::Deterministic);
         for (path, name) in files {
             if fs::canonicalize(&path).is_ok_and(|p| p == out_abs) {
                 continue;
             }
             let data = fs::read(&path)?;
-            w.write_all(&header(&name, data.len() as u64)?)?;
-            w.write_all(&data)?;
-            let pad = (512 - data.len() % 512) % 512;
-            w.write_all(&vec![0u8; pad])?;
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            h.set_entry_type(tar::EntryType::Regular);
+            tar.append_data(&mut h, name, data.as_slice())?;
         }
-        w.write_all(&[0u8; 1024])
+        tar.finish()
     })
 }
 
@@ -54,42 +57,43 @@ fn collect(dir: &Path, rel: &Path, files: &mut Vec<(PathBuf, String)>) -> io::Re
     Ok(())
 }
 
-/// A ustar header for a regular file `name` of `size` bytes (mode 0644, mtime 0 is avoided: now).
-fn header(name: &str, size: u64) -> io::Result<[u8; 512]> {
-    let mut h = [0u8; 512];
-    let bytes = name.as_bytes();
-    // Names over 100 bytes go into the 155-byte prefix, split at a '/'.
-    let (prefix, short) = if bytes.len() <= 100 {
-        (&[][..], bytes)
-    } else {
-        let split = bytes[..bytes.len().min(156)]
-            .iter()
-            .rposition(|&b| b == b'/')
-            .filter(|&k| bytes.len() - k - 1 <= 100)
-            .ok_or_else(|| io::Error::other(format!("path too long for tar: {name}")))?;
-        (&bytes[..split], &bytes[split + 1..])
-    };
-    h[..short.len()].copy_from_slice(short);
-    let mtime = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let octal = |h: &mut [u8; 512], at: usize, len: usize, v: u64| {
-        let s = format!("{v:0w$o}\0", w = len - 1);
-        h[at..at + len].copy_from_slice(s.as_bytes());
-    };
-    octal(&mut h, 100, 8, 0o644);
-    octal(&mut h, 108, 8, 0);
-    octal(&mut h, 116, 8, 0);
-    octal(&mut h, 124, 12, size);
-    octal(&mut h, 136, 12, mtime);
-    h[156] = b'0';
-    h[257..263].copy_from_slice(b"ustar\0");
-    h[263..265].copy_from_slice(b"00");
-    h[345..345 + prefix.len()].copy_from_slice(prefix);
-    // The checksum is computed with its own field as spaces.
-    h[148..156].copy_from_slice(b"        ");
-    let sum: u64 = h.iter().map(|&b| u64::from(b)).sum();
-    let s = format!("{sum:06o}\0 ");
-    h[148..156].copy_from_slice(s.as_bytes());
-    Ok(h)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every file comes back with its contents, long paths (past ustar's 255 bytes) included.
+    #[test]
+    fn archives_read_back_with_long_names() {
+        let root = std::env::temp_dir().join(format!("warpkit-pack-{}", std::process::id()));
+        let dir = root.join("out");
+        let deep = dir
+            .join("d".repeat(120))
+            .join("e".repeat(120))
+            .join("f".repeat(40));
+        fs::create_dir_all(&deep).unwrap();
+        fs::write(dir.join("table.md"), b"| a |\n").unwrap();
+        fs::write(deep.join("data.csv"), vec![7u8; 1000]).unwrap();
+        let out = root.join("out.tar");
+        tar_dir(&dir, &out).unwrap();
+        let mut got = Vec::new();
+        let mut archive = tar::Archive::new(fs::File::open(&out).unwrap());
+        for e in archive.entries().unwrap() {
+            let mut e = e.unwrap();
+            let name = e.path().unwrap().to_string_lossy().into_owned();
+            let mut data = Vec::new();
+            io::Read::read_to_end(&mut e, &mut data).unwrap();
+            got.push((name, data));
+        }
+        got.sort();
+        let long = format!(
+            "out/{}/{}/{}/data.csv",
+            "d".repeat(120),
+            "e".repeat(120),
+            "f".repeat(40)
+        );
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0], (long, vec![7u8; 1000]));
+        assert_eq!(got[1], ("out/table.md".to_string(), b"| a |\n".to_vec()));
+        fs::remove_dir_all(&root).unwrap();
+    }
 }
