@@ -1,0 +1,252 @@
+//! `warpkit fem` (built-in cantilever and Gmsh meshes).
+
+use super::*;
+
+pub(crate) struct FemArgs {
+    pub(crate) size: [f64; 3],
+    pub(crate) cells: [usize; 3],
+    pub(crate) material: warpkit::fem::Material,
+    pub(crate) load: f64,
+    pub(crate) strategy: Option<String>,
+    pub(crate) mtx: Option<PathBuf>,
+    pub(crate) vtu: Option<PathBuf>,
+}
+
+pub(crate) fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
+    use warpkit::fem::{colour, csr, export, gpu::Strategy, mesh, solve, validate};
+    let name = a.strategy.as_deref().unwrap_or("warp4");
+    let strategy = Strategy::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
+        anyhow::anyhow!("unknown --strategy {name:?} ({})", names.join(", "))
+    })?;
+    warpkit::fem::validate_load(a.load)?;
+    for path in [&a.mtx, &a.vtu].into_iter().flatten() {
+        warpkit::files::check_output(path)?;
+    }
+    let backend = select(choice)?;
+    if a.strategy.is_some() && !backend.is_gpu() {
+        // Said, not silently ignored (issue 17).
+        eprintln!(
+            "warning: --strategy {name} selects a GPU kernel; the CPU backend assembles on the host (coloured, rayon)"
+        );
+    }
+    // Sizes and memory before the mesh is built (issue 17: 1000³ aborted in the allocator).
+    let (elements, nodes) = mesh::cantilever_counts(a.cells)?;
+    warpkit::fem::check_memory(elements, nodes, backend.is_gpu())?;
+    let m = mesh::cantilever(a.size, a.cells)?;
+    validate(&m, &a.material)?;
+    let c = colour::greedy(&m);
+    colour::verify(&m, &c)?;
+    let p = csr::Pattern::new(&m)?;
+    println!(
+        "cantilever {:?} m, {:?} elements: {} nodes, {} DOF, {} nonzeros, {} colours",
+        a.size,
+        a.cells,
+        m.nodes.len(),
+        m.dofs(),
+        p.nnz(),
+        c.colours()
+    );
+    // f64 on the GPU too: the solve needs the reference precision.
+    let assembler = warpkit::fem::Assembler::<f64>::new(&backend, &m, &c, &p);
+    let method = warpkit::fem::Method::or_host(&backend, strategy);
+    let (ms, k) = assembler.time(method, &a.material, 1)?;
+    drop(assembler);
+    match backend.gpu() {
+        Some(gpu) => println!(
+            "assembly: GPU {} ({strategy:?}, f64), {:.3} ms",
+            gpu.info().name,
+            ms[0]
+        ),
+        None => println!(
+            "assembly: CPU ({} threads, f64), {:.3} ms",
+            rayon::current_num_threads(),
+            ms[0]
+        ),
+    }
+    if let Some(path) = &a.mtx {
+        export::matrix_market(path, &p, &k)?;
+        println!("wrote {}", path.display());
+    }
+    let t = std::time::Instant::now();
+    let solver = warpkit::fem::pcg_solver(&backend);
+    let r = solve::cantilever_tip_with(&m, &p, k, &a.material, a.size, a.load, 1e-9, solver)?;
+    let on = backend.name().to_uppercase();
+    println!(
+        "solve: Jacobi-PCG on the {on}, {} iterations (relative residual {:.2e}), {:.3} s",
+        r.cg.iterations,
+        r.cg.relative_residual,
+        t.elapsed().as_secs_f64()
+    );
+    println!(
+        "tip deflection {:.6e} m, Timoshenko {:.6e} m, difference {:+.3}%",
+        r.tip_deflection,
+        r.theory,
+        100.0 * (r.tip_deflection - r.theory) / r.theory
+    );
+    if let Some(path) = &a.vtu {
+        let stresses = warpkit::fem::stress::element_centre(&m, &a.material, &r.displacement)?;
+        export::vtu(path, &m, &r.displacement, Some(&stresses))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+pub(crate) struct MeshArgs {
+    pub(crate) path: Option<PathBuf>,
+    pub(crate) case: Option<PathBuf>,
+    pub(crate) fix: Vec<String>,
+    pub(crate) traction: Vec<String>,
+    pub(crate) body_force: Option<[f64; 3]>,
+    pub(crate) young: Option<f64>,
+    pub(crate) poisson: Option<f64>,
+    pub(crate) strategy: Option<String>,
+    pub(crate) mtx: Option<PathBuf>,
+    pub(crate) vtu: Option<PathBuf>,
+}
+
+/// The case file (or an empty case) with the command line's options composed into it: --mesh,
+/// --young/--poisson (the default material) and --body-force replace, --fix and --traction add;
+/// with no fixed set at all, the group "fixed". Every number is checked, naming its key.
+pub(crate) fn compose_case(a: &MeshArgs) -> Result<warpkit::fem::case::CaseFile> {
+    use warpkit::fem::case::{self, CaseFile, Component, Components, FixedSpec, TractionSpec};
+    let mut c = match &a.case {
+        Some(path) => CaseFile::read(path)?,
+        None => CaseFile::default(),
+    };
+    if let Some(path) = &a.path {
+        c.mesh = Some(path.clone());
+    }
+    if a.young.is_some() || a.poisson.is_some() {
+        let base = c.default_material.unwrap_or(case::MaterialSpec {
+            young: case::DEFAULT_MATERIAL.young,
+            poisson: case::DEFAULT_MATERIAL.poisson,
+        });
+        let m = warpkit::fem::Material {
+            young: a.young.unwrap_or(base.young),
+            poisson: a.poisson.unwrap_or(base.poisson),
+        };
+        m.validate()
+            .map_err(|e| anyhow::anyhow!("--young/--poisson: {e}"))?;
+        c.default_material = Some(case::MaterialSpec {
+            young: m.young,
+            poisson: m.poisson,
+        });
+    }
+    for group in &a.fix {
+        c.fixed.push(FixedSpec {
+            group: group.clone(),
+            components: Components::One(Component::All),
+            origin: Some(format!("--fix {group}")),
+        });
+    }
+    if c.fixed.is_empty() {
+        c.fixed.push(FixedSpec {
+            group: "fixed".into(),
+            components: Components::One(Component::All),
+            origin: Some("--fix (default \"fixed\")".into()),
+        });
+    }
+    for chunk in a.traction.chunks(4) {
+        let [group, t @ ..] = chunk else {
+            unreachable!("clap takes 4 values per --traction")
+        };
+        let t: Vec<f64> = t
+            .iter()
+            .map(|v| v.parse::<f64>().ok().filter(|v| v.is_finite()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| anyhow::anyhow!("--traction {group}: {t:?} are not 3 finite numbers"))?;
+        c.tractions.push(TractionSpec {
+            group: group.clone(),
+            vector: [t[0], t[1], t[2]],
+            origin: Some(format!("--traction {group}")),
+        });
+    }
+    if let Some(b) = a.body_force {
+        case::check_vector("--body-force", b)?;
+        c.body_force = Some(b);
+    }
+    c.check_numbers()?;
+    Ok(c)
+}
+
+/// `fem --mesh` / `fem --case`: the user's mesh and load case (materials per physical volume,
+/// fixed sets, tractions, body force), all checked before the assembly.
+pub(crate) fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
+    use warpkit::fem::case::{CaseError, Problem};
+    use warpkit::fem::{colour, csr, export, gpu::Strategy, mesh, solve, stress, validate};
+    let name = a.strategy.as_deref().unwrap_or("warp4");
+    let strategy =
+        Strategy::parse(name).ok_or_else(|| anyhow::anyhow!("unknown --strategy {name:?}"))?;
+    let case = compose_case(&a)?;
+    for path in [&a.mtx, &a.vtu].into_iter().flatten() {
+        warpkit::files::check_output(path)?;
+    }
+    let path = case.mesh.clone().ok_or(CaseError::NoMesh)?;
+    let g = mesh::read_gmsh(&path)?;
+    let problem = Problem::resolve(&case, &g).map_err(|e| match e {
+        // Group errors name the mesh they were looked up in.
+        e @ (CaseError::UnknownGroup { .. } | CaseError::WrongKind { .. }) => {
+            anyhow::anyhow!("{}: {e}", path.display())
+        }
+        e => e.into(),
+    })?;
+    let backend = select(choice)?;
+    let m = &g.mesh;
+    warpkit::fem::check_memory(m.elements.len(), m.nodes.len(), backend.is_gpu())?;
+    validate(m, &problem.materials.table[0])?;
+    let c = colour::greedy(m);
+    colour::verify(m, &c)?;
+    let p = csr::Pattern::new(m)?;
+    let fixed = problem.fixed_dofs(m);
+    let clamped = fixed.chunks(3).filter(|d| d.contains(&true)).count();
+    let faces: usize = problem.tractions.iter().map(|t| t.faces.len()).sum();
+    println!(
+        "{}: {} hexahedra, {} nodes, {} DOF, {} nonzeros; {clamped} clamped nodes, {faces} loaded faces",
+        path.display(),
+        m.elements.len(),
+        m.nodes.len(),
+        m.dofs(),
+        p.nnz(),
+    );
+    let materials = &problem.materials;
+    if materials.single().is_none() {
+        println!(
+            "materials: {} per physical volume, the default on the rest",
+            materials.table.len() - 1
+        );
+    }
+    let assembler = warpkit::fem::Assembler::<f64>::new(&backend, m, &c, &p);
+    let method = warpkit::fem::Method::or_host(&backend, strategy);
+    let k = assembler.assemble_materials(method, materials)?;
+    drop(assembler);
+    if let Some(path) = &a.mtx {
+        export::matrix_market(path, &p, &k)?;
+        println!("wrote {}", path.display());
+    }
+    let solver = warpkit::fem::pcg_solver(&backend);
+    let r = solve::solve_dofs(&p, k, &fixed, problem.load(m), 1e-9, solver)?;
+    let u = &r.displacement;
+    let umax = u
+        .chunks(3)
+        .map(|d| (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt())
+        .fold(0.0, f64::max);
+    println!(
+        "solve: Jacobi-PCG, {} iterations (relative residual {:.2e}); largest displacement {umax:.6e}",
+        r.cg.iterations, r.cg.relative_residual
+    );
+    let v = |x: [f64; 3]| format!("({:.6e}, {:.6e}, {:.6e})", x[0], x[1], x[2]);
+    let sets: Vec<&str> = problem.fixed.iter().map(|f| f.group.as_str()).collect();
+    println!(
+        "applied force {}, reaction at {} {}",
+        v(r.applied),
+        sets.join("+"),
+        v(r.reaction)
+    );
+    if let Some(path) = &a.vtu {
+        let s = stress::element_centre_materials(m, materials, u)?;
+        export::vtu(path, m, u, Some(&s))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,238 @@
+//! `warpkit gravity`.
+
+use super::*;
+
+#[derive(clap::Args)]
+pub(crate) struct GravityArgs {
+    /// Number of bodies (ignored with --input).
+    #[arg(long, default_value_t = 1 << 20)]
+    n: usize,
+    /// Opening angle θ.
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    theta: f32,
+    /// Plummer softening ε.
+    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
+    eps: f32,
+    /// Gravitational constant.
+    #[arg(long = "G", default_value_t = 1.0, allow_negative_numbers = true)]
+    g: f32,
+    #[arg(long, value_enum, default_value_t = Scene::Lattice)]
+    scene: Scene,
+    /// Bodies from a .npy file (N×4 float32 or float64, any byte order, C or Fortran order: x, y,
+    /// z, m) instead of a scene.
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Write the accelerations as .npy (N×3 float32), in the input's order.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Traversal order: random (shuffled, unsorted), regular (given order), sorted.
+    #[arg(long, value_enum, default_value_t = Mode::Sorted)]
+    mode: Mode,
+    /// GPU gravity kernel: the seed's per-warp vote, or the warp-group traversal.
+    #[arg(long, value_enum, default_value_t = Traversal::Vote)]
+    traversal: Traversal,
+    /// Node storage: dense (cells allocated by a counter) or sparse (the seed's implicit octree).
+    #[arg(long, value_enum, default_value_t = Storage::Dense)]
+    storage: Storage,
+    /// Tree build: sorted (octant-path keys radix-sorted, cells linked without locks; dense
+    /// storage) or locked (the seed's insertion with a lock per child slot).
+    #[arg(long, value_enum, default_value_t = warpkit::bh::gpu::Build::Locked)]
+    build: warpkit::bh::gpu::Build,
+    /// Quadrupole moments in cell interactions (group kernel only).
+    #[arg(long)]
+    quadrupole: bool,
+    /// Gadget's relative opening criterion with this α (group2 only): a cell is used whole when
+    /// its truncation error is below α times the group's smallest acceleration. A first pass at
+    /// θ gives those accelerations (timed apart: a simulation has them from its last step).
+    #[arg(long, allow_negative_numbers = true)]
+    alpha: Option<f32>,
+    /// The relative criterion's geometric guard: never a cell with width / distance ≥ θ_max.
+    #[arg(long, default_value_t = warpkit::bh::Relative::THETA_MAX, allow_negative_numbers = true)]
+    theta_max: f32,
+    /// Timed repeats after one warm-up (GPU); medians are printed.
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
+    /// Bodies sampled for the error against float64 direct summation (0: skip).
+    #[arg(long, default_value_t = 1000)]
+    check: usize,
+    /// Seed of the scene and of the shuffle.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
+    use warpkit::bh::Options;
+    let p = Params {
+        theta: a.theta,
+        eps: a.eps,
+        g: a.g,
+    };
+    if let Some(path) = &a.output {
+        warpkit::files::check_output(path)?;
+    }
+    let o = Options {
+        sorted: a.mode == Mode::Sorted,
+        traversal: a.traversal,
+        quadrupole: a.quadrupole,
+        storage: a.storage,
+        build: a.build,
+        relative: a.alpha.map(|alpha| warpkit::bh::Relative {
+            alpha,
+            theta_max: a.theta_max,
+        }),
+        ..Default::default()
+    };
+    warpkit::bh::validate_options(&o)?;
+    if a.repeats == 0 {
+        return Err(warpkit::bh::InputError::NoRepeats.into());
+    }
+    let backend = select(choice)?;
+    // The count is checked before a scene of that size is generated (issue 17: `--n` near
+    // usize::MAX hung, 2·10^9 aborted in the allocator).
+    let mut bodies = match &a.input {
+        Some(path) => warpkit::bh::npy::read_bodies(path)?,
+        None => {
+            warpkit::bh::check_count(&backend, a.n)?;
+            scene::generate(a.scene, a.n, a.seed)
+        }
+    };
+    warpkit::bh::validate(&bodies, &p)?;
+    warpkit::bh::check_count(&backend, bodies.len())?;
+    let n = bodies.len();
+    // Shuffling must not change what --output means: remember where each body came from.
+    let mut origin: Vec<u32> = (0..n as u32).collect();
+    if a.mode != Mode::Regular {
+        scene::shuffle(&mut bodies, a.seed);
+        scene::shuffle(&mut origin, a.seed);
+    }
+    let what = match &a.input {
+        Some(path) => path.display().to_string(),
+        None => format!("{:?}", a.scene),
+    };
+    // `--repeats` is the GPU's (milliseconds per run); the CPU twin runs once.
+    let repeats = if backend.is_gpu() { a.repeats } else { 1 };
+    // The quadrupole share of the counted flops is replayed from the tree (issue 16).
+    let o = Options {
+        keep_tree: warpkit::bh::rate::needs_tree(&o, backend.is_gpu()),
+        ..o
+    };
+    let timed = warpkit::bh::evaluate_median(&backend, &bodies, &p, &o, repeats)?;
+    let gravity_ms = timed.median.gravity;
+    let run = timed.last;
+    let rate = warpkit::bh::rate::counted(&run, &bodies, &p, &o);
+    match (backend.gpu(), run.header) {
+        (Some(gpu), Some(header)) => {
+            let t = &timed.median;
+            println!(
+                "Barnes–Hut on {} ({what}, N = {n}, θ = {}, ε = {}, mode {:?}, {:?} kernel; median of {})",
+                gpu.info().name,
+                p.theta,
+                p.eps,
+                a.mode,
+                a.traversal,
+                timed.runs
+            );
+            println!("| stage | ms |\n| --- | --- |");
+            for (name, ms) in [
+                ("reset", t.reset),
+                ("bounding box", t.bounding_box),
+                ("build", t.build),
+                ("centre of mass", t.summarize),
+                ("sort", t.sort),
+                ("gravity", t.gravity),
+                ("total", timed.median_total),
+            ] {
+                println!("| {name} | {ms:.3} |");
+            }
+            if let Some(r) = o.relative {
+                println!(
+                    "relative criterion α = {}, θ_max = {}; its first pass at θ = {} (not in the total): {:.3} ms",
+                    r.alpha, r.theta_max, p.theta, t.prepass
+                );
+            }
+            println!(
+                "cells used {} of {} (depth {}, bucketed {}, retries {}); interactions/body {:.0} (group kernel only)",
+                run.cells as i32 - header.bottom,
+                run.cells,
+                header.depth,
+                header.bucketed,
+                run.retries,
+                header.interactions as f64 / n as f64
+            );
+        }
+        _ => println!(
+            "Barnes–Hut on the CPU ({} threads; {what}, N = {n}, θ = {}, mode {:?}, {:?}): tree {:.1} ms, gravity {:.1} ms",
+            rayon::current_num_threads(),
+            p.theta,
+            a.mode,
+            a.traversal,
+            run.times.build,
+            run.times.gravity
+        ),
+    }
+    print_rate(rate.as_ref(), n, gravity_ms, backend.is_gpu());
+    let acc = run.acc;
+    if let Some(step) = n.checked_div(a.check) {
+        let idx: Vec<usize> = (0..n).step_by(step.max(1)).collect();
+        let reference = warpkit::bh::cpu::brute_force_f64(&bodies, &idx, &p);
+        let picked: Vec<_> = idx.iter().map(|&i| acc[i]).collect();
+        let mut e = warpkit::bh::relative_errors(&picked, &reference);
+        e.sort_by(f64::total_cmp);
+        let mean = e.iter().sum::<f64>() / e.len() as f64;
+        println!(
+            "relative error vs float64 direct summation on {} bodies: mean {mean:.3e}, median {:.3e}, p99 {:.3e}, max {:.3e}",
+            e.len(),
+            e[e.len() / 2],
+            e[e.len() * 99 / 100],
+            e[e.len() - 1]
+        );
+    }
+    if let Some(path) = &a.output {
+        let mut out = vec![Default::default(); n];
+        for (k, &o) in origin.iter().enumerate() {
+            out[o as usize] = acc[k];
+        }
+        warpkit::bh::npy::write_accels(path, &out)?;
+        println!("accelerations written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// The gravity stage's counted rate, or what is known of it for the vote kernel.
+pub(crate) fn print_rate(
+    rate: Option<&warpkit::bh::rate::Rate>,
+    n: usize,
+    gravity_ms: f64,
+    gpu: bool,
+) {
+    use warpkit::bh::rate::{FLOPS_MONOPOLE, FLOPS_QUADRUPOLE};
+    let Some(r) = rate else {
+        println!(
+            "gravity rate: {:.3e} bodies/s; the vote kernel counts no interactions, so its \
+             interactions/s and TFLOP/s are not known (the group kernels count them)",
+            n as f64 / (gravity_ms * 1e-3)
+        );
+        return;
+    };
+    let how = match (r.quadrupole_share > 0.0, r.sampled_groups) {
+        (false, _) => String::new(),
+        (true, 0) => format!("; {:.1}% with quadrupoles", 100.0 * r.quadrupole_share),
+        (true, k) => format!(
+            "; {:.1}% with quadrupoles, from the walks of {k} groups replayed on the host",
+            100.0 * r.quadrupole_share
+        ),
+    };
+    println!(
+        "gravity rate: {:.3e} interactions/s (counted {}{how}), {} TFLOP/s counted \
+         ({FLOPS_MONOPOLE} flops per body–body or body–monopole, {FLOPS_QUADRUPOLE} per \
+         body–quadrupole){}",
+        r.per_second(gravity_ms),
+        if gpu {
+            "by the kernel"
+        } else {
+            "by the CPU twin's walks"
+        },
+        warpkit::bh::rate::fmt_tflops(r.tflops(gravity_ms)),
+        if gpu { "" } else { " — the CPU twin's rate" },
+    );
+}
