@@ -400,7 +400,8 @@ struct GravityArgs {
     #[arg(long, value_enum, default_value_t = Scene::Lattice)]
     scene: Scene,
     /// Bodies from a .npy file (N×4 float32 or float64, any byte order, C or Fortran order: x, y,
-    /// z, m) instead of a scene.
+    /// z, m) or an HDF5 snapshot (.hdf5/.h5, Gadget-4/SWIFT layout: every type's Coordinates and
+    /// Masses; needs the `hdf5` cargo feature) instead of a scene.
     #[arg(long)]
     input: Option<PathBuf>,
     /// Write the accelerations as .npy (N×3 float32), in the input's order.
@@ -471,6 +472,19 @@ fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
     // The count is checked before a scene of that size is generated (issue 17: `--n` near
     // usize::MAX hung, 2·10^9 aborted in the allocator).
     let mut bodies = match &a.input {
+        Some(path) if warpkit::nbody::snapshot::is_hdf5(path) => {
+            let p = warpkit::nbody::snapshot::read_snapshot(path)?.particles;
+            p.pos
+                .iter()
+                .zip(&p.mass)
+                .map(|(x, &m)| warpkit::device::bh::Body {
+                    x: x[0] as f32,
+                    y: x[1] as f32,
+                    z: x[2] as f32,
+                    m: m as f32,
+                })
+                .collect()
+        }
         Some(path) => warpkit::bh::npy::read_bodies(path)?,
         None => {
             warpkit::bh::check_count(&backend, a.n)?;
@@ -1140,7 +1154,7 @@ struct NbodyArgs {
     /// Total particles.
     #[arg(long)]
     n: Option<usize>,
-    /// Restart from (or start with) this Gadget snapshot.
+    /// Restart from (or start with) this snapshot: Gadget format 1/2, or HDF5 (`hdf5` feature).
     #[arg(long)]
     restart: Option<PathBuf>,
     /// End time.
@@ -1184,7 +1198,7 @@ struct NbodyArgs {
     /// Snapshot format.
     #[arg(long, value_enum)]
     format: Option<warpkit::nbody::run::SnapshotFormat>,
-    /// Also write the initial conditions as ic.gadget.
+    /// Also write the initial conditions as ic.gadget (ic.hdf5 with --format hdf5).
     #[arg(long)]
     write_ic: bool,
     /// Seed of the initial conditions.
