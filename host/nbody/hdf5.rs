@@ -25,13 +25,6 @@ use hdf5::{Group, H5Type};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Whether `path` names an HDF5 file by its extension (`.hdf5`, `.h5`, `.he5`).
-pub fn is_hdf5_path(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "hdf5" | "h5" | "he5"))
-}
-
 fn err(path: &Path, reason: impl Into<String>) -> SnapshotError {
     SnapshotError::Hdf5 {
         path: path.to_path_buf(),
