@@ -544,3 +544,19 @@ fn fem_case_files() {
     assert_eq!(listing(&dir), before);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Without the `hdf5` cargo feature, asking for HDF5 is an error naming the feature (issue 14).
+#[cfg(not(feature = "hdf5"))]
+#[test]
+fn hdf5_without_the_feature_names_it() {
+    let dir = scratch("hdf5");
+    let want = ["`hdf5` cargo feature", "--features hdf5"];
+    fails(&dir, &["nbody", "--n", "64", "--format", "hdf5"], &want);
+    std::fs::write(dir.join("x.hdf5"), b"\x89HDF\r\n\x1a\n not really").unwrap();
+    fails(&dir, &["nbody", "--restart", "x.hdf5"], &want);
+    fails(&dir, &["gravity", "--input", "x.hdf5"], &want);
+    // Told by the signature, whatever the name.
+    std::fs::copy(dir.join("x.hdf5"), dir.join("x.snap")).unwrap();
+    fails(&dir, &["nbody", "--restart", "x.snap"], &want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -137,6 +137,7 @@ fn gadget_reader() {
     let s = Snapshot {
         header: Header::default(),
         particles: p,
+        potential: None,
     };
     for (format, precision) in [
         (Format::Gadget1, Precision::Single),

@@ -19,7 +19,9 @@ pub(crate) struct GravityArgs {
     #[arg(long, value_enum, default_value_t = Scene::Lattice)]
     scene: Scene,
     /// Bodies from a .npy file (N×4 float32 or float64, any byte order, C or Fortran order: x, y,
-    /// z, m) instead of a scene.
+    /// z, m) or a snapshot (any other name: Gadget format 1/2, or HDF5 in the Gadget-4/SWIFT
+    /// layout with the `hdf5` cargo feature; every type's positions and masses) instead of a
+    /// scene.
     #[arg(long)]
     input: Option<PathBuf>,
     /// Write the accelerations as .npy (N×3 float32), in the input's order.
@@ -90,7 +92,26 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
     // The count is checked before a scene of that size is generated (issue 17: `--n` near
     // usize::MAX hung, 2·10^9 aborted in the allocator).
     let mut bodies = match &a.input {
-        Some(path) => warpkit::bh::npy::read_bodies(path)?,
+        Some(path)
+            if path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("npy")) =>
+        {
+            warpkit::bh::npy::read_bodies(path)?
+        }
+        Some(path) => {
+            let p = warpkit::nbody::snapshot::read_snapshot(path)?.particles;
+            p.pos
+                .iter()
+                .zip(&p.mass)
+                .map(|(x, &m)| warpkit::device::bh::Body {
+                    x: x[0] as f32,
+                    y: x[1] as f32,
+                    z: x[2] as f32,
+                    m: m as f32,
+                })
+                .collect()
+        }
         None => {
             warpkit::bh::check_count(&backend, a.n)?;
             scene::generate(a.scene, a.n, a.seed)

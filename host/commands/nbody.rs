@@ -13,7 +13,7 @@ pub(crate) struct NbodyArgs {
     /// Total particles.
     #[arg(long)]
     n: Option<usize>,
-    /// Restart from (or start with) this Gadget snapshot.
+    /// Restart from (or start with) this snapshot: Gadget format 1/2, or HDF5 (`hdf5` feature).
     #[arg(long)]
     restart: Option<PathBuf>,
     /// End time.
@@ -57,7 +57,7 @@ pub(crate) struct NbodyArgs {
     /// Snapshot format.
     #[arg(long, value_enum)]
     format: Option<warpkit::nbody::run::SnapshotFormat>,
-    /// Also write the initial conditions as ic.gadget.
+    /// Also write the initial conditions as ic.gadget (ic.hdf5 with --format hdf5).
     #[arg(long)]
     write_ic: bool,
     /// Seed of the initial conditions.

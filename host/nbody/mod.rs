@@ -6,6 +6,8 @@
 pub mod block;
 pub mod cpu;
 pub mod gpu;
+#[cfg(feature = "hdf5")]
+pub mod hdf5;
 pub mod ic;
 pub mod image;
 pub mod run;

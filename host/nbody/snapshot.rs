@@ -154,6 +154,9 @@ impl Fields<'_> {
 pub struct Snapshot {
     pub header: Header,
     pub particles: Particles,
+    /// Gravitational potential per particle (in particle order), when known. Only the HDF5
+    /// format carries it (`/PartTypeN/Potential`); the Gadget-2 writer ignores it.
+    pub potential: Option<Vec<f64>>,
 }
 
 /// The float width of the POS, VEL and MASS blocks.
@@ -228,6 +231,10 @@ pub enum SnapshotError {
     },
     #[error("{path}: {source}")]
     Gadget { path: PathBuf, source: GadgetError },
+    /// An HDF5 snapshot (feature `hdf5`) that could not be opened, has the wrong layout, or
+    /// could not be written; `reason` names the group, attribute or dataset.
+    #[error("{path}: {reason}")]
+    Hdf5 { path: PathBuf, reason: String },
 }
 
 /// Record-by-record reading of a whole file in memory.
@@ -440,7 +447,11 @@ pub fn parse_gadget(bytes: &[u8]) -> Result<Snapshot, GadgetError> {
         ptype,
     };
     check_particles(&particles)?;
-    Ok(Snapshot { header, particles })
+    Ok(Snapshot {
+        header,
+        particles,
+        potential: None,
+    })
 }
 
 /// A format-2 name record and the block after it: the index in [`NAMES`] (None for a block
@@ -532,16 +543,12 @@ pub fn header_for(s: &Snapshot) -> Header {
     h
 }
 
-/// Encodes `s` into `w`.
-pub fn encode_gadget(
-    s: &Snapshot,
-    format: Format,
-    precision: Precision,
-    w: &mut impl Write,
-) -> Result<(), EncodeError> {
-    let p = &s.particles;
+/// What every snapshot writer (Gadget and HDF5) requires of the particles: valid values, types
+/// 0..=5 in type order, no gas (its SPH fields are not kept), at most 2^32 − 1 in one file, and
+/// (single precision) values that fit float32.
+pub fn check_writable(p: &Particles, precision: Precision) -> Result<(), GadgetError> {
     check_particles(p)?;
-    let unwritable = |m: String| EncodeError::Gadget(GadgetError::Unwritable(m));
+    let unwritable = GadgetError::Unwritable;
     if let Some(i) = p.ptype.iter().position(|&t| t as usize >= TYPES) {
         return Err(unwritable(format!("particle {i} has type {}", p.ptype[i])));
     }
@@ -559,10 +566,7 @@ pub fn encode_gadget(
     if n > u32::MAX as u64 {
         return Err(unwritable(format!("{n} particles in one file")));
     }
-    let h = header_for(s);
-    let wide = precision == Precision::Double;
-    let long_ids = p.id.iter().any(|&i| i > u32::MAX as u64);
-    if !wide {
+    if precision == Precision::Single {
         let overflow = |x: f64| !(x as f32).is_finite();
         if let Some(i) =
             (0..p.len()).find(|&i| p.pos[i].iter().chain(&p.vel[i]).any(|&x| overflow(x)))
@@ -572,6 +576,22 @@ pub fn encode_gadget(
             )));
         }
     }
+    Ok(())
+}
+
+/// Encodes `s` into `w`.
+pub fn encode_gadget(
+    s: &Snapshot,
+    format: Format,
+    precision: Precision,
+    w: &mut impl Write,
+) -> Result<(), EncodeError> {
+    let p = &s.particles;
+    check_writable(p, precision)?;
+    let n = p.len() as u64;
+    let h = header_for(s);
+    let wide = precision == Precision::Double;
+    let long_ids = p.id.iter().any(|&i| i > u32::MAX as u64);
     let float_bytes = if wide { 8 } else { 4 };
     let mass_idx: Vec<usize> = (0..p.len())
         .filter(|&i| h.massarr[p.ptype[i] as usize] == 0.0)
@@ -648,6 +668,41 @@ pub fn read_gadget(path: &Path) -> Result<Snapshot, SnapshotError> {
     })
 }
 
+/// HDF5's file signature (at offset 0 in every file warpkit and Gadget/SWIFT write).
+const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
+
+/// Whether `path` is an HDF5 file: its extension (`.hdf5`, `.h5`) or its first 8 bytes.
+pub fn is_hdf5(path: &Path) -> bool {
+    let by_name = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "hdf5" | "h5"));
+    let mut head = [0u8; 8];
+    let by_bytes = File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| &head == HDF5_SIGNATURE);
+    by_name || by_bytes
+}
+
+/// The message for HDF5 asked of a build without the `hdf5` feature.
+pub const NO_HDF5: &str = "HDF5 snapshots need warpkit built with the `hdf5` cargo feature \
+     (cargo build --release --features hdf5; scripts/setup-hdf5 installs what it needs)";
+
+/// Reads a snapshot of any format warpkit knows: HDF5 (by [`is_hdf5`]; feature `hdf5`) or
+/// Gadget format 1/2.
+pub fn read_snapshot(path: &Path) -> Result<Snapshot, SnapshotError> {
+    if is_hdf5(path) {
+        #[cfg(feature = "hdf5")]
+        return super::hdf5::read_hdf5(path);
+        #[cfg(not(feature = "hdf5"))]
+        return Err(SnapshotError::Hdf5 {
+            path: path.to_path_buf(),
+            reason: NO_HDF5.into(),
+        });
+    }
+    read_gadget(path)
+}
+
 /// Writes `s` to `path` through a temporary file beside it, synced, then renamed: `path` is
 /// never seen half-written, and on any error the temporary file is removed.
 pub fn write_gadget(
@@ -712,6 +767,7 @@ mod tests {
                 ..Header::default()
             },
             particles: p,
+            potential: None,
         }
     }
 

@@ -1,0 +1,429 @@
+//! HDF5 snapshots (issue 14; feature `hdf5`): the round trip, the layout read back through the
+//! `hdf5` crate directly (not warpkit's reader), bad files, and the CLI (`nbody --format hdf5`,
+//! `--restart x.hdf5`, `gravity --input x.hdf5`). CPU only; `.ci/run` runs them with
+//! `cargo test --release --features hdf5 --test hdf5_snapshot`.
+#![cfg(feature = "hdf5")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use warpkit::nbody::hdf5::{read_hdf5, write_hdf5};
+use warpkit::nbody::snapshot::{Header, Precision, Snapshot, header_for, read_snapshot};
+use warpkit::nbody::{DISK, HALO, ic};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warpkit-h5-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A halo of equal masses (MassTable) and a disk of unequal ones, ids past 2^32, a potential.
+fn sample() -> Snapshot {
+    let mut p = ic::Plummer::henon(300, 3).generate();
+    for i in 200..300 {
+        p.ptype[i] = DISK;
+        p.mass[i] *= 1.0 + i as f64 / 1000.0;
+    }
+    for (i, id) in p.id.iter_mut().enumerate() {
+        *id = (1 << 33) + 7 * i as u64;
+    }
+    let potential = (0..p.len())
+        .map(|i| -1.0 / (1.0 + i as f64 / 3.0))
+        .collect();
+    Snapshot {
+        header: Header {
+            time: 1.25,
+            redshift: 0.5,
+            box_size: 100.0,
+            omega0: 0.3,
+            omega_lambda: 0.7,
+            hubble_param: 0.7,
+            flag_cooling: 1,
+            ..Header::default()
+        },
+        particles: p,
+        potential: Some(potential),
+    }
+}
+
+fn bits(v: impl IntoIterator<Item = f64>) -> Vec<u64> {
+    v.into_iter().map(f64::to_bits).collect()
+}
+
+#[test]
+fn round_trip_is_exact() {
+    let dir = scratch("round-trip");
+    let s = sample();
+    let path = dir.join("s.hdf5");
+    write_hdf5(&path, &s, Precision::Double).unwrap();
+    let back = read_hdf5(&path).unwrap();
+    let (p, q) = (&s.particles, &back.particles);
+    assert_eq!(
+        bits(q.pos.iter().flatten().copied()),
+        bits(p.pos.iter().flatten().copied())
+    );
+    assert_eq!(
+        bits(q.vel.iter().flatten().copied()),
+        bits(p.vel.iter().flatten().copied())
+    );
+    assert_eq!(bits(q.mass.iter().copied()), bits(p.mass.iter().copied()));
+    assert_eq!(q.id, p.id);
+    assert_eq!(q.ptype, p.ptype);
+    assert_eq!(
+        bits(back.potential.clone().unwrap()),
+        bits(s.potential.clone().unwrap())
+    );
+    assert_eq!(back.header, header_for(&s));
+    // read_snapshot tells HDF5 by its signature too, whatever the name.
+    let renamed = dir.join("s.snap");
+    std::fs::copy(&path, &renamed).unwrap();
+    assert_eq!(read_snapshot(&renamed).unwrap(), back);
+
+    // Single precision: every value is the float32 rounding of the original.
+    write_hdf5(&path, &s, Precision::Single).unwrap();
+    let back = read_hdf5(&path).unwrap();
+    let f32s = |v: &[[f64; 3]]| bits(v.iter().flatten().map(|&x| x as f32 as f64));
+    assert_eq!(
+        bits(back.particles.pos.iter().flatten().copied()),
+        f32s(&p.pos)
+    );
+    assert_eq!(
+        bits(back.particles.vel.iter().flatten().copied()),
+        f32s(&p.vel)
+    );
+    assert_eq!(
+        bits(back.particles.mass.iter().copied()),
+        bits(p.mass.iter().map(|&m| m as f32 as f64))
+    );
+    assert_eq!(back.particles.id, p.id);
+    // No temporary file is left beside it.
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The file as pynbody/yt/swiftsimio see it, read with the `hdf5` crate alone.
+#[test]
+fn layout_field_by_field() {
+    let dir = scratch("layout");
+    let s = sample();
+    let (n_halo, n_disk) = (200usize, 100usize);
+    for precision in [Precision::Double, Precision::Single] {
+        let path = dir.join("s.hdf5");
+        write_hdf5(&path, &s, precision).unwrap();
+        let f = hdf5::File::open(&path).unwrap();
+        let mut groups = f.member_names().unwrap();
+        groups.sort();
+        assert_eq!(groups, ["Header", "PartType1", "PartType2"]);
+        let h = f.group("Header").unwrap();
+        let attr = |name: &str| h.attr(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let this = attr("NumPart_ThisFile");
+        assert_eq!(this.shape(), [6]);
+        assert_eq!(this.dtype().unwrap().size(), 8, "uint64 as Gadget-4");
+        assert!(this.dtype().unwrap().is::<u64>());
+        let counts = [0, n_halo as u64, n_disk as u64, 0, 0, 0];
+        assert_eq!(this.read_raw::<u64>().unwrap(), counts);
+        let total = attr("NumPart_Total");
+        assert!(total.dtype().unwrap().is::<u32>());
+        assert_eq!(total.read_raw::<u32>().unwrap(), counts.map(|c| c as u32));
+        let high = attr("NumPart_Total_HighWord");
+        assert!(high.dtype().unwrap().is::<u32>());
+        assert_eq!(high.read_raw::<u32>().unwrap(), [0; 6]);
+        let table = attr("MassTable");
+        assert!(table.dtype().unwrap().is::<f64>());
+        let table = table.read_raw::<f64>().unwrap();
+        assert_eq!(table[1].to_bits(), s.particles.mass[0].to_bits());
+        assert_eq!(table[2], 0.0, "the disk's masses differ");
+        assert_eq!(table[0], 0.0);
+        for (name, want) in [
+            ("Time", 1.25),
+            ("Redshift", 0.5),
+            ("BoxSize", 100.0),
+            ("Omega0", 0.3),
+            ("OmegaLambda", 0.7),
+            ("HubbleParam", 0.7),
+        ] {
+            let a = attr(name);
+            assert!(a.is_scalar(), "{name}");
+            assert!(a.dtype().unwrap().is::<f64>(), "{name}");
+            assert_eq!(a.read_scalar::<f64>().unwrap(), want, "{name}");
+        }
+        let double = (precision == Precision::Double) as i32;
+        for (name, want) in [
+            ("NumFilesPerSnapshot", 1),
+            ("Flag_Sfr", 0),
+            ("Flag_Cooling", 1),
+            ("Flag_Feedback", 0),
+            ("Flag_StellarAge", 0),
+            ("Flag_Metals", 0),
+            ("Flag_DoublePrecision", double),
+        ] {
+            let a = attr(name);
+            assert!(a.dtype().unwrap().is::<i32>(), "{name}");
+            assert_eq!(a.read_scalar::<i32>().unwrap(), want, "{name}");
+        }
+        let width = if double == 1 { 8 } else { 4 };
+        let p = &s.particles;
+        for (t, range) in [(HALO, 0..n_halo), (DISK, n_halo..n_halo + n_disk)] {
+            let g = f.group(&format!("PartType{t}")).unwrap();
+            let mut names = g.member_names().unwrap();
+            names.sort();
+            assert_eq!(
+                names,
+                [
+                    "Coordinates",
+                    "Masses",
+                    "ParticleIDs",
+                    "Potential",
+                    "Velocities"
+                ]
+            );
+            let nt = range.len();
+            for (name, v) in [("Coordinates", &p.pos), ("Velocities", &p.vel)] {
+                let d = g.dataset(name).unwrap();
+                assert_eq!(d.shape(), [nt, 3], "{name}");
+                assert_eq!(d.dtype().unwrap().size(), width, "{name}");
+                let got = d.read_2d::<f64>().unwrap();
+                for (i, k) in range.clone().enumerate() {
+                    for c in 0..3 {
+                        let want = if double == 1 {
+                            v[k][c]
+                        } else {
+                            v[k][c] as f32 as f64
+                        };
+                        assert_eq!(got[[i, c]].to_bits(), want.to_bits(), "{name}[{i}][{c}]");
+                    }
+                }
+            }
+            let ids = g.dataset("ParticleIDs").unwrap();
+            assert_eq!(ids.shape(), [nt]);
+            assert!(ids.dtype().unwrap().is::<u64>());
+            assert_eq!(ids.read_raw::<u64>().unwrap(), p.id[range.clone()]);
+            for (name, v) in [
+                ("Masses", &p.mass),
+                ("Potential", s.potential.as_ref().unwrap()),
+            ] {
+                let d = g.dataset(name).unwrap();
+                assert_eq!(d.shape(), [nt], "{name}");
+                assert_eq!(d.dtype().unwrap().size(), width, "{name}");
+                let want: Vec<f64> = v[range.clone()]
+                    .iter()
+                    .map(|&x| if double == 1 { x } else { x as f32 as f64 })
+                    .collect();
+                assert_eq!(bits(d.read_raw::<f64>().unwrap()), bits(want), "{name}");
+            }
+        }
+        drop(f);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A valid file edited with the `hdf5` crate by `edit`, then read: the error must name `want`.
+fn bad(name: &str, edit: impl FnOnce(&hdf5::File), want: &[&str]) {
+    let dir = scratch(name);
+    let path = dir.join("bad.hdf5");
+    write_hdf5(&path, &sample(), Precision::Double).unwrap();
+    {
+        let f = hdf5::File::open_rw(&path).unwrap();
+        edit(&f);
+    }
+    let e = read_hdf5(&path).expect_err(name).to_string();
+    for w in want {
+        assert!(e.contains(w), "{name}: {e:?} lacks {w:?}");
+    }
+    assert!(e.contains("bad.hdf5"), "{name}: the path: {e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_files_are_clear_errors() {
+    bad(
+        "no-header",
+        |f| f.unlink("Header").unwrap(),
+        &["no /Header group"],
+    );
+    bad(
+        "coordinates-shape",
+        |f| {
+            let g = f.group("PartType2").unwrap();
+            g.unlink("Coordinates").unwrap();
+            g.new_dataset::<f64>()
+                .shape((100, 2))
+                .create("Coordinates")
+                .unwrap();
+        },
+        &["/PartType2/Coordinates has shape [100, 2], expected [100, 3]"],
+    );
+    bad(
+        "velocities-rows",
+        |f| {
+            let g = f.group("PartType1").unwrap();
+            g.unlink("Velocities").unwrap();
+            g.new_dataset::<f32>()
+                .shape((199, 3))
+                .create("Velocities")
+                .unwrap();
+        },
+        &["/PartType1/Velocities has shape [199, 3], expected [200, 3]"],
+    );
+    bad(
+        "ids-shape",
+        |f| {
+            let g = f.group("PartType1").unwrap();
+            g.unlink("ParticleIDs").unwrap();
+            g.new_dataset::<u64>()
+                .shape((200, 2))
+                .create("ParticleIDs")
+                .unwrap();
+        },
+        &["/PartType1/ParticleIDs has shape [200, 2], expected [200]"],
+    );
+    bad(
+        "no-masses",
+        |f| f.group("PartType2").unwrap().unlink("Masses").unwrap(),
+        &["no dataset /PartType2/Masses and /Header/MassTable[2] = 0"],
+    );
+    bad(
+        "no-group",
+        |f| f.unlink("PartType1").unwrap(),
+        &["no /PartType1 group", "NumPart_ThisFile[1] = 200"],
+    );
+    bad(
+        "no-counts",
+        |f| {
+            f.group("Header")
+                .unwrap()
+                .delete_attr("NumPart_ThisFile")
+                .unwrap()
+        },
+        &["/Header has no attribute NumPart_ThisFile"],
+    );
+    bad(
+        "counts-length",
+        |f| {
+            let h = f.group("Header").unwrap();
+            h.delete_attr("NumPart_ThisFile").unwrap();
+            h.new_attr::<u32>()
+                .shape(5)
+                .create("NumPart_ThisFile")
+                .unwrap()
+                .write_raw(&[0u32, 200, 100, 0, 0])
+                .unwrap();
+        },
+        &["/Header/NumPart_ThisFile has 5 values, not 6"],
+    );
+    bad(
+        "multi-file",
+        |f| {
+            let a = f
+                .group("Header")
+                .unwrap()
+                .attr("NumFilesPerSnapshot")
+                .unwrap();
+            a.write_scalar(&4i32).unwrap();
+        },
+        &["multi-file snapshots are not read"],
+    );
+    bad(
+        "nan",
+        |f| {
+            let d = f.group("PartType1").unwrap().dataset("Masses").unwrap();
+            let mut m = d.read_raw::<f64>().unwrap();
+            m[5] = f64::NAN;
+            d.write_raw(&m).unwrap();
+        },
+        &["mass NaN"],
+    );
+
+    // Not HDF5 at all, and no file.
+    let dir = scratch("not-hdf5");
+    let path = dir.join("x.hdf5");
+    std::fs::write(&path, b"not an hdf5 file at all").unwrap();
+    let e = read_hdf5(&path).unwrap_err().to_string();
+    assert!(e.contains("not a readable HDF5 file"), "{e}");
+    let e = read_hdf5(&dir.join("missing.hdf5"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("missing.hdf5"), "{e}");
+    // A potential of the wrong length is refused before anything is written.
+    let mut s = sample();
+    s.potential.as_mut().unwrap().pop();
+    let out = dir.join("y.hdf5");
+    let e = write_hdf5(&out, &s, Precision::Double)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("299 potentials for 300 particles"), "{e}");
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn warpkit(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(common::warpkit_exe())
+        .args(["--backend", "cpu"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "warpkit {args:?}: {err}");
+    err
+}
+
+/// `nbody --format hdf5` writes .hdf5 snapshots, `--restart` reads one back, and `gravity
+/// --input x.hdf5` gives the accelerations of the same bodies as `--input x.npy`.
+#[test]
+fn cli_writes_restarts_and_reads_hdf5() {
+    let dir = scratch("cli");
+    let run = |out: &str, extra: &[&str]| {
+        let args = [
+            &["nbody", "--n", "64", "--t-end", "0.02", "--dt", "0.01"][..],
+            &["--format", "hdf5", "--write-ic", "--out", out],
+            extra,
+        ]
+        .concat();
+        warpkit(&dir, &args);
+    };
+    run("a", &[]);
+    let fin = dir.join("a/snapshot_final.hdf5");
+    assert!(dir.join("a/ic.hdf5").exists());
+    let s = read_hdf5(&fin).unwrap();
+    assert_eq!(s.particles.len(), 64);
+    assert!((s.header.time - 0.02).abs() < 1e-12, "{}", s.header.time);
+    // Restart from it: the new run's initial conditions are that snapshot's particles.
+    run("b", &["--restart", fin.to_str().unwrap()]);
+    let ic = read_hdf5(&dir.join("b/ic.hdf5")).unwrap();
+    assert_eq!(ic.particles, s.particles);
+
+    // gravity: the same bodies as .npy and as .hdf5 give the same accelerations.
+    let npy = dir.join("bodies.npy");
+    let mut rows: Vec<f32> = Vec::new();
+    for (x, m) in s.particles.pos.iter().zip(&s.particles.mass) {
+        rows.extend([x[0] as f32, x[1] as f32, x[2] as f32, *m as f32]);
+    }
+    warpkit::bh::npy::write_f32(&npy, &rows, 4).unwrap();
+    let acc = |input: &Path, out: &str| {
+        warpkit(
+            &dir,
+            &[
+                "gravity",
+                "--input",
+                input.to_str().unwrap(),
+                "--output",
+                out,
+                "--mode",
+                "regular",
+            ],
+        );
+        std::fs::read(dir.join(out)).unwrap()
+    };
+    let a = acc(&npy, "a_npy.npy");
+    let b = acc(&fin, "a_h5.npy");
+    assert!(a.len() > 64 * 12);
+    assert_eq!(a, b);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
