@@ -394,6 +394,37 @@ fn cli_writes_restarts_and_reads_hdf5() {
     let s = read_hdf5(&fin).unwrap();
     assert_eq!(s.particles.len(), 64);
     assert!((s.header.time - 0.02).abs() < 1e-12, "{}", s.header.time);
+    // The run's potentials are in its snapshots: Σ m φ / 2 is the potential energy of the last
+    // diagnostics row (float32 storage); the initial conditions have none.
+    let pot = s
+        .potential
+        .as_ref()
+        .expect("a run's snapshot carries its potentials");
+    let w: f64 = 0.5
+        * pot
+            .iter()
+            .zip(&s.particles.mass)
+            .map(|(p, m)| p * m)
+            .sum::<f64>();
+    let csv = std::fs::read_to_string(dir.join("a/diagnostics.csv")).unwrap();
+    let last: Vec<f64> = csv
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(
+        w < 0.0 && ((w - last[2]) / last[2]).abs() < 1e-5,
+        "{w} vs {}",
+        last[2]
+    );
+    assert!(
+        read_hdf5(&dir.join("a/ic.hdf5"))
+            .unwrap()
+            .potential
+            .is_none()
+    );
     // Restart from it: the new run's initial conditions are that snapshot's particles.
     run("b", &["--restart", fin.to_str().unwrap()]);
     let ic = read_hdf5(&dir.join("b/ic.hdf5")).unwrap();

@@ -129,7 +129,8 @@ impl Particles {
 
     /// Orders the particles by type, then id: the snapshot order, the same whatever order a
     /// backend keeps them in.
-    pub fn sort_by_type_and_id(&mut self) {
+    /// Returns the order applied (`new[k] = old[order[k]]`), for per-particle data kept beside.
+    pub fn sort_by_type_and_id(&mut self) -> Vec<usize> {
         use rayon::prelude::*;
         let mut order: Vec<usize> = (0..self.len()).collect();
         order.par_sort_unstable_by_key(|&i| (self.ptype[i], self.id[i]));
@@ -139,6 +140,7 @@ impl Particles {
         self.mass = order.par_iter().map(|&i| self.mass[i]).collect();
         self.id = order.par_iter().map(|&i| self.id[i]).collect();
         self.ptype = order.par_iter().map(|&i| self.ptype[i]).collect();
+        order
     }
 
     /// Particles of each type.

@@ -416,20 +416,21 @@ impl Sim<'_> {
         Ok(())
     }
 
-    fn diagnostics(&mut self) -> Result<(Diagnostics, Particles), RunError> {
+    /// Diagnostics, the particles and their potentials (particle order).
+    fn diagnostics(&mut self) -> Result<(Diagnostics, Particles, Vec<f64>), RunError> {
         match self {
             Sim::Gpu(s) => {
                 let time = s.time;
                 let (p, pot) = s.state()?;
-                Ok((Diagnostics::compute(&p, &pot, time), p))
+                Ok((Diagnostics::compute(&p, &pot, time), p, pot))
             }
             Sim::GpuBlock(s) => {
                 let time = s.time;
                 let (p, pot) = s.state()?;
-                Ok((Diagnostics::compute(&p, &pot, time), p))
+                Ok((Diagnostics::compute(&p, &pot, time), p, pot))
             }
-            Sim::Cpu(s) => Ok((s.diagnostics(), s.particles.clone())),
-            Sim::CpuBlock(s) => Ok((s.diagnostics(), s.particles.clone())),
+            Sim::Cpu(s) => Ok((s.diagnostics(), s.particles.clone(), s.pot.clone())),
+            Sim::CpuBlock(s) => Ok((s.diagnostics(), s.particles.clone(), s.pot.clone())),
         }
     }
 
@@ -529,35 +530,39 @@ pub fn run(
     let ext = format.extension();
     let mut io_s = 0.0;
     let mut snapshots = (0u32, 0.0f64);
-    let mut write_snapshot = |name: &str, p: &Particles, time: f64| -> Result<(), RunError> {
-        let t = Instant::now();
-        let mut s = Snapshot {
-            particles: p.clone(),
-            ..Default::default()
+    // `pot`: the particles' potentials where the run has them (HDF5 stores them; the Gadget
+    // formats have no such block).
+    let mut write_snapshot =
+        |name: &str, p: &Particles, pot: Option<&[f64]>, time: f64| -> Result<(), RunError> {
+            let t = Instant::now();
+            let mut s = Snapshot {
+                particles: p.clone(),
+                ..Default::default()
+            };
+            let order = s.particles.sort_by_type_and_id();
+            s.potential = pot.map(|pot| order.iter().map(|&i| pot[i]).collect());
+            s.header = snapshot::header_for(&s);
+            s.header.time = time;
+            let path = dir.file(name);
+            match format {
+                SnapshotFormat::Gadget1 => {
+                    snapshot::write_gadget(&path, &s, Format::Gadget1, Precision::Single)?
+                }
+                SnapshotFormat::Gadget2 => {
+                    snapshot::write_gadget(&path, &s, Format::Gadget2, Precision::Single)?
+                }
+                #[cfg(feature = "hdf5")]
+                SnapshotFormat::Hdf5 => super::hdf5::write_hdf5(&path, &s, Precision::Single)?,
+                #[cfg(not(feature = "hdf5"))]
+                SnapshotFormat::Hdf5 => unreachable!("refused by RunConfig::validate"),
+            }
+            io_s += t.elapsed().as_secs_f64();
+            snapshots.0 += 1;
+            snapshots.1 += t.elapsed().as_secs_f64();
+            Ok(())
         };
-        s.particles.sort_by_type_and_id();
-        s.header = snapshot::header_for(&s);
-        s.header.time = time;
-        let path = dir.file(name);
-        match format {
-            SnapshotFormat::Gadget1 => {
-                snapshot::write_gadget(&path, &s, Format::Gadget1, Precision::Single)?
-            }
-            SnapshotFormat::Gadget2 => {
-                snapshot::write_gadget(&path, &s, Format::Gadget2, Precision::Single)?
-            }
-            #[cfg(feature = "hdf5")]
-            SnapshotFormat::Hdf5 => super::hdf5::write_hdf5(&path, &s, Precision::Single)?,
-            #[cfg(not(feature = "hdf5"))]
-            SnapshotFormat::Hdf5 => unreachable!("refused by RunConfig::validate"),
-        }
-        io_s += t.elapsed().as_secs_f64();
-        snapshots.0 += 1;
-        snapshots.1 += t.elapsed().as_secs_f64();
-        Ok(())
-    };
     if c.output.write_ic {
-        write_snapshot(&format!("ic.{ext}"), &particles, 0.0)?;
+        write_snapshot(&format!("ic.{ext}"), &particles, None, 0.0)?;
     }
 
     let n = particles.len();
@@ -615,7 +620,7 @@ pub fn run(
 
     let header: Vec<&str> = Diagnostics::CSV_HEADER.split(',').collect();
     let mut csv = Csv::create(dir.file("diagnostics.csv"), &header)?;
-    let (first, first_state) = sim.diagnostics()?;
+    let (first, first_state, _) = sim.diagnostics()?;
     let mut history = vec![first];
     csv.row(
         &first
@@ -642,7 +647,7 @@ pub fn run(
         done = s;
         if diag {
             let t = Instant::now();
-            let (d, p) = sim.diagnostics()?;
+            let (d, p, pot) = sim.diagnostics()?;
             csv.row(
                 &d.csv_row()
                     .split(',')
@@ -652,7 +657,7 @@ pub fn run(
             rung_log.row(&sim, d.time)?;
             diag_s += t.elapsed().as_secs_f64();
             if c.output.snapshot_every > 0 && s % c.output.snapshot_every == 0 {
-                write_snapshot(&format!("snapshot_{s:06}.{ext}"), &p, d.time)?;
+                write_snapshot(&format!("snapshot_{s:06}.{ext}"), &p, Some(&pot), d.time)?;
             }
             if image {
                 let t = Instant::now();
@@ -676,7 +681,7 @@ pub fn run(
     }
     bar.finish_and_clear();
     // The final state: always a snapshot (interrupted runs too).
-    let (d, p) = sim.diagnostics()?;
+    let (d, p, pot) = sim.diagnostics()?;
     if d.time != last.time {
         csv.row(
             &d.csv_row()
@@ -687,7 +692,7 @@ pub fn run(
         history.push(d);
         rung_log.row(&sim, d.time)?;
     }
-    write_snapshot(&format!("snapshot_final.{ext}"), &p, d.time)?;
+    write_snapshot(&format!("snapshot_final.{ext}"), &p, Some(&pot), d.time)?;
     let wall_s = wall.elapsed().as_secs_f64();
 
     io_s += diag_s;
