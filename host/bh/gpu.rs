@@ -453,7 +453,7 @@ struct SortedScratch {
     keys: [CudaSlice<u64>; 2],
     vals: [CudaSlice<u32>; 2],
     hist: CudaSlice<u32>,
-    hist_off: CudaSlice<u32>,
+    digit_total: CudaSlice<u32>,
     base: CudaSlice<u32>,
     tile_sum: CudaSlice<u32>,
     tile_off: CudaSlice<u32>,
@@ -472,7 +472,11 @@ impl SortedScratch {
             block_dim: (sort::RADIX_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        let m = sort::RADIX_DIGITS * tiles;
+        let rows = LaunchConfig {
+            grid_dim: (sort::RADIX_DIGITS, 1, 1),
+            block_dim: (sort::RADIX_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let [k0, k1] = &mut self.keys;
         let [v0, v1] = &mut self.vals;
         for pass in 0..8 {
@@ -486,9 +490,9 @@ impl SortedScratch {
             // offsets one more.
             unsafe {
                 gpu.launch(sort::radix_histogram, radix, (ki, n, shift, &mut self.hist))?;
-                let args = (&self.hist, m, &mut self.hist_off, &mut self.total);
-                gpu.launch(sph_scan, scan_config(), args)?;
-                let args = (ki, vi, n, shift, &self.hist_off, ko, vo);
+                let args = (&mut self.hist, tiles, &mut self.digit_total);
+                gpu.launch(sort::radix_scan_rows, rows, args)?;
+                let args = (ki, vi, n, shift, &self.hist, &self.digit_total, ko, vo);
                 gpu.launch(sort::radix_scatter, radix, args)?;
             }
         }
@@ -502,7 +506,7 @@ impl SortedScratch {
             keys: [gpu.alloc_poisoned(n)?, gpu.alloc_poisoned(n)?],
             vals: [gpu.alloc_poisoned(n)?, gpu.alloc_poisoned(n)?],
             hist: gpu.alloc_poisoned(hist)?,
-            hist_off: gpu.alloc_poisoned(hist + 1)?,
+            digit_total: gpu.alloc_poisoned(sort::RADIX_DIGITS as usize)?,
             base: gpu.alloc_poisoned(n)?,
             tile_sum: gpu.alloc_poisoned(tiles)?,
             tile_off: gpu.alloc_poisoned(tiles + 1)?,
