@@ -38,7 +38,7 @@ pub(crate) struct GravityArgs {
     storage: Storage,
     /// Tree build: sorted (octant-path keys radix-sorted, cells linked without locks; dense
     /// storage) or locked (the seed's insertion with a lock per child slot).
-    #[arg(long, value_enum, default_value_t = warpkit::bh::gpu::Build::Locked)]
+    #[arg(long, value_enum, default_value_t = warpkit::bh::gpu::Build::Sorted)]
     build: warpkit::bh::gpu::Build,
     /// Quadrupole moments in cell interactions (group kernel only).
     #[arg(long)]

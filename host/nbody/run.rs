@@ -130,7 +130,7 @@ impl Default for StepConfig {
             check: 1000,
             block_steps: false,
             eta: 0.025,
-            build: Build::Locked,
+            build: Build::Sorted,
         }
     }
 }
