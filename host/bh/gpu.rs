@@ -124,7 +124,8 @@ impl Build {
 pub fn sorted_build_bytes(n: usize) -> usize {
     let tiles = (n as u32).div_ceil(sort::RADIX_TILE) as usize;
     let pair_tiles = n.div_ceil(mk::MORTON_BLOCK as usize);
-    n * (16 + 8 + 4 + 4) + 2 * tiles * sort::RADIX_DIGITS as usize * 4 + pair_tiles * 8 + 64
+    // keys ×2, values ×2, base, list; parent and arrive per cell (the initial n cells).
+    n * (16 + 8 + 4 + 4 + 8) + 2 * tiles * sort::RADIX_DIGITS as usize * 4 + pair_tiles * 8 + 64
 }
 
 /// Cell indices must fit the gravity kernels' stack entries (`cell * 32 + depth` in an i32).
@@ -324,6 +325,33 @@ pub fn build_tree_on_device(
     cells: usize,
     quadrupole: bool,
 ) -> Result<DeviceOctree, BhError> {
+    let mut scratch = BuildScratch::default();
+    build_tree_reusing(
+        gpu,
+        d_bodies,
+        storage,
+        build,
+        cells,
+        quadrupole,
+        &mut scratch,
+    )
+}
+
+/// The sorted build's device scratch, kept by a caller that builds many trees of the same N
+/// (the N-body loop: no allocation per step).
+#[derive(Default)]
+pub struct BuildScratch(Option<SortedScratch>);
+
+/// [`build_tree_on_device`] with the scratch kept in `ws` (made or remade for this N).
+pub fn build_tree_reusing(
+    gpu: &Gpu,
+    d_bodies: CudaSlice<Body>,
+    storage: Storage,
+    build: Build,
+    cells: usize,
+    quadrupole: bool,
+    ws: &mut BuildScratch,
+) -> Result<DeviceOctree, BhError> {
     let n = d_bodies.len();
     let n32 = n as u32;
     let build = build.for_storage(storage);
@@ -338,7 +366,13 @@ pub fn build_tree_on_device(
         shared_mem_bytes: 0,
     };
     let mut scratch = match build {
-        Build::Sorted => Some(SortedScratch::new(gpu, n)?),
+        Build::Sorted => {
+            if ws.0.as_ref().is_none_or(|s| s.list.len() != n) {
+                ws.0 = None; // freed before the new one is made
+                ws.0 = Some(SortedScratch::new(gpu, n)?);
+            }
+            ws.0.as_mut()
+        }
         Build::Locked => None,
     };
 
@@ -364,7 +398,7 @@ pub fn build_tree_on_device(
             })?
             .1;
         times.build = gpu
-            .time(|| match scratch.as_mut() {
+            .time(|| match scratch.as_deref_mut() {
                 Some(sc) => sc.build(gpu, &d_bodies, &mut t, layout),
                 None => unsafe {
                     let args = (
@@ -406,6 +440,24 @@ pub fn build_tree_on_device(
     let sum_cfg = gpu.resident_grid(k::bh_summarize, dev::TREE_BLOCK)?;
     times.summarize = gpu
         .time(|| unsafe {
+            if let Some(sc) = scratch.as_deref_mut() {
+                // The sorted build's parents: bottom-up without waiting, a thread per cell.
+                let args = (
+                    &d_bodies,
+                    n32,
+                    &t.header,
+                    &t.child,
+                    &t.next,
+                    &mut t.count,
+                    &mut t.cell_pm,
+                    quadrupole.then_some(&mut t.cell_quad),
+                    &sc.parent,
+                    &mut sc.arrive,
+                    layout,
+                );
+                let cfg = grid_for(layout.cells, dev::TREE_BLOCK);
+                return gpu.launch(k::bh_summarize_up, cfg, args);
+            }
             let args = (
                 &d_bodies,
                 n32,
@@ -450,7 +502,7 @@ pub fn radix_sort(gpu: &Gpu, keys: &[u64]) -> Result<(Vec<u64>, Vec<u32>), GpuEr
 }
 
 /// Scratch of the sorted build (`dev::morton`), kept across the overflow retries.
-struct SortedScratch {
+pub struct SortedScratch {
     keys: [CudaSlice<u64>; 2],
     vals: [CudaSlice<u32>; 2],
     hist: CudaSlice<u32>,
@@ -461,6 +513,9 @@ struct SortedScratch {
     total: CudaSlice<u64>,
     list: CudaSlice<u32>,
     list_len: CudaSlice<u32>,
+    /// Per cell: the parent (−1 for the root) and the bottom-up summary's arrivals.
+    parent: CudaSlice<i32>,
+    arrive: CudaSlice<u32>,
 }
 
 impl SortedScratch {
@@ -514,6 +569,8 @@ impl SortedScratch {
             total: gpu.alloc_poisoned(1)?,
             list: gpu.alloc_poisoned(n)?,
             list_len: gpu.alloc_zeros(1)?,
+            parent: gpu.alloc_poisoned(crate::bh::initial_cells(n))?,
+            arrive: gpu.alloc_poisoned(crate::bh::initial_cells(n))?,
         })
     }
 
@@ -531,6 +588,12 @@ impl SortedScratch {
         let pairs = grid_for(n, mk::MORTON_BLOCK);
         // Runs of equal keys are rare: a few blocks cover them.
         let list_cfg = grid_for(4 * dev::TREE_BLOCK, dev::TREE_BLOCK);
+        let cells = layout.cells as usize;
+        if self.parent.len() < cells {
+            // An overflow retry with more cells.
+            self.parent = gpu.alloc_poisoned(cells)?;
+            self.arrive = gpu.alloc_poisoned(cells)?;
+        }
         // SAFETY (each launch): buffers sized per the kernels' docs by `new` for n bodies; the
         // tree's per `layout`.
         unsafe {
@@ -575,6 +638,8 @@ impl SortedScratch {
                 &mut t.child,
                 &mut t.count,
                 &mut t.start,
+                &mut self.parent,
+                &mut self.arrive,
                 layout,
             );
             gpu.launch(mk::bh_morton_cells, spread, args)?;
@@ -586,6 +651,8 @@ impl SortedScratch {
                 &self.base,
                 &self.total,
                 &mut t.child,
+                &mut t.start,
+                &mut self.parent,
                 &mut self.list,
                 &mut self.list_len,
                 layout,
@@ -601,6 +668,8 @@ impl SortedScratch {
                 &mut t.next,
                 &mut t.count,
                 &mut t.start,
+                &mut self.parent,
+                &mut self.arrive,
                 layout,
                 &self.list,
                 &self.list_len,

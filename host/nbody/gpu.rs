@@ -105,6 +105,8 @@ pub struct GpuSim<'g> {
     spare_acc: CudaSlice<Accel>,
     spare_ids: CudaSlice<u64>,
     bufs: TraversalBuffers,
+    /// The sorted build's scratch, kept across steps.
+    build_scratch: bhgpu::BuildScratch,
     pot: CudaSlice<f32>,
     /// Blow-up flags, [`BAD_DRIFT`] and [`BAD_KICK`]: the first non-finite particle's index.
     bad: CudaSlice<u32>,
@@ -164,6 +166,7 @@ impl<'g> GpuSim<'g> {
             spare_acc: gpu.alloc_poisoned(n)?,
             spare_ids: gpu.alloc_poisoned(n)?,
             bufs: TraversalBuffers::new(gpu, n)?,
+            build_scratch: bhgpu::BuildScratch::default(),
             pot: gpu.alloc_poisoned(n)?,
             bad: gpu.upload(&[u32::MAX; 2])?,
             block: None,
@@ -203,13 +206,14 @@ impl<'g> GpuSim<'g> {
         let gpu = self.gpu;
         let f = self.forces;
         let bodies = self.bodies.take().expect("bodies are home between steps");
-        let mut octree: DeviceOctree = bhgpu::build_tree_on_device(
+        let mut octree: DeviceOctree = bhgpu::build_tree_reusing(
             gpu,
             bodies,
             Storage::Dense,
             f.build,
             self.cells,
             f.quadrupole,
+            &mut self.build_scratch,
         )?;
         self.cells = octree.layout.cells as usize;
         let o = Options {

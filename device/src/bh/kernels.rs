@@ -318,6 +318,85 @@ pub unsafe fn bh_summarize(
     }
 }
 
+/// [`bh_summarize`] for the sorted build, bottom-up without waiting (Karras 2012's scheme on
+/// the octree): each cell whose children are all bodies is summarized by its thread, which then
+/// counts itself into its parent's `arrive`; the thread that brings the parent's count to its
+/// number of child cells summarizes the parent (all its children published) and goes on up.
+/// `parent[k]` (−1 for the root) and `arrive[k] = 0` for every cell in `bottom..cells`, which
+/// the sorted build writes. Any grid.
+#[crate::kernel]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn bh_summarize_up(
+    bodies: *const Body,
+    n: u32,
+    header: *const TreeHeader,
+    child: *const i32,
+    next: *const i32,
+    count: *mut u32,
+    cell_pm: *mut Body,
+    cell_quad: *mut Quad,
+    parent: *const i32,
+    arrive: *mut u32,
+    layout: Layout,
+) {
+    let ni = n as i32;
+    let cells = layout.cells as i32;
+    // SAFETY: arrays sized per the sorted build; every cell in bottom..cells initialised, its
+    // parent and arrive counter written; each cell is summarized by exactly one thread (the
+    // leaf's own, or the last to arrive at it).
+    unsafe {
+        let bottom = (*header).bottom;
+        let child_cells = |k: i32| -> u32 {
+            let mut c = 0;
+            for o in 0..8 {
+                c += (*child.add(layout.slot(k, o)) >= ni) as u32;
+            }
+            c
+        };
+        let mut k = bottom + index_1d() as i32;
+        while k < cells {
+            if child_cells(k) == 0 {
+                let mut cell = k;
+                loop {
+                    let children = DeviceChildren {
+                        layout,
+                        cell,
+                        bodies,
+                        child,
+                        next,
+                        count,
+                        cell_pm,
+                        cell_quad,
+                    };
+                    let (pm, cnt) = if cell_quad.is_null() {
+                        let (pm, _, cnt) = summarize_cell::<false>(&children, ni);
+                        (pm, cnt)
+                    } else {
+                        let (pm, q, cnt) = summarize_cell::<true>(&children, ni);
+                        *cell_quad.add(cell as usize) = q;
+                        (pm, cnt)
+                    };
+                    *cell_pm.add(cell as usize) = pm;
+                    store_release_u32(count.add(cell as usize), cnt);
+                    let p = *parent.add(cell as usize);
+                    if p < 0 {
+                        break;
+                    }
+                    // Release this cell's summary before the count; the last arrival acquires
+                    // every sibling's.
+                    fence_acq_rel_device();
+                    if atomic_add_u32(arrive.add(p as usize), 1) + 1 < child_cells(p) {
+                        break;
+                    }
+                    fence_acq_rel_device();
+                    cell = p;
+                }
+            }
+            k += grid_size_1d() as i32;
+        }
+    }
+}
+
 /// A cell's children in device memory, for [`summarize_cell`].
 struct DeviceChildren {
     layout: Layout,

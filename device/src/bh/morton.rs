@@ -338,8 +338,9 @@ pub unsafe fn bh_morton_base(
     }
 }
 
-/// Step 4a: every cell that pair `i` creates gets eight empty slots, count 0 and start −1.
-/// Nothing when the cells did not fit. Any grid.
+/// Step 4a: every cell that pair `i` creates gets eight empty slots, count 0, start −1 and
+/// `arrive` 0 (for [`super::kernels::bh_summarize_up`]); the root has no parent. Nothing when
+/// the cells did not fit. Any grid.
 #[crate::kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn bh_morton_cells(
@@ -350,28 +351,40 @@ pub unsafe fn bh_morton_cells(
     child: *mut i32,
     count: *mut u32,
     start: *mut i32,
+    parent: *mut i32,
+    arrive: *mut u32,
     layout: Layout,
 ) {
-    // SAFETY: base has n entries; ids below total < cells (checked).
+    // SAFETY: base has n entries; ids below total < cells (checked); parent and arrive one per
+    // cell.
     unsafe {
         if *total + 1 > layout.cells as u64 {
             return;
         }
         let key = |j: usize| *keys.add(j);
         let mut i = index_1d();
+        if i == 0 {
+            *parent.add(layout.root() as usize) = -1;
+            *arrive.add(layout.root() as usize) = 0;
+        }
         while i < n {
             let b = *base.add(i as usize);
             for id in b..b + new_cells(&key, n as usize, i as usize) {
-                super::kernels::init_cell(layout, cell_index(layout, id), child, count, start);
+                let c = cell_index(layout, id);
+                super::kernels::init_cell(layout, c, child, count, start);
+                *arrive.add(c as usize) = 0;
             }
             i += grid_size_1d();
         }
     }
 }
 
-/// Step 4b: pair `i`'s cells into their parents' slots, body `vals[i]` into its cell's slot;
-/// when it shares every key level with a neighbour, nothing, or `i` onto `list` (`*list_len`
-/// counting, starting at 0) if it starts such a run. Nothing when the cells did not fit. Any grid.
+/// Step 4b: pair `i`'s cells into their parents' slots (and `parent`), with `start` = `i`: a
+/// cell first holds body `i`, and the bodies before it in key order are the bodies before it in
+/// the depth-first order `bh_sort` places (so it never waits for these); body `vals[i]` into its
+/// cell's slot; when it shares every key level with a neighbour, nothing, or `i` onto `list`
+/// (`*list_len` counting, starting at 0) if it starts such a run. Nothing when the cells did not
+/// fit. Any grid.
 #[crate::kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn bh_morton_link(
@@ -381,6 +394,8 @@ pub unsafe fn bh_morton_link(
     base: *const u32,
     total: *const u64,
     child: *mut i32,
+    start: *mut i32,
+    parent: *mut i32,
     list: *mut u32,
     list_len: *mut u32,
     layout: Layout,
@@ -398,6 +413,8 @@ pub unsafe fn bh_morton_link(
         while i < n {
             let slot = link_pair(&key, &base_of, n as usize, i as usize, layout, |p, o, c| {
                 *child.add(layout.slot(p, o)) = ni + c;
+                *parent.add(c as usize) = p;
+                *start.add(c as usize) = i as i32;
             });
             let b = *vals.add(i as usize);
             match slot {
@@ -428,6 +445,8 @@ pub unsafe fn bh_build_list(
     next: *mut i32,
     count: *mut u32,
     start: *mut i32,
+    parent: *mut i32,
+    arrive: *mut u32,
     layout: Layout,
     list: *const u32,
     list_len: *const u32,
@@ -443,6 +462,8 @@ pub unsafe fn bh_build_list(
             next,
             count,
             start,
+            parent,
+            arrive,
             layout,
         };
         let len = *list_len;
@@ -477,6 +498,8 @@ struct OwnedSubtree {
     next: *mut i32,
     count: *mut u32,
     start: *mut i32,
+    parent: *mut i32,
+    arrive: *mut u32,
     layout: Layout,
 }
 
@@ -503,13 +526,16 @@ impl OwnedTree for OwnedSubtree {
         unsafe { (*self.bodies.add(b as usize)).pos() }
     }
     #[inline(always)]
-    fn new_cell(&mut self, _cur: usize) -> Option<i32> {
+    fn new_cell(&mut self, cur: usize) -> Option<i32> {
         unsafe {
             let cell = atomic_add_i32(&raw mut (*self.header).bottom, -1) - 1;
             if cell < 0 {
                 return None;
             }
             super::kernels::init_cell(self.layout, cell, self.child, self.count, self.start);
+            // Dense storage: slot `cur` belongs to cell `cur / 8`.
+            *self.parent.add(cell as usize) = (cur / 8) as i32;
+            *self.arrive.add(cell as usize) = 0;
             Some(cell)
         }
     }
