@@ -101,7 +101,7 @@ pub enum Build {
     /// Octant paths as integer keys, radix-sorted; cells numbered and linked from the sorted keys
     /// without locks (`dev::morton`). Dense storage only (sparse storage always inserts). The
     /// default: on the H200 it builds 1.8× (uniform 2^22) to 2.7× (Plummer 2^20) faster than the
-    /// locked insertion (`results/bh/sorted-build/s9/`).
+    /// locked insertion (`results/bh/sorted-build/s9/call1`).
     #[default]
     Sorted,
     /// The seed's top-down insertion, a CAS lock per child slot (`bh_build`).
