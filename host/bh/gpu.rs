@@ -440,7 +440,7 @@ pub fn build_tree_reusing(
     let sum_cfg = gpu.resident_grid(k::bh_summarize, dev::TREE_BLOCK)?;
     times.summarize = gpu
         .time(|| unsafe {
-            if let Some(sc) = scratch.as_deref_mut() {
+            if let Some(sc) = scratch {
                 // The sorted build's parents: bottom-up without waiting, a thread per cell.
                 let args = (
                     &d_bodies,
