@@ -304,16 +304,7 @@ pub unsafe fn bh_summarize(
                 cell_pm,
                 cell_quad,
             };
-            let (pm, cnt) = if cell_quad.is_null() {
-                let (pm, _, cnt) = summarize_cell::<false>(&children, ni);
-                (pm, cnt)
-            } else {
-                let (pm, q, cnt) = summarize_cell::<true>(&children, ni);
-                *cell_quad.add(k as usize) = q;
-                (pm, cnt)
-            };
-            *cell_pm.add(k as usize) = pm;
-            store_release_u32(count.add(k as usize), cnt);
+            children.summarize(ni);
         }
     }
 }
@@ -368,16 +359,7 @@ pub unsafe fn bh_summarize_up(
                         cell_pm,
                         cell_quad,
                     };
-                    let (pm, cnt) = if cell_quad.is_null() {
-                        let (pm, _, cnt) = summarize_cell::<false>(&children, ni);
-                        (pm, cnt)
-                    } else {
-                        let (pm, q, cnt) = summarize_cell::<true>(&children, ni);
-                        *cell_quad.add(cell as usize) = q;
-                        (pm, cnt)
-                    };
-                    *cell_pm.add(cell as usize) = pm;
-                    store_release_u32(count.add(cell as usize), cnt);
+                    children.summarize(ni);
                     let p = *parent.add(cell as usize);
                     if p < 0 {
                         break;
@@ -404,9 +386,34 @@ struct DeviceChildren {
     bodies: *const Body,
     child: *const i32,
     next: *const i32,
-    count: *const u32,
-    cell_pm: *const Body,
-    cell_quad: *const Quad,
+    count: *mut u32,
+    cell_pm: *mut Body,
+    cell_quad: *mut Quad,
+}
+
+impl DeviceChildren {
+    /// Summarizes `self.cell` ([`summarize_cell`], the quadrupole when `cell_quad` is not null)
+    /// and publishes it: summary first, then its count with release.
+    ///
+    /// # Safety
+    /// As [`bh_summarize`]'s contract; every child cell already published.
+    #[inline(always)]
+    unsafe fn summarize(&self, n: i32) {
+        let k = self.cell as usize;
+        // SAFETY: per the contract.
+        unsafe {
+            let (pm, cnt) = if self.cell_quad.is_null() {
+                let (pm, _, cnt) = summarize_cell::<false>(self, n);
+                (pm, cnt)
+            } else {
+                let (pm, q, cnt) = summarize_cell::<true>(self, n);
+                *self.cell_quad.add(k) = q;
+                (pm, cnt)
+            };
+            *self.cell_pm.add(k) = pm;
+            store_release_u32(self.count.add(k), cnt);
+        }
+    }
 }
 
 // SAFETY (every read below): pointers and indices as in `bh_summarize`'s contract.
