@@ -30,7 +30,7 @@ use std::sync::{Condvar, Mutex};
 
 /// Collective exchange of byte buffers among `size()` ranks; every rank calls each collective,
 /// in the same order (as with MPI and NCCL).
-pub trait Comm: Sync {
+pub trait Comm {
     fn rank(&self) -> usize;
     fn size(&self) -> usize;
     /// Every rank's `send`, indexed by rank (this rank's own included).
