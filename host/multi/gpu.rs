@@ -168,7 +168,9 @@ impl Walker for GpuWalk<'_> {
         quadrupole: bool,
     ) -> Result<Walked, BhError> {
         let a = EssentialArrays::of(ess, header, groups);
-        let _turn = self.lock.map(|l| l.lock().unwrap_or_else(|e| e.into_inner()));
+        let _turn = self
+            .lock
+            .map(|l| l.lock().unwrap_or_else(|e| e.into_inner()));
         let t0 = std::time::Instant::now();
         let (acc, listed) = walk_on_gpu(self.gpu, &a, p, quadrupole)?;
         let device_ms = t0.elapsed().as_secs_f64() * 1e3;

@@ -40,7 +40,7 @@ pub enum Place<'a> {
     Gpu(&'a crate::runtime::Gpu),
     /// One rank per GPU ([`VirtualRanks::k`] must be their count), exchanging over NCCL
     /// ([`nccl::NcclComm`]).
-    Gpus(&'a [crate::runtime::Gpu]),
+    Gpus(&'a [&'a crate::runtime::Gpu]),
     /// [`VirtualRanks::k`] threads exchanging through memory, walks by this walker (e.g. the GPU
     /// form of the essential tree walked on the CPU, in the tests).
     Walker(&'a (dyn Walker + Sync)),

@@ -9,7 +9,8 @@
 //!   padded to the longest;
 //! - [`Comm::all_to_all_v`]: an all-gather of each rank's K lengths, then one NCCL group of a
 //!   `ncclSend` per non-empty outgoing buffer and a `ncclRecv` per non-empty incoming one (NCCL
-//!   has no all-to-all-v); a rank's buffer to itself stays on the host.
+//!   has no all-to-all-v), a rank's buffer to itself included (NCCL sends to self, as
+//!   PyTorch's all-to-all does: one code path, exercised by a one-rank communicator).
 //!
 //! [`Comm::bytes_sent`] counts what goes on the wire to other ranks: lengths, padding and
 //! payload.
@@ -68,7 +69,11 @@ pub fn loadable() -> bool {
 /// `$WARPKIT_PYTHON`: `nvidia/nccl/lib/libnccl.so.2`).
 pub fn find_wheel_library() -> Option<PathBuf> {
     let check = |p: PathBuf| {
-        let p = if p.is_dir() { p.join("libnccl.so.2") } else { p };
+        let p = if p.is_dir() {
+            p.join("libnccl.so.2")
+        } else {
+            p
+        };
         p.is_file().then_some(p)
     };
     if let Some(p) = std::env::var_os("WARPKIT_NCCL_LIB") {
@@ -76,10 +81,7 @@ pub fn find_wheel_library() -> Option<PathBuf> {
     }
     let python = std::env::var("WARPKIT_PYTHON").unwrap_or_else(|_| "python3".into());
     let out = std::process::Command::new(python)
-        .args([
-            "-c",
-            "import nvidia.nccl as m; print(list(m.__path__)[0])",
-        ])
+        .args(["-c", "import nvidia.nccl as m; print(list(m.__path__)[0])"])
         .stderr(std::process::Stdio::null())
         .output()
         .ok()?;
@@ -272,12 +274,12 @@ impl Comm for NcclComm<'_> {
         // m[s * k + d]: bytes from s to d.
         let m = self.gather_u64(&lens);
         let d_send: Vec<Option<CudaSlice<u8>>> = (0..k)
-            .map(|d| (d != me && !send[d].is_empty()).then(|| self.upload(&send[d])))
+            .map(|d| (!send[d].is_empty()).then(|| self.upload(&send[d])))
             .collect();
         let mut d_recv: Vec<Option<CudaSlice<u8>>> = (0..k)
             .map(|s| {
                 let len = m[s * k + me] as usize;
-                (s != me && len > 0).then(|| self.alloc(len))
+                (len > 0).then(|| self.alloc(len))
             })
             .collect();
         {
@@ -303,13 +305,9 @@ impl Comm for NcclComm<'_> {
                 .map(|(_, b)| b.len())
                 .sum(),
         );
-        let mut own = send;
-        (0..k)
-            .map(|s| match &d_recv[s] {
-                Some(b) => self.download(b),
-                None if s == me => std::mem::take(&mut own[me]),
-                None => Vec::new(),
-            })
+        d_recv
+            .iter()
+            .map(|b| b.as_ref().map_or_else(Vec::new, |b| self.download(b)))
             .collect()
     }
     fn bytes_sent(&self) -> u64 {
@@ -321,7 +319,7 @@ impl Comm for NcclComm<'_> {
 /// NCCL, and returns the results by rank. A failing rank cannot release the others from an NCCL
 /// collective, so a panic in a rank ends the process (exit status 101) after its message.
 pub fn run_nccl<T: Send>(
-    gpus: &[Gpu],
+    gpus: &[&Gpu],
     f: impl Fn(&dyn Comm, &Gpu) -> T + Sync,
 ) -> Result<Vec<T>, NcclError> {
     ensure_loadable()?;

@@ -442,8 +442,36 @@ fn the_gpu_layout_walks_like_the_essential_tree() {
                 let differ = (0..bodies.len())
                     .filter(|&i| got.acc[i] != want.acc[i])
                     .count();
-                assert_eq!(differ, 0, "{name} θ {theta} quad {quad} K {k}: {differ} differ");
+                assert_eq!(
+                    differ, 0,
+                    "{name} θ {theta} quad {quad} K {k}: {differ} differ"
+                );
             }
         }
     }
+}
+
+#[test]
+fn missing_nccl_is_an_error_that_says_what_to_do() {
+    use super::nccl;
+    if nccl::loadable() {
+        eprintln!("NCCL is loadable here: the missing-library error was not exercised");
+        return;
+    }
+    let msg = nccl::ensure_loadable().unwrap_err().to_string();
+    assert!(
+        msg.contains("libnccl.so.2") && msg.contains("LD_LIBRARY_PATH"),
+        "{msg}"
+    );
+    // The runner refuses before touching a device.
+    let e = nccl::run_nccl(&[], |_, _| ()).unwrap_err();
+    assert!(e.to_string().contains("NCCL cannot be loaded"), "{e}");
+    // The link directory that the message and gpu-multi.sh describe.
+    let dir = std::env::temp_dir().join(format!("warpkit-nccl-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = dir.join("libnccl.so.2");
+    std::fs::write(&lib, b"not a library").unwrap();
+    let links = nccl::link_dir(&lib).unwrap();
+    assert_eq!(std::fs::read_link(links.join("libnccl.so")).unwrap(), lib);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
