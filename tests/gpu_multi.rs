@@ -57,9 +57,16 @@ fn virtual_ranks_on_one_gpu_give_the_single_gpu_forces() {
         ("plummer", scene::generate(Scene::Plummer, 40000, 21)),
         ("uniform", scene::generate(Scene::Uniform, 20000, 22)),
     ];
-    for (name, bodies) in &cases {
+    // GPU_MULTI_QUICK=1 (the sanitizer's run): one scene, quadrupoles, K = 2 and 3.
+    let quick = std::env::var_os("GPU_MULTI_QUICK").is_some();
+    let (cases, settings, ks): (&[_], &[(f32, bool)], &[usize]) = if quick {
+        (&cases[..1], &[(0.5, true)], &[2, 3])
+    } else {
+        (&cases[..], &[(0.5, true), (0.7, false)], &[1, 2, 3, 4])
+    };
+    for (name, bodies) in cases {
         let sample: Vec<usize> = (0..bodies.len()).step_by(40).collect();
-        for (theta, quad) in [(0.5, true), (0.7, false)] {
+        for &(theta, quad) in settings {
             let p = Params {
                 theta,
                 eps: 0.01,
@@ -72,7 +79,7 @@ fn virtual_ranks_on_one_gpu_give_the_single_gpu_forces() {
             };
             let single = single_gpu(&gpu, bodies, &p, quad);
             let e1 = err(&single);
-            for k in [1usize, 2, 3, 4] {
+            for &k in ks {
                 let vr = VirtualRanks {
                     k,
                     params: p,

@@ -151,7 +151,9 @@ impl EssentialArrays {
 }
 
 /// A rank's walks on a GPU. Virtual ranks sharing one device pass the same `lock`: their walks
-/// take turns (one stream; CUDA-event timings stay each rank's own).
+/// take turns (one stream; CUDA-event timings stay each rank's own). The kernel counts the
+/// sources listed per launch, not per group, so each body's work estimate (the next
+/// decomposition's weight) is its rank's mean: GPU ranks balance by count × rank mean.
 pub struct GpuWalk<'a> {
     pub gpu: &'a Gpu,
     pub lock: Option<&'a Mutex<()>>,

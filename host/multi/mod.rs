@@ -1,7 +1,8 @@
 //! Gravity and N-body over K ranks (issue 18), the CPU side: domain decomposition along the
 //! Morton curve ([`sfc`]), the global top tree and the locally essential trees ([`tree`]), and an
 //! exchange of byte buffers ([`comm`]) — here between K virtual ranks (threads of one process,
-//! [`VirtualRanks`]), on GPUs through NCCL behind the same [`comm::Comm`] trait.
+//! [`VirtualRanks`]), on GPUs through NCCL behind the same [`comm::Comm`] trait ([`nccl`]), and
+//! each rank's walk on the CPU or a GPU ([`tree::Walker`], [`gpu`]); [`Place`] picks.
 //!
 //! One step on every rank, each a collective in the same order:
 //! 1. the global box (all-gather of 24 bytes), Morton keys in the tree's own geometry;

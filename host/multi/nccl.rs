@@ -338,12 +338,14 @@ pub fn run_nccl<T: Send>(
     }
     let id = Id::new().map_err(call("ncclGetUniqueId"))?;
     let k = gpus.len();
+    // No rank drops (aborts) its communicator before every rank's work is done on the device.
+    let done = std::sync::Barrier::new(k);
     std::thread::scope(|s| {
         let handles: Vec<_> = gpus
             .iter()
             .enumerate()
             .map(|(r, gpu)| {
-                let f = &f;
+                let (f, done) = (&f, &done);
                 s.spawn(move || {
                     struct ExitOnPanic;
                     impl Drop for ExitOnPanic {
@@ -364,7 +366,13 @@ pub fn run_nccl<T: Send>(
                         }
                         Err(e) => return Err(e),
                     };
-                    Ok(f(&comm, gpu))
+                    let out = f(&comm, gpu);
+                    if let Err(e) = gpu.sync() {
+                        panic!("NCCL rank {r}: {e}");
+                    }
+                    done.wait();
+                    drop(comm);
+                    Ok(out)
                 })
             })
             .collect();
