@@ -32,8 +32,10 @@ fi
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 
-timeout 240 "$t" --include-ignored --test-threads 1 --nocapture >"$out/tests.log" 2>&1
-say "tests: exit $?"
+timeout 120 "$t" --include-ignored --test-threads 1 --nocapture virtual_ranks >"$out/tests.log" 2>&1
+say "tests (virtual ranks): exit $?"
+timeout 120 "$t" --include-ignored --test-threads 1 --nocapture nccl >>"$out/tests.log" 2>&1
+say "tests (NCCL): exit $?"
 grep -E "^test |NOT RUN|NCCL over|test result|panicked" "$out/tests.log" | tee -a "$sum"
 
 {

@@ -18,6 +18,8 @@ sum="$out/summary.txt"
 w=.gpu/bin/warpkit
 t=$(ls .gpu/tests/gpu_multi-* 2>/dev/null | head -1)
 say() { echo "$*" | tee -a "$sum"; }
+# One budget for the whole script (under four minutes): each step gets its cap or what is left.
+cap() { local c=$1 l=$((225 - SECONDS)); [ "$l" -lt "$c" ] && c=$l; [ "$c" -lt 5 ] && c=5; echo "$c"; }
 say "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown)"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>&1 | tee -a "$sum"
 [ -x "$w" ] && [ -n "$t" ] || { say "missing .gpu/bin/warpkit or .gpu/tests/gpu_multi-*"; exit 1; }
@@ -59,13 +61,16 @@ export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 
 # --- 1. the tests (about a minute) ---------------------------------------------------------------
-timeout 100 "$t" --include-ignored --test-threads 1 --nocapture >"$out/tests.log" 2>&1
-say "tests: exit $? (timeout 124)"
+# Virtual ranks first, NCCL apart: a failing NCCL rank ends its process (host/multi/nccl.rs).
+timeout $(cap 60) "$t" --include-ignored --test-threads 1 --nocapture virtual_ranks >"$out/tests.log" 2>&1
+say "tests (virtual ranks): exit $? (timeout 124)"
+timeout $(cap 40) "$t" --include-ignored --test-threads 1 --nocapture nccl >>"$out/tests.log" 2>&1
+say "tests (NCCL): exit $? (timeout 124)"
 grep -E "^test |NOT RUN|test result|panicked" "$out/tests.log" | head -20 | tee -a "$sum"
 
 # --- 2. memcheck of the virtual ranks on one GPU (the essential-tree upload and group kernel) ----
 if command -v compute-sanitizer >/dev/null 2>&1; then
-  GPU_MULTI_QUICK=1 timeout 80 compute-sanitizer --tool memcheck "$t" --include-ignored --exact \
+  GPU_MULTI_QUICK=1 timeout $(cap 60) compute-sanitizer --tool memcheck "$t" --include-ignored --exact \
     virtual_ranks_on_one_gpu_give_the_single_gpu_forces --test-threads 1 >"$out/memcheck.log" 2>&1
   say "memcheck: exit $? (timeout 124)"
   tail -3 "$out/memcheck.log" | tee -a "$sum"
@@ -75,15 +80,16 @@ fi
 
 # --- 3. timing at 2^20 Plummer (about a minute) --------------------------------------------------
 {
-  common="--n 1048576 --scene plummer --theta 0.5 --check 1000 --repeats 3"
+  common="--n 1048576 --scene plummer --theta 0.5 --check 1000"
   echo "== single-GPU pipeline, group kernel"
-  timeout 30 $w --backend gpu gravity $common --traversal group
+  timeout $(cap 20) $w --backend gpu gravity $common --repeats 3 --traversal group
   echo "== --gpus 1 (one NCCL rank: the multi-rank pipeline)"
-  timeout 30 $w gravity $common --gpus 1
+  timeout $(cap 40) $w gravity $common --repeats 2 --gpus 1
   for k in 2 4; do
     echo "== --ranks $k (virtual ranks on one GPU)"
-    timeout 40 $w --backend gpu gravity $common --ranks $k
+    timeout $(cap 40) $w --backend gpu gravity $common --repeats 2 --ranks $k
   done
+  echo "== script time ${SECONDS} s"
 } >"$out/timing.log" 2>&1
 say "timing: see timing.log"
 grep -E "^==|^wall|^Barnes|^\| total|relative error" "$out/timing.log" | tee -a "$sum"
