@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 18 on ONE GPU: the multi-rank tests (virtual ranks on one GPU, NCCL with one rank), one
 # compute-sanitizer memcheck of the virtual-ranks test, and `gravity` at 2^20 Plummer through the
-# single-GPU pipeline, one NCCL rank (--gpus 1) and 2 and 4 virtual ranks (--ranks). Under four
+# single-GPU pipeline, one NCCL rank (--gpus 1) and 2 and 4 virtual ranks (--ranks), and a short
+# `nbody --ranks 2` on the GPU. Under four
 # minutes; four files into $OUT: summary.txt, tests.log, memcheck.log, timing.log.
 #
 # Run from a directory holding the stripped executables:
@@ -89,6 +90,9 @@ fi
     echo "== --ranks $k (virtual ranks on one GPU)"
     timeout $(cap 40) $w --backend gpu gravity $common --repeats 2 --ranks $k
   done
+  echo "== nbody --ranks 2 (collision, 20000 particles, 10 steps, walks on the GPU)"
+  timeout $(cap 20) $w --backend gpu nbody --ranks 2 --ic collision --n 20000 --t-end 0.2 \
+    --dt 0.02 --theta 0.7 --no-quadrupole
   echo "== script time ${SECONDS} s"
 } >"$out/timing.log" 2>&1
 say "timing: see timing.log"

@@ -283,7 +283,7 @@ fn check_and_write(
 }
 
 /// GPUs 0..k−1 (`k` = 0: every visible GPU) for `--gpus`.
-fn open_gpus(k: usize) -> Result<Vec<std::sync::Arc<warpkit::runtime::Gpu>>> {
+pub(crate) fn open_gpus(k: usize) -> Result<Vec<std::sync::Arc<warpkit::runtime::Gpu>>> {
     let visible = warpkit::runtime::probe::driver()
         .context("--gpus needs a CUDA driver")?
         .device_count;
