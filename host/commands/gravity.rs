@@ -60,10 +60,38 @@ pub(crate) struct GravityArgs {
     /// Seed of the scene and of the shuffle.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Split the bodies over K virtual ranks in this process (issue 18: Morton decomposition
+    /// balanced by work, migration, global top tree, locally essential trees), exchanging through
+    /// memory; each rank's walk runs on the selected backend (the CPU, or GPU 0 shared by the
+    /// ranks). The group walk (group kernel on a GPU) whatever --traversal says; reports bytes
+    /// and milliseconds of communication per step beside compute.
+    #[arg(long, default_value_t = 1, conflicts_with = "gpus")]
+    ranks: usize,
+    /// One rank per GPU on GPUs 0..K−1, exchanging over NCCL (one process, a thread per GPU);
+    /// `--gpus` alone takes every visible GPU. Needs libnccl (see README: NCCL). The multi-rank
+    /// pipeline of --ranks otherwise.
+    #[arg(long, num_args = 0..=1, default_missing_value = "0")]
+    gpus: Option<usize>,
 }
 
 pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
     use warpkit::bh::Options;
+    if a.gpus.is_some() {
+        if choice == BackendChoice::Cpu {
+            bail!("--gpus runs on GPUs: it cannot be combined with --backend cpu (use --ranks)");
+        }
+        // Before any thread: a wheel's libnccl.so.2 needs a libnccl.so link on the library path
+        // at process start (host/multi/nccl.rs).
+        warpkit::multi::nccl::reexec_with_nccl();
+        warpkit::multi::nccl::ensure_loadable()?;
+    }
+    if a.ranks == 0 {
+        bail!("--ranks must be at least 1");
+    }
+    let multi = a.ranks > 1 || a.gpus.is_some();
+    if multi && a.alpha.is_some() {
+        bail!("--alpha (the relative criterion) is not available with --ranks or --gpus");
+    }
     let p = Params {
         theta: a.theta,
         eps: a.eps,
@@ -84,11 +112,22 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         }),
         ..Default::default()
     };
-    warpkit::bh::validate_options(&o)?;
+    // The multi-rank walks are group walks (the group kernel on a GPU), whatever --traversal.
+    warpkit::bh::validate_options(&Options {
+        traversal: if multi { Traversal::Group } else { o.traversal },
+        ..o
+    })?;
     if a.repeats == 0 {
         return Err(warpkit::bh::InputError::NoRepeats.into());
     }
-    let backend = select(choice)?;
+    let gpus = match a.gpus {
+        Some(k) => Some(open_gpus(k)?),
+        None => None,
+    };
+    let backend = match &gpus {
+        Some(g) => Backend::Gpu(g[0].clone()),
+        None => select(choice)?,
+    };
     // The count is checked before a scene of that size is generated (issue 17: `--n` near
     // usize::MAX hung, 2·10^9 aborted in the allocator).
     let mut bodies = match &a.input {
@@ -132,6 +171,19 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
     };
     // `--repeats` is the GPU's (milliseconds per run); the CPU twin runs once.
     let repeats = if backend.is_gpu() { a.repeats } else { 1 };
+    if multi {
+        let m = Multi {
+            ranks: a.ranks,
+            gpus: gpus.as_deref(),
+            backend: &backend,
+            repeats,
+            quadrupole: a.quadrupole,
+            what: &what,
+        };
+        let acc = m.run(&bodies, &p)?;
+        check_and_write(&a, &bodies, &p, &acc, &origin)?;
+        return Ok(());
+    }
     // The quadrupole share of the counted flops is replayed from the tree (issue 16).
     let o = Options {
         keep_tree: warpkit::bh::rate::needs_tree(&o, backend.is_gpu()),
@@ -192,10 +244,21 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         ),
     }
     print_rate(rate.as_ref(), n, gravity_ms, backend.is_gpu());
-    let acc = run.acc;
+    check_and_write(&a, &bodies, &p, &run.acc, &origin)
+}
+
+/// The error against float64 direct summation on `--check` bodies, and `--output`.
+fn check_and_write(
+    a: &GravityArgs,
+    bodies: &[warpkit::device::bh::Body],
+    p: &Params,
+    acc: &[warpkit::device::bh::Accel],
+    origin: &[u32],
+) -> Result<()> {
+    let n = bodies.len();
     if let Some(step) = n.checked_div(a.check) {
         let idx: Vec<usize> = (0..n).step_by(step.max(1)).collect();
-        let reference = warpkit::bh::cpu::brute_force_f64(&bodies, &idx, &p);
+        let reference = warpkit::bh::cpu::brute_force_f64(bodies, &idx, p);
         let picked: Vec<_> = idx.iter().map(|&i| acc[i]).collect();
         let mut e = warpkit::bh::relative_errors(&picked, &reference);
         e.sort_by(f64::total_cmp);
@@ -217,6 +280,157 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         println!("accelerations written to {}", path.display());
     }
     Ok(())
+}
+
+/// GPUs 0..k−1 (`k` = 0: every visible GPU) for `--gpus`.
+pub(crate) fn open_gpus(k: usize) -> Result<Vec<std::sync::Arc<warpkit::runtime::Gpu>>> {
+    let visible = warpkit::runtime::probe::driver()
+        .context("--gpus needs a CUDA driver")?
+        .device_count;
+    let k = if k == 0 { visible } else { k };
+    if k == 0 {
+        bail!("--gpus: the driver sees no GPU");
+    }
+    if k > visible {
+        bail!(
+            "--gpus {k}: only {visible} GPU(s) visible (CUDA_VISIBLE_DEVICES); for K ranks on \
+             one GPU use --ranks {k}"
+        );
+    }
+    (0..k)
+        .map(|i| {
+            warpkit::runtime::Gpu::new(i)
+                .map(std::sync::Arc::new)
+                .with_context(|| format!("opening GPU {i}"))
+        })
+        .collect()
+}
+
+/// `gravity --ranks K` / `--gpus K`: the multi-rank pipeline, timed, with its communication.
+struct Multi<'a> {
+    ranks: usize,
+    gpus: Option<&'a [std::sync::Arc<warpkit::runtime::Gpu>]>,
+    backend: &'a Backend,
+    repeats: usize,
+    quadrupole: bool,
+    what: &'a str,
+}
+
+impl Multi<'_> {
+    fn run(
+        &self,
+        bodies: &[warpkit::device::bh::Body],
+        p: &Params,
+    ) -> Result<Vec<warpkit::device::bh::Accel>> {
+        use warpkit::multi::{Place, VirtualRanks};
+        let refs: Vec<&warpkit::runtime::Gpu> = self
+            .gpus
+            .map_or(Vec::new(), |gs| gs.iter().map(|g| &**g).collect());
+        let (k, place, on) = match (self.gpus, self.backend.gpu()) {
+            (Some(gs), _) => {
+                let names: Vec<String> = gs.iter().map(|g| g.info().name.clone()).collect();
+                (
+                    gs.len(),
+                    Place::Gpus(&refs),
+                    format!("{} GPUs over NCCL ({})", gs.len(), names.join(", ")),
+                )
+            }
+            (None, Some(g)) => (
+                self.ranks,
+                Place::Gpu(g),
+                format!("{} virtual ranks on {}", self.ranks, g.info().name),
+            ),
+            (None, None) => (
+                self.ranks,
+                Place::Cpu,
+                format!(
+                    "{} virtual ranks on the CPU ({} threads)",
+                    self.ranks,
+                    rayon::current_num_threads()
+                ),
+            ),
+        };
+        let vr = VirtualRanks {
+            k,
+            params: *p,
+            quadrupole: self.quadrupole,
+        };
+        let n = bodies.len();
+        // One warm-up on the GPU (module functions, allocations), then the timed repeats.
+        if self.backend.is_gpu() {
+            vr.gravity_on(place, bodies)?;
+        }
+        let mut runs = Vec::with_capacity(self.repeats);
+        for _ in 0..self.repeats {
+            let t = std::time::Instant::now();
+            let g = vr.gravity_on(place, bodies)?;
+            runs.push((t.elapsed().as_secs_f64() * 1e3, g));
+        }
+        let mut wall: Vec<f64> = runs.iter().map(|r| r.0).collect();
+        wall.sort_by(f64::total_cmp);
+        let (_, g) = runs.pop().expect("at least one repeat");
+        let s = &g.stats;
+        println!(
+            "Barnes–Hut over {on} ({}, N = {n}, θ = {}, ε = {}, {}; median of {})",
+            self.what,
+            p.theta,
+            p.eps,
+            if self.quadrupole {
+                "quadrupoles"
+            } else {
+                "monopoles"
+            },
+            wall.len()
+        );
+        let device = if self.backend.is_gpu() {
+            format!(
+                " (of which GPU walk {:.2} ms: upload, group kernel, download)",
+                s.ms_device
+            )
+        } else {
+            String::new()
+        };
+        println!(
+            "wall {:.1} ms per evaluation (median); last evaluation, slowest rank: exchange {:.2} \
+             ms, compute {:.2} ms{device}",
+            wall[wall.len() / 2],
+            s.ms_exchange,
+            s.ms_compute,
+        );
+        println!(
+            "communication per step (all ranks, bytes sent to other ranks): decomposition {} B, \
+             migration {} B, top tree {} B, LET {} B, total {} B",
+            s.bytes_decomposition,
+            s.bytes_migration,
+            s.bytes_top,
+            s.bytes_let,
+            s.bytes()
+        );
+        println!(
+            "bodies per rank {:?}, migrated {}, interactions/body {:.0}, work imbalance {:.3}",
+            s.counts,
+            s.migrated,
+            s.interactions as f64 / n as f64,
+            s.imbalance
+        );
+        println!(
+            "| rank | items | top cells | LET nodes in | top B | LET B | exchange ms | GPU walk ms |"
+        );
+        println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+        for (r, st) in g.per_rank.iter().enumerate() {
+            println!(
+                "| {r} | {} | {} | {} | {} | {} | {:.2} | {:.2} |",
+                st.items,
+                st.top_cells,
+                st.imported,
+                st.top_bytes,
+                st.let_bytes,
+                st.ms_exchange,
+                st.ms_device
+            );
+        }
+        Ok(g.acc)
+    }
 }
 
 /// The gravity stage's counted rate, or what is known of it for the vote kernel.

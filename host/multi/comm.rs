@@ -1,36 +1,15 @@
 //! The exchange between ranks: a [`Comm`] of byte buffers, and [`MemComm`], its in-memory form
 //! for K virtual ranks (threads) of one process.
 //!
-//! # The same trait over NCCL (not built here: no multi-GPU machine yet)
-//! cudarc's `nccl` feature binds NCCL, loaded at run time like the driver (`dynamic-loading`), so
-//! builds and CPU-only machines are unaffected. cudarc 0.19 looks for `libnccl.so` and
-//! `libnccl.so.12` (not `libnccl.so.2`, the name NCCL and the `nvidia-nccl-cu12` wheel ship): a
-//! `libnccl.so` link to the wheel's `nvidia/nccl/lib/libnccl.so.2` on `LD_LIBRARY_PATH` is needed.
-//! An `NcclComm` holding `cudarc::nccl::Comm` (one per GPU) implements the two collectives:
-//! - [`Comm::all_gather`]: NCCL's all-gather wants equal counts, so first an all-gather of the
-//!   8-byte lengths, then `ncclAllGather` of buffers padded to the largest (the padding is what
-//!   the top-tree exchange costs extra; its buffers are small);
-//! - [`Comm::all_to_all_v`]: NCCL has no all-to-all-v; the documented form is a group
-//!   (`comm.group()`, i.e. `ncclGroupStart`/`End`) of one `send` and one `recv` per peer, after an
-//!   all-to-all of the lengths done the same way with 8-byte messages.
-//!
-//! On the GPU the buffers are device buffers (`CudaSlice<u8>`) packed by kernels, so the trait's
-//! GPU form is generic over the buffer; the byte layout ([`super::tree`]'s `Pod` records) is the
-//! same. Two ways to launch:
-//! - one process driving K GPUs: `Comm::from_devices(streams)` and a thread per device (as
-//!   [`MemComm`]'s ranks are threads), the collectives of all ranks inside one NCCL group;
-//! - one process per GPU (the chosen way, since it is also multi-node): rank 0 makes `Id::new()`,
-//!   its 128 bytes (`id.internal()`) reach the other processes out of band (a file on a shared
-//!   file system, an environment variable set by the launcher, or the launcher's own
-//!   broadcast: `srun`/`mpirun` provide rank and size in the environment), each process calls
-//!   `Comm::from_rank(stream, rank, size, Id::uninit(bytes))`. NCCL then picks NVLink within a
-//!   node and InfiniBand/RoCE (or sockets) between nodes; the code above the trait is the same.
+//! The same trait over NCCL is [`super::nccl::NcclComm`] (that module's doc: the collectives,
+//! the library lookup, multi-node). Buffers stay host byte vectors at the trait (the LET and
+//! migration are built on the CPU); the NCCL form stages them through device memory.
 
 use std::sync::{Condvar, Mutex};
 
 /// Collective exchange of byte buffers among `size()` ranks; every rank calls each collective,
 /// in the same order (as with MPI and NCCL).
-pub trait Comm: Sync {
+pub trait Comm {
     fn rank(&self) -> usize;
     fn size(&self) -> usize;
     /// Every rank's `send`, indexed by rank (this rank's own included).

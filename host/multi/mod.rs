@@ -1,7 +1,8 @@
 //! Gravity and N-body over K ranks (issue 18), the CPU side: domain decomposition along the
 //! Morton curve ([`sfc`]), the global top tree and the locally essential trees ([`tree`]), and an
 //! exchange of byte buffers ([`comm`]) — here between K virtual ranks (threads of one process,
-//! [`VirtualRanks`]), on GPUs through NCCL behind the same [`comm::Comm`] trait.
+//! [`VirtualRanks`]), on GPUs through NCCL behind the same [`comm::Comm`] trait ([`nccl`]), and
+//! each rank's walk on the CPU or a GPU ([`tree::Walker`], [`gpu`]); [`Place`] picks.
 //!
 //! One step on every rank, each a collective in the same order:
 //! 1. the global box (all-gather of 24 bytes), Morton keys in the tree's own geometry;
@@ -15,6 +16,8 @@
 //!    the same groups).
 
 pub mod comm;
+pub mod gpu;
+pub mod nccl;
 pub mod sfc;
 #[cfg(test)]
 mod tests;
@@ -26,6 +29,35 @@ use crate::nbody::Particles;
 use comm::{Comm, all_gather_pod, all_to_all_pod, run_ranks};
 use sfc::Decomposition;
 use std::time::Instant;
+use tree::{CpuWalk, Walker};
+
+/// Where the ranks of a [`VirtualRanks`] evaluation run and how they exchange.
+#[derive(Clone, Copy)]
+pub enum Place<'a> {
+    /// [`VirtualRanks::k`] threads exchanging through memory, walks on the CPU.
+    Cpu,
+    /// [`VirtualRanks::k`] threads exchanging through memory, each rank's walk on this one GPU
+    /// (the ranks take turns on it).
+    Gpu(&'a crate::runtime::Gpu),
+    /// One rank per GPU ([`VirtualRanks::k`] must be their count), exchanging over NCCL
+    /// ([`nccl::NcclComm`]).
+    Gpus(&'a [&'a crate::runtime::Gpu]),
+    /// [`VirtualRanks::k`] threads exchanging through memory, walks by this walker (e.g. the GPU
+    /// form of the essential tree walked on the CPU, in the tests).
+    Walker(&'a (dyn Walker + Sync)),
+}
+
+/// Failures of a multi-rank evaluation.
+#[derive(Debug, thiserror::Error)]
+pub enum MultiError {
+    #[error(transparent)]
+    Nccl(#[from] nccl::NcclError),
+    /// A rank's GPU walk failed (every rank stops at the same step).
+    #[error("rank {rank}: {message}")]
+    Rank { rank: usize, message: String },
+    #[error("{0}")]
+    Setup(String),
+}
 
 /// A body as it migrates: 80 bytes.
 #[repr(C)]
@@ -76,6 +108,9 @@ pub struct StepStats {
     /// own work (keys, trees, walks).
     pub ms_exchange: f64,
     pub ms_compute: f64,
+    /// Slowest rank's milliseconds of its walk on a GPU (upload, kernel, download; part of
+    /// `ms_compute`), 0 on the CPU.
+    pub ms_device: f64,
 }
 
 impl StepStats {
@@ -102,6 +137,7 @@ impl StepStats {
             imbalance: inter.iter().copied().max().unwrap_or(0) as f64 / mean.max(1.0),
             ms_exchange: per_rank.iter().map(|r| r.ms[0]).fold(0.0, f64::max),
             ms_compute: per_rank.iter().map(|r| r.ms[1]).fold(0.0, f64::max),
+            ms_device: per_rank.iter().map(|r| r.ms[2]).fold(0.0, f64::max),
         }
     }
 }
@@ -115,7 +151,7 @@ struct RankStep {
     id_sums: (u64, u128),
     bytes: [u64; 4],
     interactions: u64,
-    ms: [f64; 2],
+    ms: [f64; 3],
 }
 
 /// K ranks in one process (threads), exchanging through memory: the CPU form of the multi-GPU
@@ -150,10 +186,52 @@ pub struct Run {
 
 impl VirtualRanks {
     /// Accelerations of `bodies` (at least 2), dealt to the ranks in contiguous chunks as if each
-    /// had read its part of a file, then decomposed, migrated and summed.
+    /// had read its part of a file, then decomposed, migrated and summed; walks on the CPU.
     pub fn gravity(&self, bodies: &[Body]) -> Gravity {
+        self.gravity_on(Place::Cpu, bodies)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Runs `f(comm, walker)` on each rank of `place`, results by rank.
+    fn spawn<T: Send>(
+        &self,
+        place: Place<'_>,
+        f: impl Fn(&dyn Comm, &dyn Walker) -> T + Sync,
+    ) -> Result<Vec<T>, MultiError> {
+        match place {
+            Place::Cpu => Ok(run_ranks(self.k, |c| f(c, &CpuWalk))),
+            Place::Walker(w) => Ok(run_ranks(self.k, |c| f(c, w))),
+            Place::Gpu(g) => {
+                let lock = std::sync::Mutex::new(());
+                Ok(run_ranks(self.k, |c| {
+                    f(
+                        c,
+                        &gpu::GpuWalk {
+                            gpu: g,
+                            lock: Some(&lock),
+                        },
+                    )
+                }))
+            }
+            Place::Gpus(gs) => {
+                if gs.len() != self.k {
+                    return Err(MultiError::Setup(format!(
+                        "{} ranks on {} GPUs: NCCL runs one rank per GPU",
+                        self.k,
+                        gs.len()
+                    )));
+                }
+                Ok(nccl::run_nccl(gs, |c, g| {
+                    f(c, &gpu::GpuWalk { gpu: g, lock: None })
+                })?)
+            }
+        }
+    }
+
+    /// [`Self::gravity`] with the ranks of `place`.
+    pub fn gravity_on(&self, place: Place<'_>, bodies: &[Body]) -> Result<Gravity, MultiError> {
         let k = self.k;
-        let out = run_ranks(k, |c| {
+        let out = self.spawn(place, |c, walker| {
             let r = c.rank();
             let (a, b) = (bodies.len() * r / k, bodies.len() * (r + 1) / k);
             let mut recs: Vec<Record> = (a..b)
@@ -165,7 +243,7 @@ impl VirtualRanks {
                     ..Record::default()
                 })
                 .collect();
-            let (acc, groups, st, gs) = self.forces(c, &mut recs);
+            let (acc, groups, st, gs) = self.forces(c, walker, &mut recs)?;
             let pairs: Vec<(u64, [f32; 3])> = recs
                 .iter()
                 .zip(&acc)
@@ -175,8 +253,9 @@ impl VirtualRanks {
                 .iter()
                 .map(|g| g.iter().map(|&i| recs[i as usize].id as usize).collect())
                 .collect();
-            (pairs, groups, st, gs)
-        });
+            Ok((pairs, groups, st, gs))
+        })?;
+        let out = out.into_iter().collect::<Result<Vec<_>, MultiError>>()?;
         let mut acc = vec![Accel::default(); bodies.len()];
         for (id, a) in out.iter().flat_map(|o| &o.0) {
             acc[*id as usize] = Accel {
@@ -186,19 +265,31 @@ impl VirtualRanks {
             };
         }
         let per: Vec<RankStep> = out.iter().map(|o| o.2).collect();
-        Gravity {
+        Ok(Gravity {
             acc,
             groups: out.iter().flat_map(|o| o.1.clone()).collect(),
             stats: StepStats::merge(&per),
             per_rank: out.iter().map(|o| o.3).collect(),
-        }
+        })
     }
 
     /// `steps` kick-drift-kick steps of `dt` from `p` (ids distinct), the ranks starting with
     /// contiguous chunks of `p`; forces in float32 from the tree, as the GPU loop computes them.
     pub fn run(&self, p: &Particles, dt: f64, steps: usize) -> Run {
+        self.run_on(Place::Cpu, p, dt, steps)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Self::run`] with the ranks of `place`.
+    pub fn run_on(
+        &self,
+        place: Place<'_>,
+        p: &Particles,
+        dt: f64,
+        steps: usize,
+    ) -> Result<Run, MultiError> {
         let k = self.k;
-        let out = run_ranks(k, |c| {
+        let out = self.spawn(place, |c, walker| {
             let r = c.rank();
             let (a, b) = (p.len() * r / k, p.len() * (r + 1) / k);
             let mut recs: Vec<Record> = (a..b)
@@ -213,14 +304,14 @@ impl VirtualRanks {
                 })
                 .collect();
             let mut stats = Vec::with_capacity(steps + 1);
-            let (mut acc, _, st, _) = self.forces(c, &mut recs);
+            let (mut acc, _, st, _) = self.forces(c, walker, &mut recs)?;
             stats.push(st);
             for _ in 0..steps {
                 for (rec, a) in recs.iter_mut().zip(&acc) {
                     crate::device::nbody::half_kick(&mut rec.vel, *a, dt);
                     crate::device::nbody::drift(&mut rec.pos, rec.vel, dt);
                 }
-                let (acc_new, _, st, _) = self.forces(c, &mut recs);
+                let (acc_new, _, st, _) = self.forces(c, walker, &mut recs)?;
                 acc = acc_new;
                 for (rec, a) in recs.iter_mut().zip(&acc) {
                     crate::device::nbody::half_kick(&mut rec.vel, *a, dt);
@@ -229,8 +320,9 @@ impl VirtualRanks {
             }
             // The final state to every rank (outside the step statistics).
             let all: Vec<Record> = all_gather_pod(c, &recs).concat();
-            (all, stats)
-        });
+            Ok((all, stats))
+        })?;
+        let out = out.into_iter().collect::<Result<Vec<_>, MultiError>>()?;
         let mut all = out[0].0.clone();
         all.sort_by_key(|r| r.id);
         let mut particles = Particles::with_capacity(all.len());
@@ -240,17 +332,21 @@ impl VirtualRanks {
         let steps = (0..=steps)
             .map(|s| StepStats::merge(&out.iter().map(|o| o.1[s]).collect::<Vec<_>>()))
             .collect();
-        Run { particles, steps }
+        Ok(Run { particles, steps })
     }
 
     /// One force evaluation on rank `c`: decomposition, migration of `recs` (replaced by the
     /// rank's new bodies, in key order), trees, exchange, walks. Returns the accelerations in
     /// `recs`' new order, the groups walked (indices into `recs`), and the statistics.
+    /// A failed walk on one rank fails every rank at the same step (a one-byte all-gather of
+    /// "done", outside the statistics), so no rank waits in a later collective.
+    #[allow(clippy::type_complexity)]
     fn forces(
         &self,
         c: &dyn Comm,
+        walker: &dyn Walker,
         recs: &mut Vec<Record>,
-    ) -> (Vec<[f64; 3]>, Vec<Vec<u32>>, RankStep, tree::GravityStats) {
+    ) -> Result<(Vec<[f64; 3]>, Vec<Vec<u32>>, RankStep, tree::GravityStats), MultiError> {
         let mut st = RankStep::default();
         let mut exchange = 0.0f64;
         let t0 = Instant::now();
@@ -312,7 +408,24 @@ impl VirtualRanks {
             &header,
             &self.params,
             self.quadrupole,
+            walker,
         );
+        let failed: Vec<Vec<u8>> = c.all_gather(&[f.is_err() as u8]);
+        let f = match f {
+            Ok(f) => f,
+            Err(e) => {
+                return Err(MultiError::Rank {
+                    rank: c.rank(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        if let Some(r) = failed.iter().position(|v| v[0] != 0) {
+            return Err(MultiError::Rank {
+                rank: r,
+                message: "its GPU walk failed (its own error is reported by that rank)".into(),
+            });
+        }
         for (r, w) in recs.iter_mut().zip(&f.work) {
             r.work = *w as f64;
         }
@@ -324,12 +437,12 @@ impl VirtualRanks {
         st.interactions = f.stats.interactions;
         let total = t0.elapsed().as_secs_f64() * 1e3;
         let exchange = exchange + f.stats.ms_exchange;
-        st.ms = [exchange, total - exchange];
+        st.ms = [exchange, total - exchange, f.stats.ms_device];
         let acc = f
             .acc
             .iter()
             .map(|a| [a.x as f64, a.y as f64, a.z as f64])
             .collect();
-        (acc, f.groups, st, f.stats)
+        Ok((acc, f.groups, st, f.stats))
     }
 }

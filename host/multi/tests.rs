@@ -365,3 +365,113 @@ fn collision_over_200_steps_loses_no_body_and_conserves_like_one_rank() {
         assert!(imb < 1.3, "K {k}: imbalance {imb}");
     }
 }
+
+/// The GPU form of each rank's essential tree ([`super::gpu::EssentialArrays`]: pseudo-bodies as
+/// childless cells, the dense layout, the rank's groups as the sort's) walked on the CPU by the
+/// kernels' own walk and interactions (`walk_list` over a `SliceOctree`, `dev::Quadrupole`).
+struct ArraysOnCpu;
+
+impl tree::Walker for ArraysOnCpu {
+    fn walk(
+        &self,
+        ess: &tree::Essential,
+        header: &dev::TreeHeader,
+        groups: &[Vec<u32>],
+        _pos: &[Vec<[f32; 3]>],
+        p: &Params,
+        quadrupole: bool,
+    ) -> Result<tree::Walked, crate::bh::gpu::BhError> {
+        let a = super::gpu::EssentialArrays::of(ess, header, groups);
+        assert_eq!(a.groups.len(), groups.len());
+        assert_eq!(a.header.groups as usize, groups.len());
+        let w2 = tree::widths2(&a.header);
+        let pos: Vec<Vec<[f32; 3]>> = a
+            .groups
+            .iter()
+            .map(|&[f, s]| {
+                a.sort[f as usize..(f + s) as usize]
+                    .iter()
+                    .map(|&i| a.bodies[i as usize].pos())
+                    .collect()
+            })
+            .collect();
+        let eps2 = p.eps * p.eps;
+        let view = a.view();
+        let groups = if quadrupole {
+            let quads: &[dev::Quad] = &a.cell_quad;
+            walk_groups(
+                &view,
+                &dev::Quadrupole::<_, 1, false> { eps2, quads },
+                &w2,
+                &pos,
+                p,
+            )
+        } else {
+            walk_groups(&view, &dev::Monopole::<1, false> { eps2 }, &w2, &pos, p)
+        };
+        Ok(tree::Walked {
+            groups,
+            device_ms: 0.0,
+        })
+    }
+}
+
+#[test]
+fn the_gpu_layout_walks_like_the_essential_tree() {
+    // Every pseudo-body, now a childless cell, is found far and listed with its moments where
+    // the essential tree's walk lists the pseudo-body: the same forces, bit for bit.
+    for (name, bodies) in [
+        ("plummer", plummer(6000, 11)),
+        ("uniform", scene::generate(scene::Scene::Uniform, 5000, 12)),
+    ] {
+        for (theta, quad) in [(0.5, true), (0.7, false), (0.3, true)] {
+            let p = Params {
+                theta,
+                eps: 0.05,
+                g: 1.0,
+            };
+            for k in [1usize, 2, 3, 4] {
+                let vr = VirtualRanks {
+                    k,
+                    params: p,
+                    quadrupole: quad,
+                };
+                let want = vr.gravity(&bodies);
+                let got = vr.gravity_on(Place::Walker(&ArraysOnCpu), &bodies).unwrap();
+                assert_eq!(got.groups, want.groups, "{name} θ {theta} K {k}");
+                let differ = (0..bodies.len())
+                    .filter(|&i| got.acc[i] != want.acc[i])
+                    .count();
+                assert_eq!(
+                    differ, 0,
+                    "{name} θ {theta} quad {quad} K {k}: {differ} differ"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn missing_nccl_is_an_error_that_says_what_to_do() {
+    use super::nccl;
+    if nccl::loadable() {
+        eprintln!("NCCL is loadable here: the missing-library error was not exercised");
+        return;
+    }
+    let msg = nccl::ensure_loadable().unwrap_err().to_string();
+    assert!(
+        msg.contains("libnccl.so.2") && msg.contains("LD_LIBRARY_PATH"),
+        "{msg}"
+    );
+    // The runner refuses before touching a device.
+    let e = nccl::run_nccl(&[], |_, _| ()).unwrap_err();
+    assert!(e.to_string().contains("NCCL cannot be loaded"), "{e}");
+    // The link directory that the message and gpu-multi.sh describe.
+    let dir = std::env::temp_dir().join(format!("warpkit-nccl-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = dir.join("libnccl.so.2");
+    std::fs::write(&lib, b"not a library").unwrap();
+    let links = nccl::link_dir(&lib).unwrap();
+    assert_eq!(std::fs::read_link(links.join("libnccl.so")).unwrap(), lib);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

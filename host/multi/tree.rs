@@ -431,6 +431,9 @@ pub struct Essential {
     pub body_quad: Vec<Quad>,
     /// The rank's own body index, or `u32::MAX` for imported bodies and pseudo-bodies.
     pub local: Vec<u32>,
+    /// Whether each body is a pseudo-body (a far cell with its moments): the GPU form
+    /// (`super::gpu`) makes these childless cells, so the quadrupole kernels read their moments.
+    pub pseudo: Vec<bool>,
     pub next: Vec<i32>,
     /// 8 slots per cell.
     pub child: Vec<i32>,
@@ -449,9 +452,16 @@ struct Builder {
 
 impl Builder {
     fn body(&mut self, pm: Body, quad: Quad, local: u32) -> Node {
+        self.push(pm, quad, local, false)
+    }
+    fn pseudo(&mut self, pm: Body, quad: Quad) -> Node {
+        self.push(pm, quad, u32::MAX, true)
+    }
+    fn push(&mut self, pm: Body, quad: Quad, local: u32, pseudo: bool) -> Node {
         self.e.bodies.push(pm);
         self.e.body_quad.push(quad);
         self.e.local.push(local);
+        self.e.pseudo.push(pseudo);
         self.e.next.push(-1);
         Node::Body(self.e.bodies.len() as u32 - 1)
     }
@@ -466,7 +476,7 @@ impl Builder {
         let nd = nodes[*at];
         *at += 1;
         match nd.kind {
-            PSEUDO => self.body(nd.pm, nd.quad, u32::MAX),
+            PSEUDO => self.pseudo(nd.pm, nd.quad),
             BODY => {
                 let first = self.body(nd.pm, Quad::default(), nd.local);
                 let (mut prev, mut more) = (self.e.bodies.len() - 1, nd.arg == 1);
@@ -596,7 +606,7 @@ fn place(
             } else if mine {
                 b.decode(own, own_at)
             } else if dom.far(&it.pm, w2, it.depth as usize, theta2) {
-                b.body(it.pm, it.quad, u32::MAX)
+                b.pseudo(it.pm, it.quad)
             } else {
                 let s = it.rank as usize;
                 b.decode(&imported[s], &mut cursor[s])
@@ -707,6 +717,60 @@ pub struct GravityStats {
     pub interactions: u64,
     /// Milliseconds in the top-tree, domain and LET collectives.
     pub ms_exchange: f64,
+    /// Milliseconds of the walk on a device (GPU walks: upload, kernel, download), else 0.
+    pub ms_device: f64,
+}
+
+/// Who walks a rank's essential tree: the CPU ([`CpuWalk`]: [`walk_groups`], rayon) or a GPU
+/// (`super::gpu::GpuWalk`: the group kernels over the essential tree in device memory).
+pub trait Walker {
+    /// Each group's accelerations (`pos`: the group's positions; `groups`: the same groups as
+    /// indices into the rank's own bodies, which `ess.local` maps to) and sources listed.
+    fn walk(
+        &self,
+        ess: &Essential,
+        header: &TreeHeader,
+        groups: &[Vec<u32>],
+        pos: &[Vec<[f32; 3]>],
+        p: &Params,
+        quadrupole: bool,
+    ) -> Result<Walked, crate::bh::gpu::BhError>;
+}
+
+/// A [`Walker`]'s result: per group, the accelerations and the sources listed; and the
+/// milliseconds the walk took on a device (0 on the CPU, whose time is the caller's).
+#[derive(Clone, Debug, Default)]
+pub struct Walked {
+    pub groups: Vec<(Vec<Accel>, usize)>,
+    pub device_ms: f64,
+}
+
+/// The CPU's walk: [`walk_groups`] over the essential tree.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuWalk;
+
+impl Walker for CpuWalk {
+    fn walk(
+        &self,
+        ess: &Essential,
+        header: &TreeHeader,
+        _groups: &[Vec<u32>],
+        pos: &[Vec<[f32; 3]>],
+        p: &Params,
+        quadrupole: bool,
+    ) -> Result<Walked, crate::bh::gpu::BhError> {
+        let w2 = widths2(header);
+        let eps2 = p.eps * p.eps;
+        let groups = if quadrupole {
+            walk_groups(ess, &EssentialQuad { eps2, tree: ess }, &w2, pos, p)
+        } else {
+            walk_groups(ess, &dev::Monopole::<1, false> { eps2 }, &w2, pos, p)
+        };
+        Ok(Walked {
+            groups,
+            device_ms: 0.0,
+        })
+    }
 }
 
 /// One rank's forces: `bodies` are its own (keys in `range`, sorted by key), `header` the global
@@ -720,6 +784,7 @@ pub struct RankForces {
     pub stats: GravityStats,
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn rank_gravity(
     comm: &dyn Comm,
     bodies: &[Body],
@@ -728,7 +793,8 @@ pub fn rank_gravity(
     header: &TreeHeader,
     p: &Params,
     quadrupole: bool,
-) -> RankForces {
+    walker: &dyn Walker,
+) -> Result<RankForces, crate::bh::gpu::BhError> {
     let me = comm.rank() as u32;
     let w2 = widths2(header);
     let theta2 = p.theta * p.theta;
@@ -784,17 +850,14 @@ pub fn rank_gravity(
         );
     }
     let ess = Essential::assemble(&top, me, &own, &imported, &dom, &w2, theta2);
-    let eps2 = p.eps * p.eps;
     let walked = if bodies.is_empty() {
-        Vec::new()
-    } else if quadrupole {
-        walk_groups(&ess, &EssentialQuad { eps2, tree: &ess }, &w2, &pos, p)
+        Walked::default()
     } else {
-        walk_groups(&ess, &dev::Monopole::<1, false> { eps2 }, &w2, &pos, p)
+        walker.walk(&ess, header, &groups, &pos, p, quadrupole)?
     };
     let mut acc = vec![Accel::default(); bodies.len()];
     let mut work = vec![0u32; bodies.len()];
-    for (g, (a, listed)) in groups.iter().zip(walked) {
+    for (g, (a, listed)) in groups.iter().zip(walked.groups) {
         for (&i, a) in g.iter().zip(a) {
             acc[i as usize] = a;
             work[i as usize] = listed as u32;
@@ -809,11 +872,12 @@ pub fn rank_gravity(
         let_bytes: sent2 - sent1,
         interactions: work.iter().map(|&w| w as u64).sum(),
         ms_exchange,
+        ms_device: walked.device_ms,
     };
-    RankForces {
+    Ok(RankForces {
         acc,
         work,
         groups,
         stats,
-    }
+    })
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Issue 18 on a machine with 2 or more GPUs (for when one is lent): the NCCL test over every
+# visible GPU, and strong scaling of `gravity` on Plummer 2^24 at K = 1, 2, 4, 8 GPUs (as many as
+# are visible), against the single-GPU pipeline. Files into $OUT: summary.txt, tests.log,
+# scaling.log. Same layout and NCCL set-up as gpu-multi.sh (run from the directory holding
+# .gpu/bin/warpkit and .gpu/tests/gpu_multi-*). Each gravity run has its own timeout: the local
+# trees and LETs are still built on the CPU (only the walks run on the GPUs), so at 2^24 one
+# evaluation takes seconds.
+set -u
+out=${OUT:-/tmp/gpu-multi-xK}
+mkdir -p "$out"
+sum="$out/summary.txt"
+: >"$sum"
+w=.gpu/bin/warpkit
+t=$(ls .gpu/tests/gpu_multi-* 2>/dev/null | head -1)
+say() { echo "$*" | tee -a "$sum"; }
+# One budget under the 10-minute limit of a call: each step gets its cap or what is left.
+cap() { local c=$1 l=$((570 - SECONDS)); [ "$l" -lt "$c" ] && c=$l; [ "$c" -lt 5 ] && c=5; echo "$c"; }
+say "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown)"
+nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>&1 | tee -a "$sum"
+nvidia-smi topo -m >>"$sum" 2>&1
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
+say "visible GPUs: $gpus"
+
+lib=${WARPKIT_NCCL_LIB:-$(python3 -c 'import nvidia.nccl as m, os; print(os.path.join(list(m.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)}
+if [ -n "$lib" ] && [ -f "$lib" ]; then
+  links=$(mktemp -d /tmp/nccl-link.XXXX)
+  ln -sf "$(readlink -f "$lib")" "$links/libnccl.so"
+  export LD_LIBRARY_PATH="$links${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  say "NCCL: $lib"
+else
+  say "NCCL: libnccl.so.2 not found (set WARPKIT_NCCL_LIB)"
+fi
+export NCCL_NVLS_ENABLE=0 # never NVLink multicast
+export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+
+timeout $(cap 90) "$t" --include-ignored --test-threads 1 --nocapture virtual_ranks >"$out/tests.log" 2>&1
+say "tests (virtual ranks): exit $?"
+timeout $(cap 90) "$t" --include-ignored --test-threads 1 --nocapture nccl >>"$out/tests.log" 2>&1
+say "tests (NCCL): exit $?"
+grep -E "^test |NOT RUN|NCCL over|test result|panicked" "$out/tests.log" | tee -a "$sum"
+
+{
+  common="--n 16777216 --scene plummer --theta 0.5 --check 200"
+  echo "== single-GPU pipeline, group kernel"
+  timeout $(cap 60) $w --backend gpu gravity $common --repeats 3 --traversal group
+  # Largest K first: the fastest multi-rank runs, so a short budget still measures scaling.
+  for k in 8 4 2 1; do
+    [ "$k" -le "$gpus" ] || { echo "== --gpus $k: NOT RUN ($gpus GPUs visible)"; continue; }
+    echo "== --gpus $k"
+    timeout $(cap 150) $w gravity $common --repeats 2 --gpus $k
+  done
+  echo "== script time ${SECONDS} s"
+} >"$out/scaling.log" 2>&1
+grep -E "^==|^wall|^communication|^Barnes" "$out/scaling.log" | tee -a "$sum"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Issue 18 on ONE GPU: the multi-rank tests (virtual ranks on one GPU, NCCL with one rank), one
+# compute-sanitizer memcheck of the virtual-ranks test, and `gravity` at 2^20 Plummer through the
+# single-GPU pipeline, one NCCL rank (--gpus 1) and 2 and 4 virtual ranks (--ranks), and a short
+# `nbody --ranks 2` on the GPU. Under four
+# minutes; four files into $OUT: summary.txt, tests.log, memcheck.log, timing.log.
+#
+# Run from a directory holding the stripped executables:
+#   .gpu/bin/warpkit   .gpu/tests/gpu_multi-*
+# NCCL: cudarc 0.19 dlopens libnccl.so / libnccl.so.12, while NCCL's wheel (nvidia-nccl-cu12, the
+# one PyTorch installs) ships libnccl.so.2. This script finds that file in the Python environment
+# and puts a libnccl.so link to it on LD_LIBRARY_PATH before anything starts (glibc reads
+# LD_LIBRARY_PATH at process start only; host/multi/nccl.rs explains).
+set -u
+out=${OUT:-/tmp/gpu-multi}
+mkdir -p "$out"
+sum="$out/summary.txt"
+: >"$sum"
+w=.gpu/bin/warpkit
+t=$(ls .gpu/tests/gpu_multi-* 2>/dev/null | head -1)
+say() { echo "$*" | tee -a "$sum"; }
+# One budget for the whole script (under four minutes): each step gets its cap or what is left.
+cap() { local c=$1 l=$((225 - SECONDS)); [ "$l" -lt "$c" ] && c=$l; [ "$c" -lt 5 ] && c=5; echo "$c"; }
+say "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown)"
+nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>&1 | tee -a "$sum"
+[ -x "$w" ] && [ -n "$t" ] || { say "missing .gpu/bin/warpkit or .gpu/tests/gpu_multi-*"; exit 1; }
+
+# --- NCCL: find libnccl.so.2, link it as libnccl.so --------------------------------------------
+find_nccl() {
+  local py lib
+  for py in ${WARPKIT_PYTHON:-} python3 python /usr/bin/python3; do
+    command -v "$py" >/dev/null 2>&1 || continue
+    # The nvidia-nccl-cu12/13 wheel (a namespace package: __path__, not __file__).
+    lib=$("$py" -c 'import nvidia.nccl as m, os; print(os.path.join(list(m.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
+    [ -f "$lib" ] && { echo "$lib"; return; }
+    # Any site-packages of that interpreter (torch installs the wheel beside itself).
+    lib=$("$py" - 2>/dev/null <<'PY'
+import glob, site, sys, os
+roots = list(getattr(site, "getsitepackages", lambda: [])()) + [site.getusersitepackages()] + sys.path
+for r in roots:
+    for pat in ("nvidia/nccl/lib/libnccl.so.2", "torch/lib/libnccl.so.2"):
+        hits = glob.glob(os.path.join(r, pat))
+        if hits:
+            print(hits[0]); sys.exit()
+PY
+)
+    [ -f "$lib" ] && { echo "$lib"; return; }
+  done
+  lib=$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{print $NF; exit}')
+  [ -f "$lib" ] && echo "$lib"
+}
+lib=${WARPKIT_NCCL_LIB:-$(find_nccl)}
+if [ -n "$lib" ] && [ -f "$lib" ]; then
+  links=$(mktemp -d /tmp/nccl-link.XXXX)
+  ln -sf "$(readlink -f "$lib")" "$links/libnccl.so"
+  export LD_LIBRARY_PATH="$links${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  say "NCCL: $lib (linked as $links/libnccl.so)"
+else
+  say "NCCL: libnccl.so.2 not found in the Python environment; the NCCL tests will fail saying so"
+fi
+export NCCL_NVLS_ENABLE=0 # never NVLink multicast
+export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+
+# --- 1. the tests (about a minute) ---------------------------------------------------------------
+# Virtual ranks first, NCCL apart: a failing NCCL rank ends its process (host/multi/nccl.rs).
+timeout $(cap 60) "$t" --include-ignored --test-threads 1 --nocapture virtual_ranks >"$out/tests.log" 2>&1
+say "tests (virtual ranks): exit $? (timeout 124)"
+timeout $(cap 40) "$t" --include-ignored --test-threads 1 --nocapture nccl >>"$out/tests.log" 2>&1
+say "tests (NCCL): exit $? (timeout 124)"
+grep -E "^test |NOT RUN|test result|panicked" "$out/tests.log" | head -20 | tee -a "$sum"
+
+# --- 2. memcheck of the virtual ranks on one GPU (the essential-tree upload and group kernel) ----
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  GPU_MULTI_QUICK=1 timeout $(cap 60) compute-sanitizer --tool memcheck "$t" --include-ignored --exact \
+    virtual_ranks_on_one_gpu_give_the_single_gpu_forces --test-threads 1 >"$out/memcheck.log" 2>&1
+  say "memcheck: exit $? (timeout 124)"
+  tail -3 "$out/memcheck.log" | tee -a "$sum"
+else
+  echo "memcheck: compute-sanitizer not on PATH" | tee "$out/memcheck.log" >>"$sum"
+fi
+
+# --- 3. timing at 2^20 Plummer (about a minute) --------------------------------------------------
+{
+  common="--n 1048576 --scene plummer --theta 0.5 --check 1000"
+  echo "== single-GPU pipeline, group kernel"
+  timeout $(cap 20) $w --backend gpu gravity $common --repeats 3 --traversal group
+  echo "== --gpus 1 (one NCCL rank: the multi-rank pipeline)"
+  timeout $(cap 40) $w gravity $common --repeats 2 --gpus 1
+  for k in 2 4; do
+    echo "== --ranks $k (virtual ranks on one GPU)"
+    timeout $(cap 40) $w --backend gpu gravity $common --repeats 2 --ranks $k
+  done
+  echo "== nbody --ranks 2 (collision, 20000 particles, 10 steps, walks on the GPU)"
+  timeout $(cap 20) $w --backend gpu nbody --ranks 2 --ic collision --n 20000 --t-end 0.2 \
+    --dt 0.02 --theta 0.7 --no-quadrupole
+  echo "== script time ${SECONDS} s"
+} >"$out/timing.log" 2>&1
+say "timing: see timing.log"
+grep -E "^==|^wall|^Barnes|^\| total|relative error" "$out/timing.log" | tee -a "$sum"
