@@ -7,8 +7,10 @@ mod common;
 
 use common::gpu;
 use warpkit::device::rng;
-use warpkit::fem::gpu::{GpuMesh, GpuReal, Strategy};
-use warpkit::fem::{Material, Mesh, assemble, colour, csr, mesh, validate};
+use warpkit::fem::gpu::{DeviceMaterials, GpuMesh, GpuReal, Strategy};
+use warpkit::fem::{
+    ElementMaterials, FemError, Formulation, Material, Mesh, assemble, colour, csr, mesh, validate,
+};
 
 const STEEL: Material = Material {
     young: 210e9,
@@ -40,18 +42,60 @@ fn irregular(cells: [usize; 3], seed: u64) -> Mesh {
 }
 
 fn check<T: GpuReal>(strategy: Strategy, cells: [usize; 3], tol: f64) {
+    check_case::<T>(strategy, cells, Formulation::Standard, |_| STEEL, tol);
+}
+
+/// Aluminium: a second material close enough to steel in scale that a wrong material index
+/// changes the matrix by far more than the tolerance.
+const ALUMINIUM: Material = Material {
+    young: 70e9,
+    poisson: 0.33,
+};
+
+/// [`check`] with element materials by centroid (`material(centroid)`), which on the shuffled
+/// irregular mesh gives an irregular per-element index, and either formulation.
+fn check_case<T: GpuReal>(
+    strategy: Strategy,
+    cells: [usize; 3],
+    formulation: Formulation,
+    material: impl Fn([f64; 3]) -> Material,
+    tol: f64,
+) {
     let gpu = gpu();
     let m = irregular(cells, 7 + cells[0] as u64);
-    validate(&m, &STEEL).unwrap();
+    let mut materials = ElementMaterials {
+        table: Vec::new(),
+        index: Vec::new(),
+    };
+    for e in 0..m.elements.len() {
+        let x = m.element_coords(e);
+        let centre: [f64; 3] = std::array::from_fn(|d| x.iter().map(|p| p[d]).sum::<f64>() / 8.0);
+        let mat = material(centre);
+        let i = match materials.table.iter().position(|t| *t == mat) {
+            Some(i) => i,
+            None => {
+                materials.table.push(mat);
+                materials.table.len() - 1
+            }
+        };
+        materials.index.push(i as u32);
+    }
+    validate(&m, &materials.table[0]).unwrap();
     let c = colour::greedy(&m);
     colour::verify(&m, &c).unwrap();
     let p = csr::Pattern::new(&m).unwrap();
-    let reference = assemble::cpu::<f64>(&m, &STEEL, &c, &p).unwrap();
+    let reference = assemble::cpu_materials::<f64>(&m, &materials, formulation, &c, &p).unwrap();
     let dm = GpuMesh::<T>::upload(&gpu, &m, &c, &p).unwrap();
+    let dmat = DeviceMaterials::<T>::upload(&gpu, &materials).unwrap();
     let mut values = gpu.alloc_poisoned::<T>(p.nnz() + GUARD).unwrap();
-    dm.assemble(&gpu, strategy, &STEEL, &mut values).unwrap();
+    dm.assemble_with(&gpu, strategy, formulation, &dmat, &mut values)
+        .unwrap();
     let got = gpu.download(&values).unwrap();
-    let what = format!("{strategy:?} {} on {cells:?}", std::any::type_name::<T>());
+    let what = format!(
+        "{strategy:?} {formulation:?} {} on {cells:?}, {} materials",
+        std::any::type_name::<T>(),
+        materials.table.len()
+    );
     for (k, v) in got[p.nnz()..].iter().enumerate() {
         assert!(
             v.to_f64().is_nan(),
@@ -71,7 +115,8 @@ fn check<T: GpuReal>(strategy: Strategy, cells: [usize; 3], tol: f64) {
         "{what}: relative Frobenius error {rel:e} ≥ {tol:e}"
     );
     // Assembling twice into the same buffer must give the same matrix (the launcher zeroes).
-    dm.assemble(&gpu, strategy, &STEEL, &mut values).unwrap();
+    dm.assemble_with(&gpu, strategy, formulation, &dmat, &mut values)
+        .unwrap();
     let again = gpu.download(&values).unwrap();
     let rel2 = assemble::relative_frobenius(&again[..p.nnz()], &reference);
     assert!(rel2 < tol, "{what}: second assembly {rel2:e}");
@@ -97,6 +142,55 @@ fn every_strategy_matches_cpu_in_f64() {
         for cells in SIZES {
             check::<f64>(s, cells, 1e-12);
         }
+    }
+}
+
+/// Issue 17: per-element materials on the GPU. Two materials split the (shuffled, irregular)
+/// mesh at x = 1.3, so the index is irregular in element order; every strategy must read each
+/// element's own (λ, μ).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn two_materials_match_cpu() {
+    let split = |c: [f64; 3]| if c[0] < 1.3 { STEEL } else { ALUMINIUM };
+    for s in Strategy::ALL {
+        for cells in SIZES {
+            check_case::<f32>(s, cells, Formulation::Standard, split, 1e-5);
+            check_case::<f64>(s, cells, Formulation::Standard, split, 1e-12);
+        }
+    }
+}
+
+/// Issue 17: the B-bar kernels against the CPU's B̄ᵀ D B̄ (two materials, and one nearly
+/// incompressible, where the volumetric term dominates); strategies without a B-bar kernel
+/// refuse it.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bbar_matches_cpu() {
+    let split = |c: [f64; 3]| if c[0] < 1.3 { STEEL } else { ALUMINIUM };
+    let rubber = |_: [f64; 3]| Material {
+        young: 1e7,
+        poisson: 0.4999,
+    };
+    for s in Strategy::BBAR {
+        for cells in SIZES {
+            check_case::<f32>(s, cells, Formulation::Bbar, split, 1e-5);
+            check_case::<f64>(s, cells, Formulation::Bbar, split, 1e-12);
+            check_case::<f32>(s, cells, Formulation::Bbar, rubber, 1e-5);
+            check_case::<f64>(s, cells, Formulation::Bbar, rubber, 1e-12);
+        }
+    }
+    let gpu = gpu();
+    let m = mesh::cantilever([1.0, 1.0, 1.0], [2, 2, 2]).unwrap();
+    let c = colour::greedy(&m);
+    let p = csr::Pattern::new(&m).unwrap();
+    let dm = GpuMesh::<f32>::upload(&gpu, &m, &c, &p).unwrap();
+    let dmat = DeviceMaterials::<f32>::uniform(&gpu, &STEEL).unwrap();
+    let mut values = gpu.alloc_poisoned::<f32>(p.nnz()).unwrap();
+    for s in Strategy::ALL.into_iter().filter(|s| !s.has_bbar()) {
+        let err = dm
+            .assemble_with(&gpu, s, Formulation::Bbar, &dmat, &mut values)
+            .unwrap_err();
+        assert!(matches!(err, FemError::NoBbarKernel(_)), "{s:?}: {err}");
     }
 }
 

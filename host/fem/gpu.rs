@@ -3,9 +3,9 @@
 
 use super::colour::Colouring;
 use super::csr::Pattern;
-use super::{FemError, Material, Mesh};
+use super::{ElementMaterials, FemError, Formulation, Material, Mesh};
 use crate::device::fem::kernels as k;
-use crate::device::fem::{ENTRIES, Lame, NODES, Real, THREAD_BLOCK, WARP_BLOCK};
+use crate::device::fem::{ENTRIES, NODES, Real, THREAD_BLOCK, WARP_BLOCK};
 use crate::runtime::{
     CudaSlice, DeviceRepr, Gpu, GpuError, LaunchConfig, ValidAsZeroBits, grid_for,
 };
@@ -79,8 +79,10 @@ macro_rules! strategy_table {
                 cfg: LaunchConfig,
                 args: ElementArgs<'_, Self>,
             ) -> Result<(), GpuError> {
-                let ElementArgs { coords, elements, positions, list, n, lame, values } = args;
-                let args = (coords, elements, positions, list, n, lame.lambda, lame.mu, values);
+                let ElementArgs { coords, elements, positions, list, n, materials, values } = args;
+                let m = materials;
+                let args =
+                    (coords, elements, positions, list, n, &m.lames, &m.index, m.count, values);
                 // SAFETY: forwarded to the caller.
                 unsafe {
                     match strategy {
@@ -98,6 +100,116 @@ macro_rules! strategy_table {
 
 crate::device::fem_strategies!(strategy_table);
 
+/// The host side of `warpkit_device::fem_bbar_strategies!`: which strategies have a B-bar
+/// kernel, and its typed launch.
+macro_rules! bbar_table {
+    ($($variant:ident, $k32:ident, $k64:ident, $body:ident::<$($g:tt),*>;)*) => {
+        impl Strategy {
+            /// Whether the strategy assembles the B-bar formulation too.
+            pub fn has_bbar(self) -> bool {
+                matches!(self, $(Strategy::$variant)|*)
+            }
+
+            /// The strategies that assemble the B-bar formulation.
+            pub const BBAR: [Strategy; [$(stringify!($variant)),*].len()] =
+                [$(Strategy::$variant),*];
+        }
+
+        bbar_table!(@launch f32, $($variant $k32),*);
+        bbar_table!(@launch f64, $($variant $k64),*);
+    };
+    (@launch $t:ty, $($variant:ident $k:ident),*) => {
+        impl BbarKernels for $t {
+            unsafe fn launch_bbar(
+                strategy: Strategy,
+                gpu: &Gpu,
+                cfg: LaunchConfig,
+                args: ElementArgs<'_, Self>,
+            ) -> Result<(), FemError> {
+                let ElementArgs { coords, elements, positions, list, n, materials, values } = args;
+                let m = materials;
+                let args =
+                    (coords, elements, positions, list, n, &m.lames, &m.index, m.count, values);
+                // SAFETY: forwarded to the caller.
+                unsafe {
+                    match strategy {
+                        $(Strategy::$variant => Ok(gpu.launch(k::$k, cfg, args)?),)*
+                        #[allow(unreachable_patterns)]
+                        _ => Err(FemError::NoBbarKernel(strategy.name())),
+                    }
+                }
+            }
+        }
+    };
+}
+
+crate::device::fem_bbar_strategies!(bbar_table);
+
+/// Launches a strategy's B-bar kernel for `Self` (f32 or f64).
+pub trait BbarKernels: Sized {
+    /// # Safety
+    /// As [`ElementKernels::launch_strategy`].
+    unsafe fn launch_bbar(
+        strategy: Strategy,
+        gpu: &Gpu,
+        cfg: LaunchConfig,
+        args: ElementArgs<'_, Self>,
+    ) -> Result<(), FemError>;
+}
+
+/// Element materials on the GPU as the kernels take them: (λ, μ) per material and each
+/// element's index. A single material uploads a one-entry table and no per-element index (the
+/// kernels then read none: `materials = 1`).
+pub struct DeviceMaterials<T> {
+    lames: CudaSlice<T>,
+    index: CudaSlice<u32>,
+    count: u32,
+}
+
+impl<T: GpuReal> DeviceMaterials<T> {
+    /// Uploads `materials` (whose index must cover the mesh's elements: checked at assembly).
+    pub fn upload(gpu: &Gpu, materials: &ElementMaterials) -> Result<Self, FemError> {
+        let table = |ms: &[Material]| -> Vec<T> {
+            ms.iter()
+                .flat_map(|m| {
+                    let l = m.lame::<T>();
+                    [l.lambda, l.mu]
+                })
+                .collect()
+        };
+        if let Some(m) = materials.single() {
+            return Ok(DeviceMaterials {
+                lames: gpu.upload(&table(&[m]))?,
+                // Never read with one material; a buffer so the argument is a valid pointer.
+                index: gpu.upload(&[0u32])?,
+                count: 1,
+            });
+        }
+        let count = u32::try_from(materials.table.len())
+            .map_err(|_| FemError::MeshSize("more than 2^32 materials".into()))?;
+        if let Some(&i) = materials.index.iter().find(|&&i| i >= count) {
+            return Err(FemError::MeshSize(format!(
+                "material index {i} past the table of {count}"
+            )));
+        }
+        Ok(DeviceMaterials {
+            lames: gpu.upload(&table(&materials.table))?,
+            index: gpu.upload(&materials.index)?,
+            count,
+        })
+    }
+
+    /// One material for every element.
+    pub fn uniform(gpu: &Gpu, material: &Material) -> Result<Self, FemError> {
+        Self::upload(gpu, &ElementMaterials::uniform(*material, 1))
+    }
+
+    /// Elements the per-element index covers (`None`: one material, any mesh).
+    fn elements(&self) -> Option<usize> {
+        (self.count > 1).then(|| self.index.len())
+    }
+}
+
 /// The arguments every single-kernel strategy takes (the kernels' module docs).
 pub struct ElementArgs<'a, T> {
     pub coords: &'a CudaSlice<T>,
@@ -105,7 +217,7 @@ pub struct ElementArgs<'a, T> {
     pub positions: &'a CudaSlice<u32>,
     pub list: &'a CudaSlice<u32>,
     pub n: u32,
-    pub lame: Lame<T>,
+    pub materials: &'a DeviceMaterials<T>,
     pub values: &'a mut CudaSlice<T>,
 }
 
@@ -145,7 +257,15 @@ impl Strategy {
 
 /// The element precisions the GPU kernels exist for.
 pub trait GpuReal:
-    Real + DeviceRepr + ValidAsZeroBits + bytemuck::Pod + Default + Send + Sync + ElementKernels
+    Real
+    + DeviceRepr
+    + ValidAsZeroBits
+    + bytemuck::Pod
+    + Default
+    + Send
+    + Sync
+    + ElementKernels
+    + BbarKernels
 {
     const DOUBLE: bool;
     /// The two-kernel strategy's first kernel: geometry of every element.
@@ -170,8 +290,9 @@ pub trait GpuReal:
             &CudaSlice<u32>,
             &CudaSlice<u32>,
             u32,
-            Self,
-            Self,
+            &CudaSlice<Self>,
+            &CudaSlice<u32>,
+            u32,
             &mut CudaSlice<Self>,
         ),
     ) -> Result<(), GpuError>;
@@ -197,8 +318,9 @@ macro_rules! gpu_real {
                     &CudaSlice<u32>,
                     &CudaSlice<u32>,
                     u32,
-                    Self,
-                    Self,
+                    &CudaSlice<Self>,
+                    &CudaSlice<u32>,
+                    u32,
                     &mut CudaSlice<Self>,
                 ),
             ) -> Result<(), GpuError> {
@@ -283,6 +405,31 @@ impl<T: GpuReal> GpuMesh<T> {
         material: &Material,
         values: &mut CudaSlice<T>,
     ) -> Result<(), FemError> {
+        let materials = DeviceMaterials::uniform(gpu, material)?;
+        self.assemble_with(gpu, strategy, Formulation::Standard, &materials, values)
+    }
+
+    /// [`Self::assemble`] with a material per element and either formulation (B-bar: the
+    /// strategies of [`Strategy::BBAR`], else [`FemError::NoBbarKernel`]).
+    pub fn assemble_with(
+        &self,
+        gpu: &Gpu,
+        strategy: Strategy,
+        formulation: Formulation,
+        materials: &DeviceMaterials<T>,
+        values: &mut CudaSlice<T>,
+    ) -> Result<(), FemError> {
+        if formulation == Formulation::Bbar && !strategy.has_bbar() {
+            return Err(FemError::NoBbarKernel(strategy.name()));
+        }
+        if let Some(m) = materials.elements()
+            && m != self.all.1 as usize
+        {
+            return Err(FemError::MeshSize(format!(
+                "{m} element materials for {} elements",
+                self.all.1
+            )));
+        }
         if values.len() < self.nnz {
             return Err(FemError::MeshSize(format!(
                 "values buffer has {} entries, the pattern {}",
@@ -290,7 +437,6 @@ impl<T: GpuReal> GpuMesh<T> {
                 self.nnz
             )));
         }
-        let lame = material.lame::<T>();
         gpu.stream()
             .memset_zeros(&mut values.slice_mut(..self.nnz))
             .map_err(|source| GpuError::Driver {
@@ -308,26 +454,34 @@ impl<T: GpuReal> GpuMesh<T> {
             &self.positions
         };
         if strategy == Strategy::TwoKernel {
-            return self.assemble_two_kernels(gpu, lame, values);
+            return self.assemble_two_kernels(gpu, materials, values);
         }
         for (list, n) in launches {
             if *n == 0 {
                 continue;
             }
-            // SAFETY: the kernels' contract (device fem::kernels module docs): coords hold 3
-            // values per node, elements 8 valid node indices per element, positions 576 entries
-            // < nnz per element, list n element indices; values has ≥ nnz entries (checked
-            // above); coloured strategies only get colour lists, whose elements share no node.
             let args = ElementArgs {
                 coords: &self.coords,
                 elements: &self.elements,
                 positions,
                 list,
                 n: *n,
-                lame,
+                materials,
                 values: &mut *values,
             };
-            unsafe { T::launch_strategy(strategy, gpu, strategy.launch_config(*n), args)? };
+            let cfg = strategy.launch_config(*n);
+            // SAFETY: the kernels' contract (device fem::kernels module docs): coords hold 3
+            // values per node, elements 8 valid node indices per element, positions 576 entries
+            // < nnz per element, list n element indices; values has ≥ nnz entries (checked
+            // above); coloured strategies only get colour lists, whose elements share no node;
+            // the material table holds `count` entries and, with several, an index < count per
+            // element (checked at upload and above).
+            unsafe {
+                match formulation {
+                    Formulation::Standard => T::launch_strategy(strategy, gpu, cfg, args)?,
+                    Formulation::Bbar => T::launch_bbar(strategy, gpu, cfg, args)?,
+                }
+            }
         }
         Ok(())
     }
@@ -336,7 +490,7 @@ impl<T: GpuReal> GpuMesh<T> {
     fn assemble_two_kernels(
         &self,
         gpu: &Gpu,
-        lame: Lame<T>,
+        materials: &DeviceMaterials<T>,
         values: &mut CudaSlice<T>,
     ) -> Result<(), FemError> {
         let n = self.all.1;
@@ -363,8 +517,9 @@ impl<T: GpuReal> GpuMesh<T> {
                     &self.positions,
                     list,
                     *n,
-                    lame.lambda,
-                    lame.mu,
+                    &materials.lames,
+                    &materials.index,
+                    materials.count,
                     &mut *values,
                 );
                 T::launch_entries(gpu, Strategy::TwoKernel.launch_config(*n), args)?;
@@ -381,9 +536,22 @@ impl<T: GpuReal> GpuMesh<T> {
         material: &Material,
         values: &mut CudaSlice<T>,
     ) -> Result<f64, FemError> {
+        let materials = DeviceMaterials::uniform(gpu, material)?;
+        self.assemble_timed_with(gpu, strategy, Formulation::Standard, &materials, values)
+    }
+
+    /// [`Self::assemble_with`] between CUDA events (the materials uploaded before).
+    pub fn assemble_timed_with(
+        &self,
+        gpu: &Gpu,
+        strategy: Strategy,
+        formulation: Formulation,
+        materials: &DeviceMaterials<T>,
+        values: &mut CudaSlice<T>,
+    ) -> Result<f64, FemError> {
         let mut inner = Ok(());
         let ((), ms) = gpu.time(|| {
-            inner = self.assemble(gpu, strategy, material, values);
+            inner = self.assemble_with(gpu, strategy, formulation, materials, values);
             Ok(())
         })?;
         inner.map(|()| ms)
