@@ -157,6 +157,16 @@ pub trait BbarKernels: Sized {
     ) -> Result<(), FemError>;
 }
 
+/// (λ, μ) of each material, in order: the kernels' material table.
+fn lame_table<T: Real>(ms: &[Material]) -> Vec<T> {
+    ms.iter()
+        .flat_map(|m| {
+            let l = m.lame::<T>();
+            [l.lambda, l.mu]
+        })
+        .collect()
+}
+
 /// Element materials on the GPU as the kernels take them: (λ, μ) per material and each
 /// element's index. A single material uploads a one-entry table and no per-element index (the
 /// kernels then read none: `materials = 1`).
@@ -169,17 +179,9 @@ pub struct DeviceMaterials<T> {
 impl<T: GpuReal> DeviceMaterials<T> {
     /// Uploads `materials` (whose index must cover the mesh's elements: checked at assembly).
     pub fn upload(gpu: &Gpu, materials: &ElementMaterials) -> Result<Self, FemError> {
-        let table = |ms: &[Material]| -> Vec<T> {
-            ms.iter()
-                .flat_map(|m| {
-                    let l = m.lame::<T>();
-                    [l.lambda, l.mu]
-                })
-                .collect()
-        };
         if let Some(m) = materials.single() {
             return Ok(DeviceMaterials {
-                lames: gpu.upload(&table(&[m]))?,
+                lames: gpu.upload(&lame_table::<T>(&[m]))?,
                 // Never read with one material; a buffer so the argument is a valid pointer.
                 index: gpu.upload(&[0u32])?,
                 count: 1,
@@ -193,7 +195,7 @@ impl<T: GpuReal> DeviceMaterials<T> {
             )));
         }
         Ok(DeviceMaterials {
-            lames: gpu.upload(&table(&materials.table))?,
+            lames: gpu.upload(&lame_table::<T>(&materials.table))?,
             index: gpu.upload(&materials.index)?,
             count,
         })
@@ -204,9 +206,78 @@ impl<T: GpuReal> DeviceMaterials<T> {
         Self::upload(gpu, &ElementMaterials::uniform(*material, 1))
     }
 
+    /// Compares the uploaded table and index with `materials` (as [`GpuMesh::check_inputs`]).
+    pub fn check(&self, gpu: &Gpu, materials: &ElementMaterials) -> Result<Vec<String>, GpuError>
+    where
+        T: std::fmt::Debug,
+    {
+        let mut diffs = Vec::new();
+        let (lames, index) = match materials.single() {
+            Some(m) => (lame_table::<T>(&[m]), vec![0u32]),
+            None => (lame_table::<T>(&materials.table), materials.index.clone()),
+        };
+        compare(
+            "material table",
+            &lames,
+            &gpu.download(&self.lames)?,
+            &mut diffs,
+        );
+        compare(
+            "material index",
+            &index,
+            &gpu.download(&self.index)?,
+            &mut diffs,
+        );
+        Ok(diffs)
+    }
+
     /// Elements the per-element index covers (`None`: one material, any mesh).
     fn elements(&self) -> Option<usize> {
         (self.count > 1).then(|| self.index.len())
+    }
+}
+
+/// `e` with the launch it came from added to a kernel failure's names (launch `c` of `of`, `n`
+/// elements): with `WARPKIT_SYNC_LAUNCHES=1` a failure surfaces at its own launch, which then
+/// names the colour at fault.
+fn at_launch(e: FemError, c: usize, of: usize, n: u32) -> FemError {
+    match e {
+        FemError::Gpu(GpuError::Kernel { kernels, source }) => FemError::Gpu(GpuError::Kernel {
+            kernels: format!("{kernels}` at launch {} of {of} ({n} elements) `", c + 1),
+            source,
+        }),
+        e => e,
+    }
+}
+
+/// Appends to `diffs` a line for buffer `name` if `found` differs from `expected` (bytewise):
+/// how many entries differ and the first.
+fn compare<T: bytemuck::Pod + std::fmt::Debug>(
+    name: &str,
+    expected: &[T],
+    found: &[T],
+    diffs: &mut Vec<String>,
+) {
+    let bytes = |v: &T| bytemuck::bytes_of(v).to_vec();
+    if expected.len() != found.len() {
+        diffs.push(format!(
+            "{name}: {} entries on the GPU, {} expected",
+            found.len(),
+            expected.len()
+        ));
+        return;
+    }
+    let differ: Vec<usize> = (0..expected.len())
+        .filter(|&i| bytes(&expected[i]) != bytes(&found[i]))
+        .collect();
+    if let Some(&i) = differ.first() {
+        diffs.push(format!(
+            "{name}: {} of {} entries overwritten, the first [{i}] = {:?} (expected {:?})",
+            differ.len(),
+            expected.len(),
+            found[i],
+            expected[i]
+        ));
     }
 }
 
@@ -456,7 +527,7 @@ impl<T: GpuReal> GpuMesh<T> {
         if strategy == Strategy::TwoKernel {
             return self.assemble_two_kernels(gpu, materials, values);
         }
-        for (list, n) in launches {
+        for (c, (list, n)) in launches.iter().enumerate() {
             if *n == 0 {
                 continue;
             }
@@ -476,14 +547,79 @@ impl<T: GpuReal> GpuMesh<T> {
             // above); coloured strategies only get colour lists, whose elements share no node;
             // the material table holds `count` entries and, with several, an index < count per
             // element (checked at upload and above).
-            unsafe {
+            let launched = unsafe {
                 match formulation {
-                    Formulation::Standard => T::launch_strategy(strategy, gpu, cfg, args)?,
-                    Formulation::Bbar => T::launch_bbar(strategy, gpu, cfg, args)?,
+                    Formulation::Standard => {
+                        T::launch_strategy(strategy, gpu, cfg, args).map_err(FemError::from)
+                    }
+                    Formulation::Bbar => T::launch_bbar(strategy, gpu, cfg, args),
                 }
-            }
+            };
+            launched.map_err(|e| at_launch(e, c, launches.len(), *n))?;
         }
         Ok(())
+    }
+
+    /// Downloads every buffer the kernels read and compares it with what [`Self::upload`] sent
+    /// for `mesh`, `colouring` and `pattern`: one line per buffer that differs (its name, how
+    /// many entries differ, the first with its expected and found value), none when all match.
+    /// For tests chasing a stray write into a kernel's inputs, which the memory checker cannot
+    /// see when it lands inside another live allocation.
+    pub fn check_inputs(
+        &self,
+        gpu: &Gpu,
+        mesh: &Mesh,
+        colouring: &Colouring,
+        pattern: &Pattern,
+    ) -> Result<Vec<String>, GpuError>
+    where
+        T: std::fmt::Debug,
+    {
+        let coords: Vec<T> = mesh
+            .nodes
+            .iter()
+            .flatten()
+            .map(|&v| T::from_f64(v))
+            .collect();
+        let all: Vec<u32> = (0..self.all.1).collect();
+        let mut diffs = Vec::new();
+        compare("coords", &coords, &gpu.download(&self.coords)?, &mut diffs);
+        compare(
+            "elements",
+            bytemuck::cast_slice::<[u32; 8], u32>(&mesh.elements),
+            &gpu.download(&self.elements)?,
+            &mut diffs,
+        );
+        compare(
+            "positions",
+            &pattern.positions,
+            &gpu.download(&self.positions)?,
+            &mut diffs,
+        );
+        compare(
+            "block table",
+            &block_table(pattern, mesh.elements.len()),
+            &gpu.download(&self.blocks)?,
+            &mut diffs,
+        );
+        for (c, (group, (list, n))) in colouring.groups.iter().zip(&self.colours).enumerate() {
+            compare(
+                &format!("colour {c} list"),
+                group,
+                &gpu.download(list)?,
+                &mut diffs,
+            );
+            if *n as usize != group.len() {
+                diffs.push(format!("colour {c}: n = {n}, the list {}", group.len()));
+            }
+        }
+        compare(
+            "all-elements list",
+            &all,
+            &gpu.download(&self.all.0)?,
+            &mut diffs,
+        );
+        Ok(diffs)
     }
 
     /// The two-kernel strategy: geometry of every element, then entries colour by colour.
