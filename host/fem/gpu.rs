@@ -243,7 +243,7 @@ impl<T: GpuReal> DeviceMaterials<T> {
 fn at_launch(e: FemError, c: usize, of: usize, n: u32) -> FemError {
     match e {
         FemError::Gpu(GpuError::Kernel { kernels, source }) => FemError::Gpu(GpuError::Kernel {
-            kernels: format!("{kernels}` at launch {} of {of} ({n} elements) `", c + 1),
+            kernels: format!("{kernels}, launch {} of {of} ({n} elements)", c + 1),
             source,
         }),
         e => e,
