@@ -95,7 +95,7 @@ PY
     -ex run \
     -ex 'info cuda kernels' -ex 'info cuda lanes' \
     -ex 'p $errorpc' -ex 'p $pc' -ex 'x/1i $errorpc' \
-    -ex 'x/96i $errorpc-0x380' -ex 'x/12i $pc' \
+    -ex 'x/64i $errorpc-0x200' -ex 'x/12i $pc' \
     -ex 'info registers' \
     -ex 'cuda lane 8' -ex 'p $pc' \
     -ex 'p/x $R0' -ex 'p/x $R4' -ex 'p/x $R6' -ex 'p/x $R7' -ex 'p/x $R9' -ex 'p/x $R13' \
