@@ -1,7 +1,10 @@
 //! Every GPU assembly strategy, in f32 and f64, against the float64 CPU assembly (issue 5's
 //! targets: relative Frobenius error below 1e-5 in f32 and 1e-12 in f64). The values buffer is
 //! poisoned (0xFF bytes) with a tail past the pattern's end: the launcher zeroes only the pattern,
-//! so a stray write into the tail or a NaN anywhere fails.
+//! so a stray write into the tail or a NaN anywhere fails; after each assembly every input buffer
+//! is downloaded and compared with what was uploaded. The per-strategy tests run each strategy in
+//! a child process (`WARPKIT_FEM_STRATEGY`, see [`each_strategy`]): a kernel fault spoils only its
+//! own process's CUDA context, so one run names every failing strategy.
 
 mod common;
 
