@@ -102,13 +102,18 @@ enum Command {
         /// (repeatable; with neither --fix nor [[fixed]], the group "fixed").
         #[arg(long)]
         fix: Vec<String>,
-        /// With --mesh or --case: a physical group of quadrangles and the traction on it (force
-        /// per area), e.g. `--traction load 0 0 -1e6` (repeatable).
+        /// With --mesh or --case: a physical group of quadrangles or triangles and the traction
+        /// on it (force per area), e.g. `--traction load 0 0 -1e6` (repeatable).
         #[arg(long, num_args = 4, value_names = ["GROUP", "TX", "TY", "TZ"], allow_negative_numbers = true)]
         traction: Vec<String>,
         /// With --mesh or --case: a body force per unit volume (e.g. ρ g), on every element.
         #[arg(long, num_args = 3, value_names = ["BX", "BY", "BZ"], allow_negative_numbers = true)]
         body_force: Option<Vec<f64>>,
+        /// B-bar elements (Hughes 1980: the dilatation averaged per element), for
+        /// near-incompressible materials (ν > 0.45 locks the standard hex8). On the GPU the ppni
+        /// strategies have B-bar kernels (default ppni8-blocks); case file: formulation = "bbar".
+        #[arg(long)]
+        bbar: bool,
     },
     /// Reproduce the seed document's tables and figures into DIR/<name>/ (table.md, data.csv,
     /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, fem, sbh, or all of them.
@@ -200,6 +205,7 @@ fn run(cli: Cli) -> Result<()> {
             fix,
             traction,
             body_force,
+            bbar,
         } => {
             if mesh.is_some() || case.is_some() {
                 fem_mesh(
@@ -215,6 +221,7 @@ fn run(cli: Cli) -> Result<()> {
                         strategy,
                         mtx,
                         vtu,
+                        bbar,
                     },
                 )
             } else if !fix.is_empty() || !traction.is_empty() || body_force.is_some() {
@@ -234,6 +241,7 @@ fn run(cli: Cli) -> Result<()> {
                         strategy,
                         mtx,
                         vtu,
+                        formulation: commands::fem::formulation(bbar),
                     },
                 )
             }

@@ -558,5 +558,53 @@ fn hdf5_without_the_feature_names_it() {
     // Told by the signature, whatever the name.
     std::fs::copy(dir.join("x.hdf5"), dir.join("x.snap")).unwrap();
     fails(&dir, &["nbody", "--restart", "x.snap"], &want);
+}
+
+/// `fem --bbar` and the locking warning (issue 17): ν > 0.45 without B-bar warns on stderr and
+/// still runs; `--bbar` or the case file's `formulation = "bbar"` silence it; a strategy without
+/// a B-bar kernel and an unknown formulation are errors naming them.
+#[test]
+fn fem_bbar_and_locking_warning() {
+    let dir = scratch("fem-bbar");
+    let beam = ["fem", "--cells", "10", "1", "2", "--poisson", "0.4999"];
+    let run = |extra: &[&str]| {
+        let out = run_in(&dir, &[&beam[..], extra].concat());
+        let (o, e) = (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        );
+        assert_eq!(out.status.code(), Some(0), "{o}{e}");
+        (o, e)
+    };
+    let (_, err) = run(&[]);
+    assert!(
+        err.contains("warning: Poisson's ratio 0.4999") && err.contains("--bbar"),
+        "{err}"
+    );
+    let (out, err) = run(&["--bbar"]);
+    assert!(!err.contains("warning"), "{err}");
+    assert!(out.contains("f64, bbar"), "{out}");
+    fails(
+        &dir,
+        &[&beam[..], &["--bbar", "--strategy", "warp4"]].concat(),
+        &["warp4 has no B-bar kernel"],
+    );
+    std::fs::write(dir.join("m.msh"), TWO_HEX_MSH).unwrap();
+    let case = "mesh = \"m.msh\"\nformulation = \"bbar\"\n\
+                [default_material]\nE = 1e7\nnu = 0.49\n\
+                [[fixed]]\ngroup = \"fixed\"\n\
+                [[traction]]\ngroup = \"load\"\nvector = [0.0, 0.0, -1e3]\n";
+    std::fs::write(dir.join("bbar.toml"), case).unwrap();
+    let out = run_in(&dir, &["fem", "--case", "bbar.toml"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let standard = case.replace("\"bbar\"", "\"standard\"");
+    std::fs::write(dir.join("std.toml"), standard).unwrap();
+    let out = run_in(&dir, &["fem", "--case", "std.toml"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: Poisson's ratio 0.49"), "{err}");
+    std::fs::write(dir.join("bad.toml"), case.replace("\"bbar\"", "\"mixed\"")).unwrap();
+    fails(&dir, &["fem", "--case", "bad.toml"], &["formulation"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

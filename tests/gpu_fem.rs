@@ -1,14 +1,20 @@
 //! Every GPU assembly strategy, in f32 and f64, against the float64 CPU assembly (issue 5's
 //! targets: relative Frobenius error below 1e-5 in f32 and 1e-12 in f64). The values buffer is
 //! poisoned (0xFF bytes) with a tail past the pattern's end: the launcher zeroes only the pattern,
-//! so a stray write into the tail or a NaN anywhere fails.
+//! so a stray write into the tail or a NaN anywhere fails; after each assembly every input buffer
+//! is downloaded and compared with what was uploaded. The per-strategy tests run each strategy in
+//! a child process (`WARPKIT_FEM_STRATEGY`, see [`each_strategy`]): a kernel fault spoils only its
+//! own process's CUDA context, so one run names every failing strategy.
 
 mod common;
 
 use common::gpu;
 use warpkit::device::rng;
-use warpkit::fem::gpu::{GpuMesh, GpuReal, Strategy};
-use warpkit::fem::{Material, Mesh, assemble, colour, csr, mesh, validate};
+use warpkit::fem::gpu::{DeviceMaterials, GpuMesh, GpuReal, Strategy};
+use warpkit::fem::{
+    ElementMaterials, FemError, Formulation, Material, Mesh, assemble, colour, csr, mesh, validate,
+};
+use warpkit::runtime::Gpu;
 
 const STEEL: Material = Material {
     young: 210e9,
@@ -39,64 +45,257 @@ fn irregular(cells: [usize; 3], seed: u64) -> Mesh {
     m
 }
 
-fn check<T: GpuReal>(strategy: Strategy, cells: [usize; 3], tol: f64) {
-    let gpu = gpu();
-    let m = irregular(cells, 7 + cells[0] as u64);
-    validate(&m, &STEEL).unwrap();
-    let c = colour::greedy(&m);
-    colour::verify(&m, &c).unwrap();
-    let p = csr::Pattern::new(&m).unwrap();
-    let reference = assemble::cpu::<f64>(&m, &STEEL, &c, &p).unwrap();
-    let dm = GpuMesh::<T>::upload(&gpu, &m, &c, &p).unwrap();
-    let mut values = gpu.alloc_poisoned::<T>(p.nnz() + GUARD).unwrap();
-    dm.assemble(&gpu, strategy, &STEEL, &mut values).unwrap();
-    let got = gpu.download(&values).unwrap();
-    let what = format!("{strategy:?} {} on {cells:?}", std::any::type_name::<T>());
-    for (k, v) in got[p.nnz()..].iter().enumerate() {
-        assert!(
-            v.to_f64().is_nan(),
-            "{what}: guard entry {k} overwritten with {}",
-            v.to_f64()
-        );
-    }
-    let got = &got[..p.nnz()];
-    assert!(
-        got.iter().all(|v| v.to_f64().is_finite()),
-        "{what}: non-finite values"
-    );
-    let rel = assemble::relative_frobenius(got, &reference);
-    eprintln!("{what}: relative Frobenius error {rel:.3e}");
-    assert!(
-        rel < tol,
-        "{what}: relative Frobenius error {rel:e} ≥ {tol:e}"
-    );
-    // Assembling twice into the same buffer must give the same matrix (the launcher zeroes).
-    dm.assemble(&gpu, strategy, &STEEL, &mut values).unwrap();
-    let again = gpu.download(&values).unwrap();
-    let rel2 = assemble::relative_frobenius(&again[..p.nnz()], &reference);
-    assert!(rel2 < tol, "{what}: second assembly {rel2:e}");
-}
+/// Aluminium: a second material close enough to steel in scale that a wrong material index
+/// changes the matrix by far more than the tolerance.
+const ALUMINIUM: Material = Material {
+    young: 70e9,
+    poisson: 0.33,
+};
 
 /// One element, a few warps' worth, and several blocks with partial last blocks.
 const SIZES: [[usize; 3]; 3] = [[1, 1, 1], [7, 5, 3], [24, 10, 6]];
 
+/// The environment variable naming the one strategy (its command-line name) that a test process
+/// runs: [`each_strategy`] sets it for its child processes; set it by hand to run one strategy
+/// (`WARPKIT_FEM_STRATEGY=warp8-jshared gpu_fem every_strategy_matches_cpu_in_f64 --exact
+/// --include-ignored`, e.g. under compute-sanitizer).
+const ONLY: &str = "WARPKIT_FEM_STRATEGY";
+
+/// Runs `cases(strategy)` (which returns its failures) for each of `strategies`, each in a child
+/// process of this test executable running test `test` with [`ONLY`] set: a kernel fault leaves
+/// the CUDA context unusable for the rest of its process, so isolated, it costs only its own
+/// strategy, and one run names every strategy that fails. The children's output is echoed with
+/// the strategy's name in front. In a child, runs its one strategy and panics with every failure.
+fn each_strategy(test: &str, strategies: &[Strategy], cases: impl Fn(Strategy) -> Vec<String>) {
+    if let Ok(name) = std::env::var(ONLY) {
+        let s = Strategy::parse(&name).unwrap_or_else(|| panic!("{ONLY}={name}: no such strategy"));
+        assert!(
+            strategies.contains(&s),
+            "{ONLY}={name}: not one of {test}'s strategies"
+        );
+        let failures = cases(s);
+        assert!(
+            failures.is_empty(),
+            "{name}: {} case(s) failed:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let mut failed = Vec::new();
+    for &s in strategies {
+        let out = std::process::Command::new(&exe)
+            .args([test, "--exact", "--include-ignored", "--test-threads", "1"])
+            .arg("--nocapture")
+            .env(ONLY, s.name())
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .unwrap_or_else(|e| panic!("running {} for {}: {e}", exe.display(), s.name()));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for line in stdout.lines().chain(stderr.lines()) {
+            if !line.trim().is_empty() {
+                eprintln!("[{}] {line}", s.name());
+            }
+        }
+        if !out.status.success() {
+            failed.push(format!("{} ({})", s.name(), out.status));
+        } else if !stdout.contains("1 passed") {
+            failed.push(format!("{} (the child ran no test)", s.name()));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{test}: {} of {} strategies failed: {}",
+        failed.len(),
+        strategies.len(),
+        failed.join(", ")
+    );
+}
+
+/// [`check_case`] of one material over [`SIZES`]: the failures.
+fn check<T: GpuReal + std::fmt::Debug>(strategy: Strategy, tol: f64) -> Vec<String> {
+    SIZES
+        .iter()
+        .filter_map(|&cells| {
+            check_case::<T>(strategy, cells, Formulation::Standard, |_| STEEL, tol).err()
+        })
+        .collect()
+}
+
+/// Assembles the irregular mesh of `cells` with `strategy` in precision `T` and `formulation`,
+/// element materials by centroid (`material(centroid)`, which on the shuffled mesh gives an
+/// irregular per-element index), twice into the same poisoned buffer, and compares each with the
+/// CPU's f64 assembly. After each assembly, checks that no input buffer (coordinates,
+/// connectivity, positions, block table, colour lists, material table and index) changed, that
+/// the guard entries past the pattern are still poisoned and that every value is finite.
+/// Every failure names the strategy, formulation, precision, mesh and materials.
+fn check_case<T: GpuReal + std::fmt::Debug>(
+    strategy: Strategy,
+    cells: [usize; 3],
+    formulation: Formulation,
+    material: impl Fn([f64; 3]) -> Material,
+    tol: f64,
+) -> Result<(), String> {
+    let m = irregular(cells, 7 + cells[0] as u64);
+    let mut materials = ElementMaterials {
+        table: Vec::new(),
+        index: Vec::new(),
+    };
+    for e in 0..m.elements.len() {
+        let x = m.element_coords(e);
+        let centre: [f64; 3] = std::array::from_fn(|d| x.iter().map(|p| p[d]).sum::<f64>() / 8.0);
+        let mat = material(centre);
+        let i = match materials.table.iter().position(|t| *t == mat) {
+            Some(i) => i,
+            None => {
+                materials.table.push(mat);
+                materials.table.len() - 1
+            }
+        };
+        materials.index.push(i as u32);
+    }
+    let what = format!(
+        "{} {formulation:?} {} on {cells:?}, {} material(s)",
+        strategy.name(),
+        std::any::type_name::<T>(),
+        materials.table.len()
+    );
+    let fail = |stage: &str, e: &dyn std::fmt::Display| format!("{what}: {stage}: {e}");
+    validate(&m, &materials.table[0]).map_err(|e| fail("validate", &e))?;
+    let c = colour::greedy(&m);
+    colour::verify(&m, &c).map_err(|e| fail("colouring", &e))?;
+    let p = csr::Pattern::new(&m).map_err(|e| fail("pattern", &e))?;
+    let reference = assemble::cpu_materials::<f64>(&m, &materials, formulation, &c, &p)
+        .map_err(|e| fail("CPU assembly", &e))?;
+    let gpu = Gpu::new(0).map_err(|e| fail("opening the GPU", &e))?;
+    let dm = GpuMesh::<T>::upload(&gpu, &m, &c, &p).map_err(|e| fail("mesh upload", &e))?;
+    let dmat =
+        DeviceMaterials::<T>::upload(&gpu, &materials).map_err(|e| fail("materials upload", &e))?;
+    let mut values = gpu
+        .alloc_poisoned::<T>(p.nnz() + GUARD)
+        .map_err(|e| fail("allocating the values", &e))?;
+    // Assembling twice into the same buffer must give the same matrix (the launcher zeroes).
+    for pass in ["first", "second"] {
+        let stage = format!("{pass} assembly");
+        dm.assemble_with(&gpu, strategy, formulation, &dmat, &mut values)
+            .map_err(|e| fail(&stage, &e))?;
+        let got = gpu.download(&values).map_err(|e| fail(&stage, &e))?;
+        let mut overwritten = dm
+            .check_inputs(&gpu, &m, &c, &p)
+            .map_err(|e| fail("downloading the inputs", &e))?;
+        overwritten.extend(
+            dmat.check(&gpu, &materials)
+                .map_err(|e| fail("downloading the materials", &e))?,
+        );
+        if !overwritten.is_empty() {
+            return Err(format!(
+                "{what}: {stage} overwrote its inputs:\n    {}",
+                overwritten.join("\n    ")
+            ));
+        }
+        if let Some((k, v)) = got[p.nnz()..]
+            .iter()
+            .enumerate()
+            .find(|(_, v)| !v.to_f64().is_nan())
+        {
+            return Err(format!(
+                "{what}: {stage}: guard entry {k} overwritten with {}",
+                v.to_f64()
+            ));
+        }
+        let got = &got[..p.nnz()];
+        if let Some(i) = got.iter().position(|v| !v.to_f64().is_finite()) {
+            return Err(format!(
+                "{what}: {stage}: value {i} of {} is {}",
+                p.nnz(),
+                got[i].to_f64()
+            ));
+        }
+        let rel = assemble::relative_frobenius(got, &reference);
+        eprintln!("{what}: {stage}: relative Frobenius error {rel:.3e}");
+        if rel.is_nan() || rel >= tol {
+            return Err(format!(
+                "{what}: {stage}: relative Frobenius error {rel:e} ≥ {tol:e}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn every_strategy_matches_cpu_in_f32() {
-    for s in Strategy::ALL {
-        for cells in SIZES {
-            check::<f32>(s, cells, 1e-5);
-        }
-    }
+    each_strategy("every_strategy_matches_cpu_in_f32", &Strategy::ALL, |s| {
+        check::<f32>(s, 1e-5)
+    });
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn every_strategy_matches_cpu_in_f64() {
-    for s in Strategy::ALL {
+    each_strategy("every_strategy_matches_cpu_in_f64", &Strategy::ALL, |s| {
+        check::<f64>(s, 1e-12)
+    });
+}
+
+/// Issue 17: per-element materials on the GPU. Two materials split the (shuffled, irregular)
+/// mesh at x = 1.3, so the index is irregular in element order; every strategy must read each
+/// element's own (λ, μ).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn two_materials_match_cpu() {
+    let split = |c: [f64; 3]| if c[0] < 1.3 { STEEL } else { ALUMINIUM };
+    each_strategy("two_materials_match_cpu", &Strategy::ALL, |s| {
+        let mut failures = Vec::new();
         for cells in SIZES {
-            check::<f64>(s, cells, 1e-12);
+            failures.extend(check_case::<f32>(s, cells, Formulation::Standard, split, 1e-5).err());
+            failures.extend(check_case::<f64>(s, cells, Formulation::Standard, split, 1e-12).err());
         }
+        failures
+    });
+}
+
+/// Issue 17: the B-bar kernels against the CPU's B̄ᵀ D B̄ (two materials, and one nearly
+/// incompressible, where the volumetric term dominates).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bbar_matches_cpu() {
+    let split = |c: [f64; 3]| if c[0] < 1.3 { STEEL } else { ALUMINIUM };
+    let rubber = |_: [f64; 3]| Material {
+        young: 1e7,
+        poisson: 0.4999,
+    };
+    each_strategy("bbar_matches_cpu", &Strategy::BBAR, |s| {
+        let mut failures = Vec::new();
+        for cells in SIZES {
+            let bbar = Formulation::Bbar;
+            failures.extend(check_case::<f32>(s, cells, bbar, split, 1e-5).err());
+            failures.extend(check_case::<f64>(s, cells, bbar, split, 1e-12).err());
+            failures.extend(check_case::<f32>(s, cells, bbar, rubber, 1e-5).err());
+            failures.extend(check_case::<f64>(s, cells, bbar, rubber, 1e-12).err());
+        }
+        failures
+    });
+}
+
+/// Strategies without a B-bar kernel refuse the B-bar formulation.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn strategies_without_bbar_refuse_it() {
+    let gpu = gpu();
+    let m = mesh::cantilever([1.0, 1.0, 1.0], [2, 2, 2]).unwrap();
+    let c = colour::greedy(&m);
+    let p = csr::Pattern::new(&m).unwrap();
+    let dm = GpuMesh::<f32>::upload(&gpu, &m, &c, &p).unwrap();
+    let dmat = DeviceMaterials::<f32>::uniform(&gpu, &STEEL).unwrap();
+    let mut values = gpu.alloc_poisoned::<f32>(p.nnz()).unwrap();
+    for s in Strategy::ALL.into_iter().filter(|s| !s.has_bbar()) {
+        let err = dm
+            .assemble_with(&gpu, s, Formulation::Bbar, &dmat, &mut values)
+            .unwrap_err();
+        assert!(matches!(err, FemError::NoBbarKernel(_)), "{s:?}: {err}");
     }
 }
 

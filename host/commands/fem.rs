@@ -10,15 +10,42 @@ pub(crate) struct FemArgs {
     pub(crate) strategy: Option<String>,
     pub(crate) mtx: Option<PathBuf>,
     pub(crate) vtu: Option<PathBuf>,
+    pub(crate) formulation: warpkit::fem::Formulation,
 }
 
-pub(crate) fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
-    use warpkit::fem::{colour, csr, export, gpu::Strategy, mesh, solve, validate};
-    let name = a.strategy.as_deref().unwrap_or("warp4");
+pub(crate) fn formulation(bbar: bool) -> warpkit::fem::Formulation {
+    if bbar {
+        warpkit::fem::Formulation::Bbar
+    } else {
+        warpkit::fem::Formulation::Standard
+    }
+}
+
+/// The GPU strategy named by --strategy, by default warp4 (ppni8-blocks for B-bar, which warp4
+/// has no kernel for); a B-bar run on a strategy without a B-bar kernel is refused here.
+fn fem_strategy(
+    name: Option<&str>,
+    formulation: warpkit::fem::Formulation,
+) -> Result<warpkit::fem::gpu::Strategy> {
+    use warpkit::fem::{FemError, Formulation, gpu::Strategy};
+    let name = name.unwrap_or(match formulation {
+        Formulation::Standard => "warp4",
+        Formulation::Bbar => "ppni8-blocks",
+    });
     let strategy = Strategy::parse(name).ok_or_else(|| {
         let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
         anyhow::anyhow!("unknown --strategy {name:?} ({})", names.join(", "))
     })?;
+    if formulation == Formulation::Bbar && !strategy.has_bbar() {
+        return Err(FemError::NoBbarKernel(strategy.name()).into());
+    }
+    Ok(strategy)
+}
+
+pub(crate) fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
+    use warpkit::fem::{colour, csr, export, mesh, solve, validate};
+    let strategy = fem_strategy(a.strategy.as_deref(), a.formulation)?;
+    let name = strategy.name();
     warpkit::fem::validate_load(a.load)?;
     for path in [&a.mtx, &a.vtu].into_iter().flatten() {
         warpkit::files::check_output(path)?;
@@ -35,6 +62,9 @@ pub(crate) fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
     warpkit::fem::check_memory(elements, nodes, backend.is_gpu())?;
     let m = mesh::cantilever(a.size, a.cells)?;
     validate(&m, &a.material)?;
+    if let Some(w) = a.formulation.locking_warning(&[a.material]) {
+        eprintln!("{w}");
+    }
     let c = colour::greedy(&m);
     colour::verify(&m, &c)?;
     let p = csr::Pattern::new(&m)?;
@@ -48,19 +78,22 @@ pub(crate) fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         c.colours()
     );
     // f64 on the GPU too: the solve needs the reference precision.
-    let assembler = warpkit::fem::Assembler::<f64>::new(&backend, &m, &c, &p);
+    let assembler =
+        warpkit::fem::Assembler::<f64>::new(&backend, &m, &c, &p).with_formulation(a.formulation);
     let method = warpkit::fem::Method::or_host(&backend, strategy);
     let (ms, k) = assembler.time(method, &a.material, 1)?;
     drop(assembler);
     match backend.gpu() {
         Some(gpu) => println!(
-            "assembly: GPU {} ({strategy:?}, f64), {:.3} ms",
+            "assembly: GPU {} ({strategy:?}, f64, {}), {:.3} ms",
             gpu.info().name,
+            a.formulation.name(),
             ms[0]
         ),
         None => println!(
-            "assembly: CPU ({} threads, f64), {:.3} ms",
+            "assembly: CPU ({} threads, f64, {}), {:.3} ms",
             rayon::current_num_threads(),
+            a.formulation.name(),
             ms[0]
         ),
     }
@@ -85,7 +118,13 @@ pub(crate) fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
         100.0 * (r.tip_deflection - r.theory) / r.theory
     );
     if let Some(path) = &a.vtu {
-        let stresses = warpkit::fem::stress::element_centre(&m, &a.material, &r.displacement)?;
+        let materials = warpkit::fem::ElementMaterials::uniform(a.material, m.elements.len());
+        let stresses = warpkit::fem::stress::element_centre_materials(
+            &m,
+            &materials,
+            a.formulation,
+            &r.displacement,
+        )?;
         export::vtu(path, &m, &r.displacement, Some(&stresses))?;
         println!("wrote {}", path.display());
     }
@@ -103,6 +142,7 @@ pub(crate) struct MeshArgs {
     pub(crate) strategy: Option<String>,
     pub(crate) mtx: Option<PathBuf>,
     pub(crate) vtu: Option<PathBuf>,
+    pub(crate) bbar: bool,
 }
 
 /// The case file (or an empty case) with the command line's options composed into it: --mesh,
@@ -166,6 +206,9 @@ pub(crate) fn compose_case(a: &MeshArgs) -> Result<warpkit::fem::case::CaseFile>
         case::check_vector("--body-force", b)?;
         c.body_force = Some(b);
     }
+    if a.bbar {
+        c.formulation = Some(warpkit::fem::Formulation::Bbar);
+    }
     c.check_numbers()?;
     Ok(c)
 }
@@ -174,11 +217,10 @@ pub(crate) fn compose_case(a: &MeshArgs) -> Result<warpkit::fem::case::CaseFile>
 /// fixed sets, tractions, body force), all checked before the assembly.
 pub(crate) fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
     use warpkit::fem::case::{CaseError, Problem};
-    use warpkit::fem::{colour, csr, export, gpu::Strategy, mesh, solve, stress, validate};
-    let name = a.strategy.as_deref().unwrap_or("warp4");
-    let strategy =
-        Strategy::parse(name).ok_or_else(|| anyhow::anyhow!("unknown --strategy {name:?}"))?;
+    use warpkit::fem::{colour, csr, export, mesh, solve, stress, validate};
     let case = compose_case(&a)?;
+    let formulation = case.formulation.unwrap_or_default();
+    let strategy = fem_strategy(a.strategy.as_deref(), formulation)?;
     for path in [&a.mtx, &a.vtu].into_iter().flatten() {
         warpkit::files::check_output(path)?;
     }
@@ -200,7 +242,11 @@ pub(crate) fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
     let p = csr::Pattern::new(m)?;
     let fixed = problem.fixed_dofs(m);
     let clamped = fixed.chunks(3).filter(|d| d.contains(&true)).count();
-    let faces: usize = problem.tractions.iter().map(|t| t.faces.len()).sum();
+    let faces: usize = problem
+        .tractions
+        .iter()
+        .map(|t| t.faces.len() + t.triangles.len())
+        .sum();
     println!(
         "{}: {} hexahedra, {} nodes, {} DOF, {} nonzeros; {clamped} clamped nodes, {faces} loaded faces",
         path.display(),
@@ -210,13 +256,17 @@ pub(crate) fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
         p.nnz(),
     );
     let materials = &problem.materials;
+    if let Some(w) = formulation.locking_warning(&materials.table) {
+        eprintln!("{w}");
+    }
     if materials.single().is_none() {
         println!(
             "materials: {} per physical volume, the default on the rest",
             materials.table.len() - 1
         );
     }
-    let assembler = warpkit::fem::Assembler::<f64>::new(&backend, m, &c, &p);
+    let assembler =
+        warpkit::fem::Assembler::<f64>::new(&backend, m, &c, &p).with_formulation(formulation);
     let method = warpkit::fem::Method::or_host(&backend, strategy);
     let k = assembler.assemble_materials(method, materials)?;
     drop(assembler);
@@ -244,7 +294,7 @@ pub(crate) fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
         v(r.reaction)
     );
     if let Some(path) = &a.vtu {
-        let s = stress::element_centre_materials(m, materials, u)?;
+        let s = stress::element_centre_materials(m, materials, formulation, u)?;
         export::vtu(path, m, u, Some(&s))?;
         println!("wrote {}", path.display());
     }

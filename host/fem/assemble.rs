@@ -3,8 +3,8 @@
 
 use super::colour::Colouring;
 use super::csr::Pattern;
-use super::{ElementMaterials, FemError, Material, Mesh};
-use crate::device::fem::{self as dev, ENTRIES, Lame, Real};
+use super::{ElementMaterials, FemError, Formulation, Material, Mesh};
+use crate::device::fem::{ENTRIES, Lame, Real};
 use rayon::prelude::*;
 
 /// A raw pointer to the CSR values that rayon's workers share.
@@ -36,13 +36,15 @@ pub fn cpu<T: Real + Send + Sync>(
     pattern: &Pattern,
 ) -> Result<Vec<T>, FemError> {
     let lame = material.lame::<T>();
-    cpu_by(mesh, |_| lame, colouring, pattern)
+    cpu_by(mesh, |_| lame, Formulation::Standard, colouring, pattern)
 }
 
-/// [`cpu`] with a material per element: each Ke uses its element's E and ν.
+/// [`cpu`] with a material per element (each Ke uses its element's E and ν) and either
+/// formulation.
 pub fn cpu_materials<T: Real + Send + Sync>(
     mesh: &Mesh,
     materials: &ElementMaterials,
+    formulation: Formulation,
     colouring: &Colouring,
     pattern: &Pattern,
 ) -> Result<Vec<T>, FemError> {
@@ -50,6 +52,7 @@ pub fn cpu_materials<T: Real + Send + Sync>(
     cpu_by(
         mesh,
         |e| lames[materials.index[e] as usize],
+        formulation,
         colouring,
         pattern,
     )
@@ -59,6 +62,7 @@ pub fn cpu_materials<T: Real + Send + Sync>(
 fn cpu_by<T: Real + Send + Sync>(
     mesh: &Mesh,
     lame: impl Fn(usize) -> Lame<T> + Sync,
+    formulation: Formulation,
     colouring: &Colouring,
     pattern: &Pattern,
 ) -> Result<Vec<T>, FemError> {
@@ -69,12 +73,13 @@ fn cpu_by<T: Real + Send + Sync>(
         group.par_iter().try_for_each(|&e| {
             let e = e as usize;
             let x = mesh.element_coords(e).map(|p| p.map(T::from_f64));
-            let ke =
-                dev::element_stiffness(&x, lame(e)).map_err(|j| FemError::InvertedElement {
+            let ke = formulation.element_stiffness(&x, lame(e)).map_err(|j| {
+                FemError::InvertedElement {
                     element: e,
                     gauss: j.gauss,
                     det: j.det,
-                })?;
+                }
+            })?;
             let pos = pattern.element_positions(e);
             debug_assert_eq!(pos.len(), ENTRIES);
             for (&p, &v) in pos.iter().zip(ke.iter().flatten()) {
@@ -95,27 +100,29 @@ pub fn serial(mesh: &Mesh, material: &Material, pattern: &Pattern) -> Result<Vec
     serial_materials(
         mesh,
         &ElementMaterials::uniform(*material, mesh.elements.len()),
+        Formulation::Standard,
         pattern,
     )
 }
 
-/// [`serial`] with a material per element.
+/// [`serial`] with a material per element and either formulation.
 pub fn serial_materials(
     mesh: &Mesh,
     materials: &ElementMaterials,
+    formulation: Formulation,
     pattern: &Pattern,
 ) -> Result<Vec<f64>, FemError> {
     let lames: Vec<Lame<f64>> = materials.table.iter().map(Material::lame).collect();
     let mut values = vec![0.0; pattern.nnz()];
     for e in 0..mesh.elements.len() {
         let lame = lames[materials.index[e] as usize];
-        let ke = dev::element_stiffness(&mesh.element_coords(e), lame).map_err(|j| {
-            FemError::InvertedElement {
+        let ke = formulation
+            .element_stiffness(&mesh.element_coords(e), lame)
+            .map_err(|j| FemError::InvertedElement {
                 element: e,
                 gauss: j.gauss,
                 det: j.det,
-            }
-        })?;
+            })?;
         for (&p, &v) in pattern.element_positions(e).iter().zip(ke.iter().flatten()) {
             values[p as usize] += v;
         }
@@ -184,32 +191,42 @@ pub fn atomic<T: AtomicReal>(
     pattern: &Pattern,
 ) -> Result<Vec<T>, FemError> {
     let lame = material.lame::<T>();
-    atomic_by(mesh, |_| lame, pattern)
+    atomic_by(mesh, |_| lame, Formulation::Standard, pattern)
 }
 
-/// [`atomic`] with a material per element.
+/// [`atomic`] with a material per element and either formulation.
 pub fn atomic_materials<T: AtomicReal>(
     mesh: &Mesh,
     materials: &ElementMaterials,
+    formulation: Formulation,
     pattern: &Pattern,
 ) -> Result<Vec<T>, FemError> {
     let lames: Vec<Lame<T>> = materials.table.iter().map(Material::lame).collect();
-    atomic_by(mesh, |e| lames[materials.index[e] as usize], pattern)
+    atomic_by(
+        mesh,
+        |e| lames[materials.index[e] as usize],
+        formulation,
+        pattern,
+    )
 }
 
 fn atomic_by<T: AtomicReal>(
     mesh: &Mesh,
     lame: impl Fn(usize) -> Lame<T> + Sync,
+    formulation: Formulation,
     pattern: &Pattern,
 ) -> Result<Vec<T>, FemError> {
     let values: Vec<T::Atom> = (0..pattern.nnz()).map(|_| T::atom_zero()).collect();
     (0..mesh.elements.len()).into_par_iter().try_for_each(|e| {
         let x = mesh.element_coords(e).map(|p| p.map(T::from_f64));
-        let ke = dev::element_stiffness(&x, lame(e)).map_err(|j| FemError::InvertedElement {
-            element: e,
-            gauss: j.gauss,
-            det: j.det,
-        })?;
+        let ke =
+            formulation
+                .element_stiffness(&x, lame(e))
+                .map_err(|j| FemError::InvertedElement {
+                    element: e,
+                    gauss: j.gauss,
+                    det: j.det,
+                })?;
         for (&p, &v) in pattern.element_positions(e).iter().zip(ke.iter().flatten()) {
             T::atom_add(&values[p as usize], v);
         }

@@ -5,6 +5,7 @@
 //! ```toml
 //! mesh = "bar.msh"                      # optional, relative to the case file; --mesh overrides
 //! body_force = [0.0, 0.0, -78500.0]     # force per volume (e.g. ρ g), optional
+//! formulation = "bbar"                  # "standard" (default) or "bbar" (near-incompressible)
 //!
 //! [default_material]                    # elements in no [[material]] group (else 210e9, 0.3)
 //! young = 210e9                         # E > 0 (alias E)
@@ -19,7 +20,7 @@
 //! group = "left"
 //! components = ["x", "z"]               # x, y, z or "all" (default all)
 //!
-//! [[traction]]                          # force per area on the group's quadrangles
+//! [[traction]]                          # force per area on the group's quadrangles/triangles
 //! group = "load"
 //! vector = [0.0, 0.0, -1e6]
 //! ```
@@ -27,7 +28,7 @@
 //! Unknown keys are errors (`deny_unknown_fields`); each error names the key at fault.
 
 use super::gmsh::GmshMesh;
-use super::{ElementMaterials, Material, Mesh, solve};
+use super::{ElementMaterials, Formulation, Material, Mesh, solve};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -52,6 +53,8 @@ pub struct CaseFile {
     pub tractions: Vec<TractionSpec>,
     /// Force per unit volume.
     pub body_force: Option<[f64; 3]>,
+    /// The element formulation (`--bbar` overrides).
+    pub formulation: Option<Formulation>,
 }
 
 /// E and ν.
@@ -279,11 +282,12 @@ pub struct FixedSet {
     pub components: [bool; 3],
 }
 
-/// A traction resolved: its group's name, quadrangles and vector.
+/// A traction resolved: its group's name, quadrangles, triangles and vector.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Traction {
     pub group: String,
     pub faces: Vec<[u32; 4]>,
+    pub triangles: Vec<[u32; 3]>,
     pub vector: [f64; 3],
 }
 
@@ -368,16 +372,17 @@ impl Problem {
         for (i, t) in case.tractions.iter().enumerate() {
             let key = t.origin.clone().unwrap_or(format!("traction[{i}].group"));
             let g = find(key.clone(), &t.group)?;
-            if g.faces.is_empty() {
+            if g.faces.is_empty() && g.triangles.is_empty() {
                 return Err(CaseError::WrongKind {
                     key,
                     group: t.group.clone(),
-                    what: "quadrangles to load",
+                    what: "quadrangles or triangles to load",
                 });
             }
             tractions.push(Traction {
                 group: t.group.clone(),
                 faces: g.faces.clone(),
+                triangles: g.triangles.clone(),
                 vector: t.vector,
             });
         }
@@ -416,6 +421,7 @@ impl Problem {
         let mut f = vec![0.0; mesh.dofs()];
         for t in &self.tractions {
             solve::add_face_traction(mesh, &t.faces, t.vector, &mut f);
+            solve::add_triangle_traction(mesh, &t.triangles, t.vector, &mut f);
         }
         if self.body_force != [0.0; 3] {
             solve::add_body_force(mesh, self.body_force, &mut f);

@@ -4,7 +4,7 @@
 
 use super::case::{CaseError, CaseFile, Problem};
 use super::gmsh::{GmshMesh, PhysicalGroup};
-use super::{Mesh, assemble, colour, csr, mesh, solve};
+use super::{Formulation, Mesh, assemble, colour, csr, mesh, solve};
 use std::path::Path;
 
 /// A group of `dim` named `name`: the given elements, faces and their nodes.
@@ -29,6 +29,7 @@ fn group(
         name: name.into(),
         nodes,
         faces,
+        triangles: Vec::new(),
         elements,
     }
 }
@@ -84,8 +85,10 @@ fn solve_case(g: &GmshMesh, toml: &str) -> (Problem, solve::SetsResult) {
     let m = &g.mesh;
     let c = colour::greedy(m);
     let p = csr::Pattern::new(m).unwrap();
-    let k = assemble::cpu_materials::<f64>(m, &problem.materials, &c, &p).unwrap();
-    let serial = assemble::serial_materials(m, &problem.materials, &p).unwrap();
+    let k = assemble::cpu_materials::<f64>(m, &problem.materials, Formulation::Standard, &c, &p)
+        .unwrap();
+    let serial =
+        assemble::serial_materials(m, &problem.materials, Formulation::Standard, &p).unwrap();
     assert!(assemble::relative_frobenius(&k, &serial) < 1e-14);
     let f = problem.load(m);
     let r = solve::solve_dofs(
@@ -282,4 +285,46 @@ fn bad_cases_name_the_key() {
         ),
         Err(CaseError::NoLoad)
     ));
+}
+
+/// Two unit hexahedra along x; the loaded end x = 2 is a surface of two 3-node triangles (Gmsh
+/// type 2), split along the diagonal of nodes 9–11, as a surface meshed apart from the volume.
+const TRIANGLE_LOAD_MSH: &str = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$PhysicalNames\n3\n\
+2 8 \"fixed\"\n2 9 \"load\"\n3 7 \"solid\"\n$EndPhysicalNames\n$Entities\n0 0 2 1\n\
+1 0 0 0 0 1 1 1 8 0\n2 2 0 0 2 1 1 1 9 0\n3 0 0 0 2 1 1 1 7 2 1 2\n$EndEntities\n\
+$Nodes\n1 12 1 12\n3 3 0 12\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n\
+0 0 0\n0 1 0\n0 1 1\n0 0 1\n1 0 0\n1 1 0\n1 1 1\n1 0 1\n2 0 0\n2 1 0\n2 1 1\n2 0 1\n$EndNodes\n\
+$Elements\n3 5 1 5\n2 1 3 1\n1 1 2 3 4\n2 2 2 2\n2 9 10 11\n3 9 11 12\n3 3 5 2\n\
+4 1 5 6 2 4 8 7 3\n5 5 9 10 6 8 12 11 7\n$EndElements\n";
+
+/// Issue 17: a traction on a surface of triangles is distributed (a third of each triangle's
+/// area per node: the diagonal's nodes carry two shares), sums to traction × area, and is
+/// balanced by the reaction; a group with neither quadrangles nor triangles is refused by name.
+#[test]
+fn triangle_surfaces_carry_tractions() {
+    let g = super::mesh::parse_gmsh(TRIANGLE_LOAD_MSH.as_bytes(), "tri.msh").unwrap();
+    let load = g.group("load").unwrap();
+    assert_eq!(load.triangles, [[8, 9, 10], [8, 10, 11]]);
+    assert!(load.faces.is_empty());
+    let toml = "[[fixed]]\ngroup = \"fixed\"\n\
+                [[traction]]\ngroup = \"load\"\nvector = [0.0, 0.0, -6e5]\n";
+    let (problem, r) = solve_case(&g, toml);
+    let f = problem.load(&g.mesh);
+    let fz = |n: usize| f[3 * n + 2];
+    for (n, share) in [(8, 2.0), (9, 1.0), (10, 2.0), (11, 1.0)] {
+        assert!((fz(n) + share * 1e5).abs() < 1e-6, "node {n}: {}", fz(n));
+    }
+    assert!(f.iter().enumerate().all(|(d, v)| d / 3 >= 8 || *v == 0.0));
+    assert!((r.applied[2] + 6e5).abs() < 1e-6, "{:?}", r.applied);
+    assert!((r.applied[2] + r.reaction[2]).abs() < 1e-6 * 6e5, "{r:?}");
+    let case = CaseFile::parse(
+        "[[fixed]]\ngroup = \"fixed\"\n[[traction]]\ngroup = \"solid\"\nvector = [0.0, 0.0, 1.0]\n",
+        Path::new("c.toml"),
+    )
+    .unwrap();
+    let err = Problem::resolve(&case, &g).unwrap_err().to_string();
+    assert!(
+        err.contains("\"solid\"") && err.contains("no quadrangles or triangles to load"),
+        "{err}"
+    );
 }

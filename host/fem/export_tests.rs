@@ -3,7 +3,7 @@
 //! Market file mirrored back into the full matrix.
 
 use super::stress::{self, ElementStress};
-use super::{Material, Mesh, assemble, colour, csr, export, mesh};
+use super::{ElementMaterials, Formulation, Material, Mesh, assemble, colour, csr, export, mesh};
 
 const STEEL: Material = Material {
     young: 210e9,
@@ -37,6 +37,50 @@ fn linear_field(m: &Mesh) -> Vec<f64> {
         .iter()
         .flat_map(|x| A.map(|row| row[0] * x[0] + row[1] * x[1] + row[2] * x[2]))
         .collect()
+}
+
+/// B-bar centre strains: a linear field's are exact, as the standard element's (its dilatation is
+/// uniform, so its mean is itself); otherwise B̄ moves only the volumetric part: the shear strains
+/// stay B's and the three normal strains shift by one common amount, the dilatation's correction.
+#[test]
+fn bbar_centre_strain_changes_only_the_dilatation() {
+    let m = distorted();
+    let mats = ElementMaterials::uniform(STEEL, m.elements.len());
+    let at = |f, u: &[f64]| stress::element_centre_materials(&m, &mats, f, u).unwrap();
+    let u = linear_field(&m);
+    for (s, b) in at(Formulation::Standard, &u)
+        .iter()
+        .zip(at(Formulation::Bbar, &u))
+    {
+        for i in 0..6 {
+            assert!(
+                (s.strain[i] - b.strain[i]).abs() < 1e-12,
+                "linear field, {i}"
+            );
+        }
+    }
+    let u: Vec<f64> = m
+        .nodes
+        .iter()
+        .flat_map(|x| [x[0] * x[1], x[2] * x[2], x[0] * x[2]].map(|v| 1e-3 * v))
+        .collect();
+    let (s, b) = (at(Formulation::Standard, &u), at(Formulation::Bbar, &u));
+    let mut moved = 0.0f64;
+    for (e, (s, b)) in s.iter().zip(&b).enumerate() {
+        let shift = b.strain[0] - s.strain[0];
+        moved = moved.max(shift.abs());
+        for i in 0..3 {
+            assert!(
+                (b.strain[i] - s.strain[i] - shift).abs() < 1e-15,
+                "element {e}, {i}"
+            );
+            assert!(
+                (b.strain[3 + i] - s.strain[3 + i]).abs() < 1e-15,
+                "element {e}, {i}"
+            );
+        }
+    }
+    assert!(moved > 1e-8, "B-bar changed nothing: {moved}");
 }
 
 #[test]

@@ -3,9 +3,9 @@
 
 use super::colour::Colouring;
 use super::csr::Pattern;
-use super::gpu::{GpuMesh, GpuReal, Strategy};
+use super::gpu::{DeviceMaterials, GpuMesh, GpuReal, Strategy};
 use super::solve::{self, Solver};
-use super::{ElementMaterials, FemError, Material, Mesh, assemble};
+use super::{ElementMaterials, FemError, Formulation, Material, Mesh, assemble};
 use crate::backend::Backend;
 use crate::runtime::Gpu;
 use std::cell::OnceCell;
@@ -52,6 +52,7 @@ pub struct Assembler<'a, T: GpuReal> {
     mesh: &'a Mesh,
     colouring: &'a Colouring,
     pattern: &'a Pattern,
+    formulation: Formulation,
     device: OnceCell<GpuMesh<T>>,
 }
 
@@ -67,8 +68,15 @@ impl<'a, T: Precision> Assembler<'a, T> {
             mesh,
             colouring,
             pattern,
+            formulation: Formulation::Standard,
             device: OnceCell::new(),
         }
+    }
+
+    /// Assemble with `formulation` (default [`Formulation::Standard`]).
+    pub fn with_formulation(mut self, formulation: Formulation) -> Self {
+        self.formulation = formulation;
+        self
     }
 
     /// Uploads the mesh now on the GPU (nothing on the CPU backend), so that its cost and errors
@@ -99,14 +107,12 @@ impl<'a, T: Precision> Assembler<'a, T> {
     /// One untimed assembly by `method`, values on the host.
     pub fn assemble(&self, method: Method, material: &Material) -> Result<Vec<T>, FemError> {
         let (m, p) = (self.mesh, self.pattern);
+        if self.formulation != Formulation::Standard || matches!(method, Method::Gpu(_)) {
+            let uniform = ElementMaterials::uniform(*material, m.elements.len());
+            return self.assemble_materials(method, &uniform);
+        }
         Ok(match method {
-            Method::Gpu(strategy) => {
-                let gpu = self.gpu(strategy)?;
-                let dm = self.device(gpu)?;
-                let mut values = gpu.alloc_poisoned::<T>(p.nnz())?;
-                dm.assemble(gpu, strategy, material, &mut values)?;
-                gpu.download(&values)?
-            }
+            Method::Gpu(_) => unreachable!("assembled through assemble_materials above"),
             Method::CpuColoured => assemble::cpu::<T>(m, material, self.colouring, p)?,
             Method::CpuAtomic => assemble::atomic::<T>(m, material, p)?,
             Method::CpuSerial => assemble::serial(m, material, p)?
@@ -116,31 +122,34 @@ impl<'a, T: Precision> Assembler<'a, T> {
         })
     }
 
-    /// One untimed assembly with a material per element. A single material takes
-    /// [`Self::assemble`]; several run on the host paths only (the GPU kernels take one material:
-    /// [`FemError::HeterogeneousOnGpu`]).
+    /// One untimed assembly with a material per element (on the GPU: a table and an index
+    /// per element, [`DeviceMaterials`]; one material reads no index).
     pub fn assemble_materials(
         &self,
         method: Method,
         materials: &ElementMaterials,
     ) -> Result<Vec<T>, FemError> {
-        if let Some(m) = materials.single() {
-            return self.assemble(method, &m);
+        let (m, p, f) = (self.mesh, self.pattern, self.formulation);
+        if f == Formulation::Standard
+            && !matches!(method, Method::Gpu(_))
+            && let Some(material) = materials.single()
+        {
+            return self.assemble(method, &material);
         }
-        let (m, p) = (self.mesh, self.pattern);
         Ok(match method {
-            Method::Gpu(_) => {
-                let mut distinct: Vec<Material> = Vec::new();
-                for e in 0..materials.index.len() {
-                    if !distinct.contains(materials.of(e)) {
-                        distinct.push(*materials.of(e));
-                    }
-                }
-                return Err(FemError::HeterogeneousOnGpu(distinct.len()));
+            Method::Gpu(strategy) => {
+                let gpu = self.gpu(strategy)?;
+                let dm = self.device(gpu)?;
+                let dmat = DeviceMaterials::upload(gpu, materials)?;
+                let mut values = gpu.alloc_poisoned::<T>(p.nnz())?;
+                dm.assemble_with(gpu, strategy, f, &dmat, &mut values)?;
+                gpu.download(&values)?
             }
-            Method::CpuColoured => assemble::cpu_materials::<T>(m, materials, self.colouring, p)?,
-            Method::CpuAtomic => assemble::atomic_materials::<T>(m, materials, p)?,
-            Method::CpuSerial => assemble::serial_materials(m, materials, p)?
+            Method::CpuColoured => {
+                assemble::cpu_materials::<T>(m, materials, f, self.colouring, p)?
+            }
+            Method::CpuAtomic => assemble::atomic_materials::<T>(m, materials, f, p)?,
+            Method::CpuSerial => assemble::serial_materials(m, materials, f, p)?
                 .into_iter()
                 .map(T::from_f64)
                 .collect(),
@@ -160,9 +169,10 @@ impl<'a, T: Precision> Assembler<'a, T> {
             let gpu = self.gpu(strategy)?;
             let dm = self.device(gpu)?;
             let mut values = gpu.alloc_zeros::<T>(self.pattern.nnz())?;
-            dm.assemble(gpu, strategy, material, &mut values)?;
+            let (f, dmat) = (self.formulation, DeviceMaterials::uniform(gpu, material)?);
+            dm.assemble_with(gpu, strategy, f, &dmat, &mut values)?;
             for _ in 0..repeats {
-                times.push(dm.assemble_timed(gpu, strategy, material, &mut values)?);
+                times.push(dm.assemble_timed_with(gpu, strategy, f, &dmat, &mut values)?);
             }
             return Ok((times, gpu.download(&values)?));
         }

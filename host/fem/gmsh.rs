@@ -16,6 +16,8 @@ use std::path::Path;
 const GMSH_HEX8: i32 = 5;
 /// Gmsh's 4-node quadrangle: the faces a Neumann set names.
 const GMSH_QUAD4: i32 = 3;
+/// Gmsh's 3-node triangle: a Neumann set's faces too (a surface meshed apart from the hexahedra).
+const GMSH_TRI3: i32 = 2;
 
 /// Nodes per element of Gmsh's types 1–19 (the linear and quadratic ones): binary files need it
 /// to step over elements that are not hexahedra.
@@ -52,6 +54,8 @@ pub struct PhysicalGroup {
     pub nodes: Vec<u32>,
     /// The group's 4-node quadrangles (mesh node indices, file order).
     pub faces: Vec<[u32; 4]>,
+    /// The group's 3-node triangles (mesh node indices, file order).
+    pub triangles: Vec<[u32; 3]>,
     /// Indices into [`Mesh::elements`] of the group's hexahedra.
     pub elements: Vec<u32>,
 }
@@ -118,6 +122,8 @@ impl Groups {
         g.nodes.extend_from_slice(conn);
         if etype == GMSH_QUAD4 {
             g.faces.push([conn[0], conn[1], conn[2], conn[3]]);
+        } else if etype == GMSH_TRI3 {
+            g.triangles.push([conn[0], conn[1], conn[2]]);
         }
         g.elements.extend(hex);
     }

@@ -3,9 +3,9 @@
 
 use super::colour::Colouring;
 use super::csr::Pattern;
-use super::{FemError, Material, Mesh};
+use super::{ElementMaterials, FemError, Formulation, Material, Mesh};
 use crate::device::fem::kernels as k;
-use crate::device::fem::{ENTRIES, Lame, NODES, Real, THREAD_BLOCK, WARP_BLOCK};
+use crate::device::fem::{ENTRIES, NODES, Real, THREAD_BLOCK, WARP_BLOCK};
 use crate::runtime::{
     CudaSlice, DeviceRepr, Gpu, GpuError, LaunchConfig, ValidAsZeroBits, grid_for,
 };
@@ -79,8 +79,10 @@ macro_rules! strategy_table {
                 cfg: LaunchConfig,
                 args: ElementArgs<'_, Self>,
             ) -> Result<(), GpuError> {
-                let ElementArgs { coords, elements, positions, list, n, lame, values } = args;
-                let args = (coords, elements, positions, list, n, lame.lambda, lame.mu, values);
+                let ElementArgs { coords, elements, positions, list, n, materials, values } = args;
+                let m = materials;
+                let args =
+                    (coords, elements, positions, list, n, &m.lames, &m.index, m.count, values);
                 // SAFETY: forwarded to the caller.
                 unsafe {
                     match strategy {
@@ -98,6 +100,187 @@ macro_rules! strategy_table {
 
 crate::device::fem_strategies!(strategy_table);
 
+/// The host side of `warpkit_device::fem_bbar_strategies!`: which strategies have a B-bar
+/// kernel, and its typed launch.
+macro_rules! bbar_table {
+    ($($variant:ident, $k32:ident, $k64:ident, $body:ident::<$($g:tt),*>;)*) => {
+        impl Strategy {
+            /// Whether the strategy assembles the B-bar formulation too.
+            pub fn has_bbar(self) -> bool {
+                matches!(self, $(Strategy::$variant)|*)
+            }
+
+            /// The strategies that assemble the B-bar formulation.
+            pub const BBAR: [Strategy; [$(stringify!($variant)),*].len()] =
+                [$(Strategy::$variant),*];
+        }
+
+        bbar_table!(@launch f32, $($variant $k32),*);
+        bbar_table!(@launch f64, $($variant $k64),*);
+    };
+    (@launch $t:ty, $($variant:ident $k:ident),*) => {
+        impl BbarKernels for $t {
+            unsafe fn launch_bbar(
+                strategy: Strategy,
+                gpu: &Gpu,
+                cfg: LaunchConfig,
+                args: ElementArgs<'_, Self>,
+            ) -> Result<(), FemError> {
+                let ElementArgs { coords, elements, positions, list, n, materials, values } = args;
+                let m = materials;
+                let args =
+                    (coords, elements, positions, list, n, &m.lames, &m.index, m.count, values);
+                // SAFETY: forwarded to the caller.
+                unsafe {
+                    match strategy {
+                        $(Strategy::$variant => Ok(gpu.launch(k::$k, cfg, args)?),)*
+                        #[allow(unreachable_patterns)]
+                        _ => Err(FemError::NoBbarKernel(strategy.name())),
+                    }
+                }
+            }
+        }
+    };
+}
+
+crate::device::fem_bbar_strategies!(bbar_table);
+
+/// Launches a strategy's B-bar kernel for `Self` (f32 or f64).
+pub trait BbarKernels: Sized {
+    /// # Safety
+    /// As [`ElementKernels::launch_strategy`].
+    unsafe fn launch_bbar(
+        strategy: Strategy,
+        gpu: &Gpu,
+        cfg: LaunchConfig,
+        args: ElementArgs<'_, Self>,
+    ) -> Result<(), FemError>;
+}
+
+/// (λ, μ) of each material, in order: the kernels' material table.
+fn lame_table<T: Real>(ms: &[Material]) -> Vec<T> {
+    ms.iter()
+        .flat_map(|m| {
+            let l = m.lame::<T>();
+            [l.lambda, l.mu]
+        })
+        .collect()
+}
+
+/// Element materials on the GPU as the kernels take them: (λ, μ) per material and each
+/// element's index. A single material uploads a one-entry table and no per-element index (the
+/// kernels then read none: `materials = 1`).
+pub struct DeviceMaterials<T> {
+    lames: CudaSlice<T>,
+    index: CudaSlice<u32>,
+    count: u32,
+}
+
+impl<T: GpuReal> DeviceMaterials<T> {
+    /// Uploads `materials` (whose index must cover the mesh's elements: checked at assembly).
+    pub fn upload(gpu: &Gpu, materials: &ElementMaterials) -> Result<Self, FemError> {
+        if let Some(m) = materials.single() {
+            return Ok(DeviceMaterials {
+                lames: gpu.upload(&lame_table::<T>(&[m]))?,
+                // Never read with one material; a buffer so the argument is a valid pointer.
+                index: gpu.upload(&[0u32])?,
+                count: 1,
+            });
+        }
+        let count = u32::try_from(materials.table.len())
+            .map_err(|_| FemError::MeshSize("more than 2^32 materials".into()))?;
+        if let Some(&i) = materials.index.iter().find(|&&i| i >= count) {
+            return Err(FemError::MeshSize(format!(
+                "material index {i} past the table of {count}"
+            )));
+        }
+        Ok(DeviceMaterials {
+            lames: gpu.upload(&lame_table::<T>(&materials.table))?,
+            index: gpu.upload(&materials.index)?,
+            count,
+        })
+    }
+
+    /// One material for every element.
+    pub fn uniform(gpu: &Gpu, material: &Material) -> Result<Self, FemError> {
+        Self::upload(gpu, &ElementMaterials::uniform(*material, 1))
+    }
+
+    /// Compares the uploaded table and index with `materials` (as [`GpuMesh::check_inputs`]).
+    pub fn check(&self, gpu: &Gpu, materials: &ElementMaterials) -> Result<Vec<String>, GpuError>
+    where
+        T: std::fmt::Debug,
+    {
+        let mut diffs = Vec::new();
+        let (lames, index) = match materials.single() {
+            Some(m) => (lame_table::<T>(&[m]), vec![0u32]),
+            None => (lame_table::<T>(&materials.table), materials.index.clone()),
+        };
+        compare(
+            "material table",
+            &lames,
+            &gpu.download(&self.lames)?,
+            &mut diffs,
+        );
+        compare(
+            "material index",
+            &index,
+            &gpu.download(&self.index)?,
+            &mut diffs,
+        );
+        Ok(diffs)
+    }
+
+    /// Elements the per-element index covers (`None`: one material, any mesh).
+    fn elements(&self) -> Option<usize> {
+        (self.count > 1).then(|| self.index.len())
+    }
+}
+
+/// `e` with the launch it came from added to a kernel failure's names (launch `c` of `of`, `n`
+/// elements): with `WARPKIT_SYNC_LAUNCHES=1` a failure surfaces at its own launch, which then
+/// names the colour at fault.
+fn at_launch(e: FemError, c: usize, of: usize, n: u32) -> FemError {
+    match e {
+        FemError::Gpu(GpuError::Kernel { kernels, source }) => FemError::Gpu(GpuError::Kernel {
+            kernels: format!("{kernels}, launch {} of {of} ({n} elements)", c + 1),
+            source,
+        }),
+        e => e,
+    }
+}
+
+/// Appends to `diffs` a line for buffer `name` if `found` differs from `expected` (bytewise):
+/// how many entries differ and the first.
+fn compare<T: bytemuck::Pod + std::fmt::Debug>(
+    name: &str,
+    expected: &[T],
+    found: &[T],
+    diffs: &mut Vec<String>,
+) {
+    let bytes = |v: &T| bytemuck::bytes_of(v).to_vec();
+    if expected.len() != found.len() {
+        diffs.push(format!(
+            "{name}: {} entries on the GPU, {} expected",
+            found.len(),
+            expected.len()
+        ));
+        return;
+    }
+    let differ: Vec<usize> = (0..expected.len())
+        .filter(|&i| bytes(&expected[i]) != bytes(&found[i]))
+        .collect();
+    if let Some(&i) = differ.first() {
+        diffs.push(format!(
+            "{name}: {} of {} entries overwritten, the first [{i}] = {:?} (expected {:?})",
+            differ.len(),
+            expected.len(),
+            found[i],
+            expected[i]
+        ));
+    }
+}
+
 /// The arguments every single-kernel strategy takes (the kernels' module docs).
 pub struct ElementArgs<'a, T> {
     pub coords: &'a CudaSlice<T>,
@@ -105,7 +288,7 @@ pub struct ElementArgs<'a, T> {
     pub positions: &'a CudaSlice<u32>,
     pub list: &'a CudaSlice<u32>,
     pub n: u32,
-    pub lame: Lame<T>,
+    pub materials: &'a DeviceMaterials<T>,
     pub values: &'a mut CudaSlice<T>,
 }
 
@@ -145,7 +328,15 @@ impl Strategy {
 
 /// The element precisions the GPU kernels exist for.
 pub trait GpuReal:
-    Real + DeviceRepr + ValidAsZeroBits + bytemuck::Pod + Default + Send + Sync + ElementKernels
+    Real
+    + DeviceRepr
+    + ValidAsZeroBits
+    + bytemuck::Pod
+    + Default
+    + Send
+    + Sync
+    + ElementKernels
+    + BbarKernels
 {
     const DOUBLE: bool;
     /// The two-kernel strategy's first kernel: geometry of every element.
@@ -170,8 +361,9 @@ pub trait GpuReal:
             &CudaSlice<u32>,
             &CudaSlice<u32>,
             u32,
-            Self,
-            Self,
+            &CudaSlice<Self>,
+            &CudaSlice<u32>,
+            u32,
             &mut CudaSlice<Self>,
         ),
     ) -> Result<(), GpuError>;
@@ -197,8 +389,9 @@ macro_rules! gpu_real {
                     &CudaSlice<u32>,
                     &CudaSlice<u32>,
                     u32,
-                    Self,
-                    Self,
+                    &CudaSlice<Self>,
+                    &CudaSlice<u32>,
+                    u32,
                     &mut CudaSlice<Self>,
                 ),
             ) -> Result<(), GpuError> {
@@ -283,6 +476,31 @@ impl<T: GpuReal> GpuMesh<T> {
         material: &Material,
         values: &mut CudaSlice<T>,
     ) -> Result<(), FemError> {
+        let materials = DeviceMaterials::uniform(gpu, material)?;
+        self.assemble_with(gpu, strategy, Formulation::Standard, &materials, values)
+    }
+
+    /// [`Self::assemble`] with a material per element and either formulation (B-bar: the
+    /// strategies of [`Strategy::BBAR`], else [`FemError::NoBbarKernel`]).
+    pub fn assemble_with(
+        &self,
+        gpu: &Gpu,
+        strategy: Strategy,
+        formulation: Formulation,
+        materials: &DeviceMaterials<T>,
+        values: &mut CudaSlice<T>,
+    ) -> Result<(), FemError> {
+        if formulation == Formulation::Bbar && !strategy.has_bbar() {
+            return Err(FemError::NoBbarKernel(strategy.name()));
+        }
+        if let Some(m) = materials.elements()
+            && m != self.all.1 as usize
+        {
+            return Err(FemError::MeshSize(format!(
+                "{m} element materials for {} elements",
+                self.all.1
+            )));
+        }
         if values.len() < self.nnz {
             return Err(FemError::MeshSize(format!(
                 "values buffer has {} entries, the pattern {}",
@@ -290,7 +508,6 @@ impl<T: GpuReal> GpuMesh<T> {
                 self.nnz
             )));
         }
-        let lame = material.lame::<T>();
         gpu.stream()
             .memset_zeros(&mut values.slice_mut(..self.nnz))
             .map_err(|source| GpuError::Driver {
@@ -308,35 +525,108 @@ impl<T: GpuReal> GpuMesh<T> {
             &self.positions
         };
         if strategy == Strategy::TwoKernel {
-            return self.assemble_two_kernels(gpu, lame, values);
+            return self.assemble_two_kernels(gpu, materials, values);
         }
-        for (list, n) in launches {
+        for (c, (list, n)) in launches.iter().enumerate() {
             if *n == 0 {
                 continue;
             }
-            // SAFETY: the kernels' contract (device fem::kernels module docs): coords hold 3
-            // values per node, elements 8 valid node indices per element, positions 576 entries
-            // < nnz per element, list n element indices; values has ≥ nnz entries (checked
-            // above); coloured strategies only get colour lists, whose elements share no node.
             let args = ElementArgs {
                 coords: &self.coords,
                 elements: &self.elements,
                 positions,
                 list,
                 n: *n,
-                lame,
+                materials,
                 values: &mut *values,
             };
-            unsafe { T::launch_strategy(strategy, gpu, strategy.launch_config(*n), args)? };
+            let cfg = strategy.launch_config(*n);
+            // SAFETY: the kernels' contract (device fem::kernels module docs): coords hold 3
+            // values per node, elements 8 valid node indices per element, positions 576 entries
+            // < nnz per element, list n element indices; values has ≥ nnz entries (checked
+            // above); coloured strategies only get colour lists, whose elements share no node;
+            // the material table holds `count` entries and, with several, an index < count per
+            // element (checked at upload and above).
+            let launched = unsafe {
+                match formulation {
+                    Formulation::Standard => {
+                        T::launch_strategy(strategy, gpu, cfg, args).map_err(FemError::from)
+                    }
+                    Formulation::Bbar => T::launch_bbar(strategy, gpu, cfg, args),
+                }
+            };
+            launched.map_err(|e| at_launch(e, c, launches.len(), *n))?;
         }
         Ok(())
+    }
+
+    /// Downloads every buffer the kernels read and compares it with what [`Self::upload`] sent
+    /// for `mesh`, `colouring` and `pattern`: one line per buffer that differs (its name, how
+    /// many entries differ, the first with its expected and found value), none when all match.
+    /// For tests chasing a stray write into a kernel's inputs, which the memory checker cannot
+    /// see when it lands inside another live allocation.
+    pub fn check_inputs(
+        &self,
+        gpu: &Gpu,
+        mesh: &Mesh,
+        colouring: &Colouring,
+        pattern: &Pattern,
+    ) -> Result<Vec<String>, GpuError>
+    where
+        T: std::fmt::Debug,
+    {
+        let coords: Vec<T> = mesh
+            .nodes
+            .iter()
+            .flatten()
+            .map(|&v| T::from_f64(v))
+            .collect();
+        let all: Vec<u32> = (0..self.all.1).collect();
+        let mut diffs = Vec::new();
+        compare("coords", &coords, &gpu.download(&self.coords)?, &mut diffs);
+        compare(
+            "elements",
+            bytemuck::cast_slice::<[u32; 8], u32>(&mesh.elements),
+            &gpu.download(&self.elements)?,
+            &mut diffs,
+        );
+        compare(
+            "positions",
+            &pattern.positions,
+            &gpu.download(&self.positions)?,
+            &mut diffs,
+        );
+        compare(
+            "block table",
+            &block_table(pattern, mesh.elements.len()),
+            &gpu.download(&self.blocks)?,
+            &mut diffs,
+        );
+        for (c, (group, (list, n))) in colouring.groups.iter().zip(&self.colours).enumerate() {
+            compare(
+                &format!("colour {c} list"),
+                group,
+                &gpu.download(list)?,
+                &mut diffs,
+            );
+            if *n as usize != group.len() {
+                diffs.push(format!("colour {c}: n = {n}, the list {}", group.len()));
+            }
+        }
+        compare(
+            "all-elements list",
+            &all,
+            &gpu.download(&self.all.0)?,
+            &mut diffs,
+        );
+        Ok(diffs)
     }
 
     /// The two-kernel strategy: geometry of every element, then entries colour by colour.
     fn assemble_two_kernels(
         &self,
         gpu: &Gpu,
-        lame: Lame<T>,
+        materials: &DeviceMaterials<T>,
         values: &mut CudaSlice<T>,
     ) -> Result<(), FemError> {
         let n = self.all.1;
@@ -363,8 +653,9 @@ impl<T: GpuReal> GpuMesh<T> {
                     &self.positions,
                     list,
                     *n,
-                    lame.lambda,
-                    lame.mu,
+                    &materials.lames,
+                    &materials.index,
+                    materials.count,
                     &mut *values,
                 );
                 T::launch_entries(gpu, Strategy::TwoKernel.launch_config(*n), args)?;
@@ -381,9 +672,22 @@ impl<T: GpuReal> GpuMesh<T> {
         material: &Material,
         values: &mut CudaSlice<T>,
     ) -> Result<f64, FemError> {
+        let materials = DeviceMaterials::uniform(gpu, material)?;
+        self.assemble_timed_with(gpu, strategy, Formulation::Standard, &materials, values)
+    }
+
+    /// [`Self::assemble_with`] between CUDA events (the materials uploaded before).
+    pub fn assemble_timed_with(
+        &self,
+        gpu: &Gpu,
+        strategy: Strategy,
+        formulation: Formulation,
+        materials: &DeviceMaterials<T>,
+        values: &mut CudaSlice<T>,
+    ) -> Result<f64, FemError> {
         let mut inner = Ok(());
         let ((), ms) = gpu.time(|| {
-            inner = self.assemble(gpu, strategy, material, values);
+            inner = self.assemble_with(gpu, strategy, formulation, materials, values);
             Ok(())
         })?;
         inner.map(|()| ms)

@@ -77,6 +77,61 @@ impl Material {
     }
 }
 
+/// The element formulation: how Ke integrates the material's response to volume change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Formulation {
+    /// Bᵀ D B fully integrated (2×2×2): exact for compressible materials, locks as ν → ½.
+    #[default]
+    Standard,
+    /// B-bar (Hughes 1980): the dilatation replaced by its element mean, for near-incompressible
+    /// materials (`warpkit_device::fem::element_stiffness_bbar`).
+    Bbar,
+}
+
+/// ν above which the standard formulation locks visibly (a cantilever at ν = 0.4999 deflects
+/// about half of beam theory on the default mesh): `fem` warns unless B-bar is on.
+pub const LOCKING_POISSON: f64 = 0.45;
+
+impl Formulation {
+    /// The case-file and command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Formulation::Standard => "standard",
+            Formulation::Bbar => "bbar",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [Formulation::Standard, Formulation::Bbar]
+            .into_iter()
+            .find(|f| f.name() == name)
+    }
+
+    /// Element stiffness by the device crate's reference route of this formulation.
+    pub fn element_stiffness<T: dev::Real>(
+        self,
+        x: &[[T; 3]; NODES],
+        m: Lame<T>,
+    ) -> Result<[[T; dev::DOFS]; dev::DOFS], dev::NonPositiveJacobian> {
+        match self {
+            Formulation::Standard => dev::element_stiffness(x, m),
+            Formulation::Bbar => dev::element_stiffness_bbar(x, m),
+        }
+    }
+
+    /// A warning when the standard formulation meets a material with ν > [`LOCKING_POISSON`].
+    pub fn locking_warning(self, materials: &[Material]) -> Option<String> {
+        let worst = materials.iter().map(|m| m.poisson).fold(f64::MIN, f64::max);
+        (self == Formulation::Standard && worst > LOCKING_POISSON).then(|| {
+            format!(
+                "warning: Poisson's ratio {worst} > {LOCKING_POISSON}: fully integrated hex8 \
+                 locks (deflections far too small); use --bbar (case file: formulation = \"bbar\")"
+            )
+        })
+    }
+}
+
 /// A material per element: a table and, per element, its index in the table (a case file's
 /// materials per physical volume, [`case::Problem`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -184,10 +239,10 @@ pub enum FemError {
     #[error("strategy {0} runs on the GPU only, and the backend is the CPU")]
     NeedsGpu(&'static str),
     #[error(
-        "the GPU assembly takes one material, and this case has {0} different ones: \
-         run with --backend cpu (per-element materials are assembled on the host)"
+        "strategy {0} has no B-bar kernel; B-bar runs on ppni4, ppni8, ppni4-blocks, \
+         ppni8-blocks, ppni4-blocks-atomic, ppni8-blocks-atomic"
     )]
-    HeterogeneousOnGpu(usize),
+    NoBbarKernel(&'static str),
     #[error("{0}")]
     Case(#[from] case::CaseError),
 }

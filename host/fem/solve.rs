@@ -97,6 +97,28 @@ pub fn add_face_traction(mesh: &Mesh, faces: &[[u32; 4]], traction: [f64; 3], f:
     }
 }
 
+/// Adds to `f` the nodal forces of a uniform `traction` on 3-node triangles: a third of each
+/// triangle's area to each node (the consistent load of linear shape functions). The total force
+/// is traction × area whether or not the triangles match the hexahedra's faces.
+pub fn add_triangle_traction(mesh: &Mesh, tris: &[[u32; 3]], traction: [f64; 3], f: &mut [f64]) {
+    for n in tris {
+        let p = n.map(|v| mesh.nodes[v as usize]);
+        let e1 = [p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]];
+        let e2 = [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]];
+        let cr = [
+            e1[1] * e2[2] - e1[2] * e2[1],
+            e1[2] * e2[0] - e1[0] * e2[2],
+            e1[0] * e2[1] - e1[1] * e2[0],
+        ];
+        let area = 0.5 * (cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]).sqrt();
+        for &v in n {
+            for d in 0..3 {
+                f[3 * v as usize + d] += area / 3.0 * traction[d];
+            }
+        }
+    }
+}
+
 /// Adds to `f` the consistent nodal forces of a uniform body force `b` (force per volume) on
 /// every element: ∫ N_a b dV by the 2×2×2 Gauss rule (exact for the trilinear hexahedron's
 /// integrand on parallelepipeds; V/8 per node on a box). Elements must be valid (det J > 0).

@@ -1,9 +1,10 @@
 //! Strain, stress and von Mises stress per element, at the element centre (ξ = η = ζ = 0: the
 //! one point where a trilinear hexahedron's strain is most accurate, the superconvergent point of
 //! the 2×2×2 rule), from the element formulas of `warpkit_device::fem` (the same B and D that
-//! assembly uses; only von Mises is new here).
+//! assembly uses; only von Mises is new here). B-bar elements take B̄ there (the element's mean
+//! dilatation, which is what their stiffness constrains).
 
-use super::{ElementMaterials, FemError, Material, Mesh};
+use super::{ElementMaterials, FemError, Formulation, Material, Mesh};
 use crate::device::fem::{self as dev, NODES};
 use rayon::prelude::*;
 
@@ -38,14 +39,16 @@ pub fn element_centre(
     element_centre_materials(
         mesh,
         &ElementMaterials::uniform(*material, mesh.elements.len()),
+        Formulation::Standard,
         u,
     )
 }
 
-/// [`element_centre`] with a material per element.
+/// [`element_centre`] with a material per element and either formulation.
 pub fn element_centre_materials(
     mesh: &Mesh,
     materials: &ElementMaterials,
+    formulation: Formulation,
     u: &[f64],
 ) -> Result<Vec<ElementStress>, FemError> {
     if u.len() != mesh.dofs() {
@@ -81,7 +84,19 @@ pub fn element_centre_materials(
                 let dn = dev::shape_gradient_signs(dev::node_signs::<f64>(a as u32), centre);
                 *g = dev::physical_gradient(&inv, dn);
             }
-            let b = dev::strain_displacement(&grad);
+            let b = match formulation {
+                Formulation::Standard => dev::strain_displacement(&grad),
+                Formulation::Bbar => {
+                    // Valid at the centre implies nothing about the Gauss points: checked here.
+                    let geom =
+                        dev::element_geometry(&x).map_err(|j| FemError::InvertedElement {
+                            element: e,
+                            gauss: j.gauss,
+                            det: j.det,
+                        })?;
+                    dev::strain_displacement_bbar(&grad, &dev::mean_gradients(&geom))
+                }
+            };
             let mut ue = [0.0; dev::DOFS];
             for (a, &n) in mesh.elements[e].iter().enumerate() {
                 ue[3 * a..3 * a + 3].copy_from_slice(&u[3 * n as usize..3 * n as usize + 3]);

@@ -9,7 +9,9 @@
 //! - `list: *const u32`, `n: u32` — the elements this launch assembles: one colour (plain
 //!   kernels: no two share a node, so their writes are disjoint and need no atomics) or every
 //!   element (`_atomic` kernels: writes may collide and use `atom.add`);
-//! - `lambda, mu: T` — the Lamé constants;
+//! - `lames: *const T`, `material_of: *const u32`, `materials: u32` — the material table, (λ, μ)
+//!   per material, and each element's index in it, read only when `materials > 1` (so one
+//!   material costs no per-element load: the table's two values are the same for every thread);
 //! - `values: *mut T` — the CSR values, zeroed before the first launch and accumulated across
 //!   colours.
 //!
@@ -50,6 +52,10 @@
 //!   columns) instead of 576, 8× less position traffic, loaded before the geometry so the loads
 //!   overlap it; `_blocks_atomic` assemble every element in one launch with `red.add`.
 //!   Shared memory: [`WARP_SMEM`] values per warp.
+//! - `fem_bbar_ppni*`: the ppni kernels for the B-bar formulation ([`super::element_stiffness_bbar`]):
+//!   the blocks accumulate the deviatoric part ([`super::Lame::bbar_split`]) and, from the same
+//!   shared loads, ∫∇N dV of both nodes and the volume, then add the volumetric part
+//!   ([`super::add_volumetric`]) once; same parameters and launch shape ([`fem_bbar_strategies!`]).
 //! - `fem_geometry_*` + `fem_entries_*` (two kernels): kernel 1, a thread per (element, Gauss
 //!   point), writes (∇N, det J) of the 8 nodes to global memory; kernel 2, per colour, a block of
 //!   576 threads per element copies that element's geometry to shared memory and each thread
@@ -58,8 +64,9 @@
 
 use super::{
     BLOCK_TABLE, DOFS, ENTRIES, GEOMETRY_VALUES, Lame, NODES, Real, add_block, add_block_split,
-    block_position, det3, finish_block, gauss_geometry, inverse3, jacobian_signs, node_signs,
-    physical_gradient, shape_gradient_natural, shape_gradient_signs, stiffness_integrand_dyn,
+    add_volumetric, block_position, det3, finish_block, gauss_geometry, inverse3, jacobian_signs,
+    node_signs, physical_gradient, shape_gradient_natural, shape_gradient_signs,
+    stiffness_integrand_dyn,
 };
 use crate::gpu::atomic::{AtomicAdd, atomic_add_f64};
 use crate::gpu::shared::SharedScalar;
@@ -195,6 +202,37 @@ fn inverted() -> ! {
     crate::gpu::thread::trap()
 }
 
+/// The elements' materials as the kernels take them (module docs: `lames`, `material_of`,
+/// `materials`).
+#[derive(Clone, Copy)]
+struct Materials<T> {
+    lames: *const T,
+    index: *const u32,
+    count: u32,
+}
+
+impl<T: Real> Materials<T> {
+    /// Element `e`'s Lamé constants.
+    ///
+    /// # Safety
+    /// `lames` holds 2 `count` values; with `count > 1`, `index[e]` exists and is < `count`.
+    #[inline(always)]
+    unsafe fn of(self, e: usize) -> Lame<T> {
+        // SAFETY: per the caller.
+        unsafe {
+            let m = if self.count > 1 {
+                *self.index.add(e) as usize
+            } else {
+                0
+            };
+            Lame {
+                lambda: *self.lames.add(2 * m),
+                mu: *self.lames.add(2 * m + 1),
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // thread per element (the baseline)
 // ---------------------------------------------------------------------------------------------
@@ -210,7 +248,7 @@ unsafe fn thread_per_element<T: DeviceReal, const ATOMIC: bool>(
     positions: *const u32,
     list: *const u32,
     n: u32,
-    lame: Lame<T>,
+    mats: Materials<T>,
     values: *mut T,
 ) {
     let t = index_1d();
@@ -220,6 +258,7 @@ unsafe fn thread_per_element<T: DeviceReal, const ATOMIC: bool>(
     // SAFETY: t < n indexes `list`; the element's 8 nodes and 576 positions exist (module docs).
     unsafe {
         let e = *list.add(t as usize) as usize;
+        let lame = mats.of(e);
         let conn = elements.add(NODES * e);
         let x: [[T; 3]; NODES] = core::array::from_fn(|a| node_coords(coords, *conn.add(a)));
         let mut ke = [[[[T::ZERO; 3]; 3]; NODES]; NODES];
@@ -283,7 +322,7 @@ unsafe fn warp_per_element<
     positions: *const u32,
     list: *const u32,
     n: u32,
-    lame: Lame<T>,
+    mats: Materials<T>,
     values: *mut T,
 ) {
     let w = index_1d() / crate::WARP_SIZE;
@@ -298,6 +337,7 @@ unsafe fn warp_per_element<
     // SAFETY: w < n indexes `list`; node < 8; positions exist (module docs).
     unsafe {
         let e = *list.add(w as usize) as usize;
+        let lame = mats.of(e);
         let xa = node_coords(coords, *elements.add(NODES * e + node));
         let mut acc = [[[T::ZERO; 3]; 3]; 2];
         // This warp's shared scratch (byte address), for the shared and atomic Jacobians.
@@ -472,13 +512,19 @@ unsafe fn scatter_batched<T: DeviceReal, const ATOMIC: bool>(
 /// See the module docs; launch whole warps, [`super::WARP_BLOCK`] threads per block.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn ppni<T: DeviceReal, const LANES_PER_ROW: u32, const BLOCKS: bool, const ATOMIC: bool>(
+unsafe fn ppni<
+    T: DeviceReal,
+    const LANES_PER_ROW: u32,
+    const BLOCKS: bool,
+    const ATOMIC: bool,
+    const BBAR: bool,
+>(
     coords: *const T,
     elements: *const u32,
     positions: *const u32,
     list: *const u32,
     n: u32,
-    lame: Lame<T>,
+    mats: Materials<T>,
     values: *mut T,
 ) {
     let w = index_1d() / crate::WARP_SIZE;
@@ -492,6 +538,7 @@ unsafe fn ppni<T: DeviceReal, const LANES_PER_ROW: u32, const BLOCKS: bool, cons
     // address lies in this warp's WARP_SMEM values.
     unsafe {
         let e = *list.add(w as usize) as usize;
+        let lame = mats.of(e);
         let blocks = lane_blocks::<LANES_PER_ROW>(lane);
         // The block table's 4 values are loaded now, overlapping the geometry; the full table's 18
         // are loaded after it (held through it, they would cost 18 registers).
@@ -530,19 +577,40 @@ unsafe fn ppni<T: DeviceReal, const LANES_PER_ROW: u32, const BLOCKS: bool, cons
             T::sts4(at(4 * (8 * g + a)), [gr[0], gr[1], gr[2], det]);
         }
         sync_warp(FULL_MASK);
-        // 3. Each lane accumulates its two 3×3 blocks over the Gauss points.
+        // 3. Each lane accumulates its two 3×3 blocks over the Gauss points. B-bar: the
+        //    deviatoric part here, and ∫∇N dV of both nodes and the volume on the way
+        //    (from the same loads) for the volumetric part after the loop.
+        let (lame, kappa) = if BBAR {
+            lame.bbar_split()
+        } else {
+            (lame, T::ZERO)
+        };
         let mut acc = [[[T::ZERO; 3]; 3]; 2];
         let mut diag = [T::ZERO; 2];
+        let mut integral = [[[T::ZERO; 3]; 2]; 2];
+        let mut vol = T::ZERO;
         for gp in 0..super::GAUSS as u32 {
             for (k, &(a, b)) in blocks.iter().enumerate() {
                 let ga = T::lds4(at(4 * (8 * gp + a as u32)));
                 let gb = T::lds4(at(4 * (8 * gp + b as u32)));
                 let (va, vb) = ([ga[0], ga[1], ga[2]], [gb[0], gb[1], gb[2]]);
                 add_block_split(&mut acc[k], &mut diag[k], va, vb, ga[3], lame);
+                if BBAR {
+                    for d in 0..3 {
+                        integral[k][0][d] = ga[3].mul_add(va[d], integral[k][0][d]);
+                        integral[k][1][d] = ga[3].mul_add(vb[d], integral[k][1][d]);
+                    }
+                    if k == 0 {
+                        vol += ga[3];
+                    }
+                }
             }
         }
         for k in 0..2 {
             finish_block(&mut acc[k], diag[k]);
+            if BBAR {
+                add_volumetric(&mut acc[k], integral[k][0], integral[k][1], kappa / vol);
+            }
         }
         let targets = match early {
             Some(t) => t,
@@ -607,7 +675,7 @@ unsafe fn entries_kernel<T: DeviceReal>(
     positions: *const u32,
     list: *const u32,
     n: u32,
-    lame: Lame<T>,
+    mats: Materials<T>,
     values: *mut T,
 ) {
     let k = block_idx_x();
@@ -619,6 +687,7 @@ unsafe fn entries_kernel<T: DeviceReal>(
     // SAFETY: per the caller; shared addresses below GEOMETRY_VALUES ≤ SMEM_VALUES.
     unsafe {
         let e = *list.add(k as usize) as usize;
+        let lame = mats.of(e);
         if (t as usize) < GEOMETRY_VALUES {
             T::sts(at(t), *geometry.add(GEOMETRY_VALUES * e + t as usize));
         }
@@ -661,14 +730,18 @@ macro_rules! two_kernels {
             positions: *const u32,
             list: *const u32,
             n: u32,
-            lambda: $t,
-            mu: $t,
+            lames: *const $t,
+            material_of: *const u32,
+            materials: u32,
             values: *mut $t,
         ) {
+            let mats = Materials {
+                lames,
+                index: material_of,
+                count: materials,
+            };
             // SAFETY: forwarded contract.
-            unsafe {
-                entries_kernel::<$t>(geometry, positions, list, n, Lame { lambda, mu }, values)
-            }
+            unsafe { entries_kernel::<$t>(geometry, positions, list, n, mats, values) }
         }
     };
 }
@@ -690,15 +763,15 @@ macro_rules! kernel {
             positions: *const u32,
             list: *const u32,
             n: u32,
-            lambda: $t,
-            mu: $t,
+            lames: *const $t,
+            material_of: *const u32,
+            materials: u32,
             values: *mut $t,
         ) {
+            let mats = Materials { lames, index: material_of, count: materials };
             // SAFETY: forwarded contract.
             unsafe {
-                $body::<$t, $($g),*>(
-                    coords, elements, positions, list, n, Lame { lambda, mu }, values,
-                )
+                $body::<$t, $($g),*>(coords, elements, positions, list, n, mats, values)
             }
         }
     };
@@ -734,17 +807,17 @@ macro_rules! fem_strategies {
             Warp8JacAtomic, "warp8-jatomic", fem_warp8_jatomic_f32, fem_warp8_jatomic_f64, warp_per_element::<8, false, JAC_ATOMIC>, coloured, full, warp;
             /// PPNI, 4 lanes per row: lanes compute the 8 Gauss points' Jacobians, determinants,
             /// inverses and gradients in parallel and share them through shared memory; per colour.
-            Ppni4, "ppni4", fem_ppni4_f32, fem_ppni4_f64, ppni::<4, false, false>, coloured, full, warp;
+            Ppni4, "ppni4", fem_ppni4_f32, fem_ppni4_f64, ppni::<4, false, false, false>, coloured, full, warp;
             /// PPNI, 8 lanes per row; per colour.
-            Ppni8, "ppni8", fem_ppni8_f32, fem_ppni8_f64, ppni::<8, false, false>, coloured, full, warp;
+            Ppni8, "ppni8", fem_ppni8_f32, fem_ppni8_f64, ppni::<8, false, false, false>, coloured, full, warp;
             /// `Ppni4` reading 72 block positions per element instead of 576.
-            Ppni4Blocks, "ppni4-blocks", fem_ppni4_blocks_f32, fem_ppni4_blocks_f64, ppni::<4, true, false>, coloured, blocks, warp;
+            Ppni4Blocks, "ppni4-blocks", fem_ppni4_blocks_f32, fem_ppni4_blocks_f64, ppni::<4, true, false, false>, coloured, blocks, warp;
             /// `Ppni8` reading 72 block positions per element instead of 576.
-            Ppni8Blocks, "ppni8-blocks", fem_ppni8_blocks_f32, fem_ppni8_blocks_f64, ppni::<8, true, false>, coloured, blocks, warp;
+            Ppni8Blocks, "ppni8-blocks", fem_ppni8_blocks_f32, fem_ppni8_blocks_f64, ppni::<8, true, false, false>, coloured, blocks, warp;
             /// `Ppni4Blocks` over all elements at once with atomic adds.
-            Ppni4BlocksAtomic, "ppni4-blocks-atomic", fem_ppni4_blocks_atomic_f32, fem_ppni4_blocks_atomic_f64, ppni::<4, true, true>, atomic, blocks, warp;
+            Ppni4BlocksAtomic, "ppni4-blocks-atomic", fem_ppni4_blocks_atomic_f32, fem_ppni4_blocks_atomic_f64, ppni::<4, true, true, false>, atomic, blocks, warp;
             /// `Ppni8Blocks` over all elements at once with atomic adds.
-            Ppni8BlocksAtomic, "ppni8-blocks-atomic", fem_ppni8_blocks_atomic_f32, fem_ppni8_blocks_atomic_f64, ppni::<8, true, true>, atomic, blocks, warp;
+            Ppni8BlocksAtomic, "ppni8-blocks-atomic", fem_ppni8_blocks_atomic_f32, fem_ppni8_blocks_atomic_f64, ppni::<8, true, true, false>, atomic, blocks, warp;
         }
     };
 }
@@ -761,6 +834,36 @@ macro_rules! strategy_kernels {
 }
 
 crate::fem_strategies!(strategy_kernels);
+
+/// The strategies that also assemble the B-bar formulation (`Lame::bbar_split`,
+/// `add_volumetric`), with the same parameters and launch shape as their standard kernel: the
+/// variant of [`fem_strategies!`] and the f32 and f64 B-bar kernels. Expanded here into kernels
+/// and on the host into `Strategy::launch_bbar`.
+#[macro_export]
+macro_rules! fem_bbar_strategies {
+    ($then:path) => {
+        $then! {
+            Ppni4, fem_bbar_ppni4_f32, fem_bbar_ppni4_f64, ppni::<4, false, false, true>;
+            Ppni8, fem_bbar_ppni8_f32, fem_bbar_ppni8_f64, ppni::<8, false, false, true>;
+            Ppni4Blocks, fem_bbar_ppni4_blocks_f32, fem_bbar_ppni4_blocks_f64, ppni::<4, true, false, true>;
+            Ppni8Blocks, fem_bbar_ppni8_blocks_f32, fem_bbar_ppni8_blocks_f64, ppni::<8, true, false, true>;
+            Ppni4BlocksAtomic, fem_bbar_ppni4_blocks_atomic_f32, fem_bbar_ppni4_blocks_atomic_f64, ppni::<4, true, true, true>;
+            Ppni8BlocksAtomic, fem_bbar_ppni8_blocks_atomic_f32, fem_bbar_ppni8_blocks_atomic_f64, ppni::<8, true, true, true>;
+        }
+    };
+}
+
+/// The device side of [`fem_bbar_strategies!`].
+macro_rules! bbar_kernels {
+    ($($variant:ident, $k32:ident, $k64:ident, $body:ident::<$($g:tt),*>;)*) => {
+        $(
+            kernel!($k32, f32, $body::<$($g),*>);
+            kernel!($k64, f64, $body::<$($g),*>);
+        )*
+    };
+}
+
+crate::fem_bbar_strategies!(bbar_kernels);
 
 // ---------------------------------------------------------------------------------------------
 // Jacobi-preconditioned conjugate gradients (f64)

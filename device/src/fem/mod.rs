@@ -14,7 +14,8 @@
 //!   λ ∂ᵢNₐ ∂ⱼN_b + μ (∂ⱼNₐ ∂ᵢN_b + δᵢⱼ ∇Nₐ·∇N_b), which is what a lane needs when it owns a few
 //!   entries of Ke ([`add_block`], [`stiffness_entry`]).
 //!
-//! The tests check that both agree.
+//! The tests check that both agree. B-bar ([`element_stiffness_bbar`]) has the same two routes:
+//! explicit B̄ᵀ D B̄, and the split of [`Lame::bbar_split`] + [`add_volumetric`] for the kernels.
 //!
 //! Node order is VTK's (and Gmsh's) hexahedron: 0–3 the ζ = −1 face counter-clockwise seen from
 //! +ζ, starting at (−1, −1, −1); 4–7 the same on ζ = +1. DOF `3a + i` is node `a`, direction `i`.
@@ -343,6 +344,24 @@ impl<T: Real> Lame<T> {
     }
 }
 
+impl<T: Real> Lame<T> {
+    /// The B-bar split of isotropic D: the deviatoric part as Lamé constants (λ' = −2μ/3, μ) and
+    /// the bulk modulus κ = λ + 2μ/3, so that D = D(λ', μ) + κ m mᵀ (m = (1, 1, 1, 0, 0, 0)).
+    /// [`element_stiffness_bbar`] integrates the first part at every Gauss point and the second
+    /// with the element's mean dilatation only.
+    #[inline(always)]
+    pub fn bbar_split(self) -> (Self, T) {
+        let third = T::from_f64(2.0 / 3.0) * self.mu;
+        (
+            Lame {
+                lambda: -third,
+                mu: self.mu,
+            },
+            self.lambda + third,
+        )
+    }
+}
+
 /// Isotropic D (6×6) in the Voigt order of [`strain_displacement`].
 #[inline(always)]
 pub fn elasticity_matrix<T: Real>(m: Lame<T>) -> [[T; 6]; 6] {
@@ -365,29 +384,108 @@ pub fn element_stiffness<T: Real>(
     let mut k = [[T::ZERO; DOFS]; DOFS];
     for g in 0..GAUSS {
         let geo = gauss_geometry(x, g)?;
-        let b = strain_displacement(&geo.grad);
-        // DB (6×24), scaled by the weight once here rather than per entry of Ke.
-        let mut db = [[T::ZERO; DOFS]; 6];
-        for i in 0..6 {
-            for c in 0..DOFS {
-                let mut s = T::ZERO;
-                for l in 0..6 {
-                    s = d[i][l].mul_add(b[l][c], s);
-                }
-                db[i][c] = s * geo.weight;
+        add_product(&mut k, &strain_displacement(&geo.grad), &d, geo.weight);
+    }
+    Ok(k)
+}
+
+/// k += Bᵀ D B w: one Gauss point of the reference route.
+#[inline(always)]
+fn add_product<T: Real>(k: &mut [[T; DOFS]; DOFS], b: &[[T; DOFS]; 6], d: &[[T; 6]; 6], weight: T) {
+    // DB (6×24), scaled by the weight once here rather than per entry of Ke.
+    let mut db = [[T::ZERO; DOFS]; 6];
+    for i in 0..6 {
+        for c in 0..DOFS {
+            let mut s = T::ZERO;
+            for l in 0..6 {
+                s = d[i][l].mul_add(b[l][c], s);
             }
+            db[i][c] = s * weight;
         }
-        for r in 0..DOFS {
-            for c in 0..DOFS {
-                let mut s = k[r][c];
-                for l in 0..6 {
-                    s = b[l][r].mul_add(db[l][c], s);
-                }
-                k[r][c] = s;
+    }
+    for r in 0..DOFS {
+        for c in 0..DOFS {
+            let mut s = k[r][c];
+            for l in 0..6 {
+                s = b[l][r].mul_add(db[l][c], s);
+            }
+            k[r][c] = s;
+        }
+    }
+}
+
+/// The B-bar element stiffness (selective reduced integration, T. J. R. Hughes, "Generalization
+/// of selective integration procedures to anisotropic and nonlinear media", IJNME 15 (1980)
+/// 1413–1418) by explicit matrix products (the reference route): Ke = Σ_g B̄ᵀ D B̄ w det J, where
+/// B̄ is B with its dilatational part ∂ⱼN_a replaced by the element mean
+/// b̄_a = (1/V) ∫ ∇N_a dV, B̄ = B + ⅓ m (b̄_a − ∇N_a)ᵀ per node. Full integration locks hex8 as
+/// ν → ½ (the 8 Gauss points' volume constraints outnumber the modes); one mean dilatation per
+/// element does not. The kernels use the equivalent split of [`Lame::bbar_split`]:
+/// Ke = Ke(λ' = −2μ/3, μ) + (κ / V) s_a s_bᵀ with s_a = ∫ ∇N_a dV ([`add_volumetric`]).
+pub fn element_stiffness_bbar<T: Real>(
+    x: &[[T; 3]; NODES],
+    m: Lame<T>,
+) -> Result<[[T; DOFS]; DOFS], NonPositiveJacobian> {
+    let geom = element_geometry(x)?;
+    let d = elasticity_matrix(m);
+    let mean = mean_gradients(&geom);
+    let mut k = [[T::ZERO; DOFS]; DOFS];
+    for gp in &geom {
+        add_product(
+            &mut k,
+            &strain_displacement_bbar(&gp.grad, &mean),
+            &d,
+            gp.weight,
+        );
+    }
+    Ok(k)
+}
+
+/// b̄_a = (1/V) ∫ ∇N_a dV of every node, by the element's Gauss rule.
+pub fn mean_gradients<T: Real>(geom: &ElementGeometry<T>) -> [[T; 3]; NODES] {
+    let mut vol = T::ZERO;
+    let mut mean = [[T::ZERO; 3]; NODES];
+    for gp in geom {
+        vol += gp.weight;
+        for (s, g) in mean.iter_mut().zip(&gp.grad) {
+            for k in 0..3 {
+                s[k] = gp.weight.mul_add(g[k], s[k]);
             }
         }
     }
-    Ok(k)
+    mean.map(|s| s.map(|v| v / vol))
+}
+
+/// B̄ (6×24) at a point with gradients `grad`: [`strain_displacement`] with each node's
+/// dilatational part ∂ⱼN_a replaced by the element mean `mean[a][j]` ([`mean_gradients`]),
+/// B̄ = B + ⅓ m (b̄_a − ∇N_a)ᵀ: the strain whose trace is the element's mean dilatation.
+pub fn strain_displacement_bbar<T: Real>(
+    grad: &[[T; 3]; NODES],
+    mean: &[[T; 3]; NODES],
+) -> [[T; DOFS]; 6] {
+    let third = T::ONE / T::from_f64(3.0);
+    let mut b = strain_displacement(grad);
+    for (a, (g, s)) in grad.iter().zip(mean).enumerate() {
+        for j in 0..3 {
+            let shift = (s[j] - g[j]) * third;
+            for row in b.iter_mut().take(3) {
+                row[3 * a + j] += shift;
+            }
+        }
+    }
+    b
+}
+
+/// The volumetric part of a B-bar block: `acc[i][j]` += `scale` · sa_i sb_j, with sa, sb the
+/// integrated gradients ∫ ∇N dV of the block's nodes and `scale` = κ / V.
+#[inline(always)]
+pub fn add_volumetric<T: Real>(acc: &mut [[T; 3]; 3], sa: [T; 3], sb: [T; 3], scale: T) {
+    for (i, row) in acc.iter_mut().enumerate() {
+        let si = sa[i] * scale;
+        for (j, v) in row.iter_mut().enumerate() {
+            *v = si.mul_add(sb[j], *v);
+        }
+    }
 }
 
 /// Entry (i, j) of the 3×3 block (a, b) of Bᵀ D B at one Gauss point, for isotropic D, given the

@@ -373,3 +373,114 @@ fn run_time_integrand_matches_the_constant_one() {
         }
     }
 }
+
+/// The B-bar Ke at ν = 0.4999, where the standard element locks.
+fn ke_bbar(x: &[[f64; 3]; NODES], poisson: f64) -> [[f64; DOFS]; DOFS] {
+    element_stiffness_bbar(x, Lame::from_young_poisson(STEEL.0, poisson)).expect("valid element")
+}
+
+#[test]
+fn bbar_is_symmetric_with_exactly_six_rigid_zero_modes() {
+    for poisson in [0.3, 0.4999] {
+        for x in [cube(1.0), distorted()] {
+            let k = ke_bbar(&x, poisson);
+            let top = max_abs(&k);
+            for r in 0..DOFS {
+                for c in 0..DOFS {
+                    assert!((k[r][c] - k[c][r]).abs() <= 1e-13 * top, "({r}, {c})");
+                }
+            }
+            for mode in rigid_modes(&x) {
+                let f = matvec(&k, &mode);
+                assert!(f.iter().all(|v| v.abs() <= 1e-12 * top), "{f:?}");
+            }
+            let ev = eigenvalues(&k);
+            let top = ev[DOFS - 1];
+            let zero = ev.iter().filter(|v| v.abs() <= 1e-10 * top).count();
+            assert_eq!(zero, 6, "ν = {poisson}: eigenvalues {ev:?}");
+            assert!(ev[0] >= -1e-10 * top, "negative eigenvalue {}", ev[0]);
+        }
+    }
+}
+
+/// B̄ changes only the dilatation's variation inside the element: for a linear displacement
+/// (uniform strain, dilatation included) uᵀ(K̄ − K)v = κ div u (V mean(div v) − ∫ div v) = 0 for
+/// every v, so both elements give the same nodal forces. A non-linear field (bending) must differ,
+/// or B-bar would be a no-op.
+#[test]
+fn bbar_matches_standard_on_uniform_strain_and_differs_in_bending() {
+    let x = distorted();
+    let m = Lame::from_young_poisson(STEEL.0, 0.45);
+    let k = element_stiffness(&x, m).unwrap();
+    let kb = element_stiffness_bbar(&x, m).unwrap();
+    let grad = [
+        [1e-3, 2e-4, -3e-4],
+        [5e-4, -7e-4, 1e-4],
+        [-2e-4, 3e-4, 9e-4],
+    ];
+    let mut u = [0.0; DOFS];
+    for a in 0..NODES {
+        for i in 0..3 {
+            u[3 * a + i] = (0..3).map(|j| grad[i][j] * x[a][j]).sum();
+        }
+    }
+    let (f, fb) = (matvec(&k, &u), matvec(&kb, &u));
+    let scale = f.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+    for r in 0..DOFS {
+        assert!(
+            (f[r] - fb[r]).abs() <= 1e-10 * scale,
+            "DOF {r}: {} vs {}",
+            f[r],
+            fb[r]
+        );
+    }
+    // u_x = x z: bending, with a dilatation varying in z.
+    let mut b = [0.0; DOFS];
+    for a in 0..NODES {
+        b[3 * a] = x[a][0] * x[a][2];
+    }
+    let (e, eb) = (dot(&b, &matvec(&k, &b)), dot(&b, &matvec(&kb, &b)));
+    assert!(eb < 0.99 * e, "bending energy: B-bar {eb} vs standard {e}");
+}
+
+fn dot(a: &[f64; DOFS], b: &[f64; DOFS]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The kernels' B-bar route — deviatoric blocks by [`add_block_split`] at each Gauss point plus
+/// [`add_volumetric`] of the integrated gradients — against the explicit B̄ᵀ D B̄ products.
+#[test]
+fn bbar_block_route_matches_the_matrix_product() {
+    for poisson in [0.3, 0.4999] {
+        let x = distorted();
+        let m = Lame::from_young_poisson(STEEL.0, poisson);
+        let reference = element_stiffness_bbar(&x, m).unwrap();
+        let geom = element_geometry(&x).unwrap();
+        let (dev, kappa) = m.bbar_split();
+        let vol: f64 = geom.iter().map(|g| g.weight).sum();
+        let integral = |a: usize| -> [f64; 3] {
+            core::array::from_fn(|d| geom.iter().map(|g| g.weight * g.grad[a][d]).sum())
+        };
+        let top = max_abs(&reference);
+        for a in 0..NODES {
+            for b in 0..NODES {
+                let (mut acc, mut diag) = ([[0.0; 3]; 3], 0.0);
+                for g in &geom {
+                    add_block_split(&mut acc, &mut diag, g.grad[a], g.grad[b], g.weight, dev);
+                }
+                finish_block(&mut acc, diag);
+                add_volumetric(&mut acc, integral(a), integral(b), kappa / vol);
+                for i in 0..3 {
+                    for j in 0..3 {
+                        let want = reference[3 * a + i][3 * b + j];
+                        assert!(
+                            (acc[i][j] - want).abs() <= 1e-12 * top,
+                            "ν = {poisson}, block ({a}, {b}) entry ({i}, {j}): {} vs {want}",
+                            acc[i][j]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
