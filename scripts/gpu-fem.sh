@@ -49,9 +49,9 @@ run_for() {
 F64=(every_strategy_matches_cpu_in_f64 --exact --include-ignored --test-threads 1 --nocapture)
 F32=(every_strategy_matches_cpu_in_f32 --exact --include-ignored --test-threads 1 --nocapture)
 CS=(compute-sanitizer --print-limit 20)
-# md5 of the PTX module that fem-bbar2 embeds when built on the CPU machine (device code unchanged
-# by the diagnostics): a different sum means the staged binaries carry another build's kernels.
-EXPECTED_PTX_MD5=e9ff7b7f48bc2fd3c2a8235cf1fb3dd4
+# md5 (as extracted below) of the PTX that main embeds when built on the CPU machine (device code
+# as staged): a different sum means the staged binaries carry another build's kernels.
+EXPECTED_PTX_MD5=7cd228c4964aed9d94286f6749ee248f
 
 {
   echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1)"
