@@ -20,7 +20,7 @@ w=.gpu/bin/warpkit
 t=$(ls .gpu/tests/gpu_multi-* 2>/dev/null | head -1)
 say() { echo "$*" | tee -a "$sum"; }
 # One budget for the whole script (under four minutes): each step gets its cap or what is left.
-cap() { local c=$1 l=$((225 - SECONDS)); [ "$l" -lt "$c" ] && c=$l; [ "$c" -lt 5 ] && c=5; echo "$c"; }
+cap() { local c=$1 l=$((${BUDGET:-225} - SECONDS)); [ "$l" -lt "$c" ] && c=$l; [ "$c" -lt 5 ] && c=5; echo "$c"; }
 say "commit $(cat .gpu/COMMIT 2>/dev/null || echo unknown)"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader 2>&1 | tee -a "$sum"
 [ -x "$w" ] && [ -n "$t" ] || { say "missing .gpu/bin/warpkit or .gpu/tests/gpu_multi-*"; exit 1; }
