@@ -6,11 +6,25 @@
 
 mod common;
 
+use hdf5::types::VarLenUnicode;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use warpkit::nbody::hdf5::{read_hdf5, write_hdf5};
+use std::sync::{Mutex, MutexGuard};
+use warpkit::nbody::hdf5::{
+    G_CGS, UNIT_LENGTH_CM, UNIT_MASS_G, UNIT_SYSTEM, read_hdf5, unit_time_s, write_hdf5,
+};
 use warpkit::nbody::snapshot::{Header, Precision, Snapshot, header_for, read_snapshot};
 use warpkit::nbody::{DISK, HALO, ic};
+
+/// Held by a test while it has HDF5 files open, and around each `warpkit` child process: the
+/// HDF5 library opens files without close-on-exec and locks them (flock), so a child forked
+/// while another test thread has a file open inherits the descriptor and its lock for its whole
+/// life, and that test's next `File::open_rw` of the file fails with "unable to lock file".
+static FORK: Mutex<()> = Mutex::new(());
+
+fn no_fork() -> MutexGuard<'static, ()> {
+    FORK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("warpkit-h5-{name}-{}", std::process::id()));
@@ -54,6 +68,7 @@ fn bits(v: impl IntoIterator<Item = f64>) -> Vec<u64> {
 
 #[test]
 fn round_trip_is_exact() {
+    let _open = no_fork();
     let dir = scratch("round-trip");
     let s = sample();
     let path = dir.join("s.hdf5");
@@ -110,6 +125,7 @@ fn round_trip_is_exact() {
 /// The file as pynbody/yt/swiftsimio see it, read with the `hdf5` crate alone.
 #[test]
 fn layout_field_by_field() {
+    let _open = no_fork();
     let dir = scratch("layout");
     let s = sample();
     let (n_halo, n_disk) = (200usize, 100usize);
@@ -119,7 +135,18 @@ fn layout_field_by_field() {
         let f = hdf5::File::open(&path).unwrap();
         let mut groups = f.member_names().unwrap();
         groups.sort();
-        assert_eq!(groups, ["Header", "PartType1", "PartType2"]);
+        assert_eq!(
+            groups,
+            [
+                "Code",
+                "Cosmology",
+                "Header",
+                "InternalCodeUnits",
+                "PartType1",
+                "PartType2",
+                "Units"
+            ]
+        );
         let h = f.group("Header").unwrap();
         let attr = |name: &str| h.attr(name).unwrap_or_else(|e| panic!("{name}: {e}"));
         let this = attr("NumPart_ThisFile");
@@ -140,9 +167,20 @@ fn layout_field_by_field() {
         assert_eq!(table[1].to_bits(), s.particles.mass[0].to_bits());
         assert_eq!(table[2], 0.0, "the disk's masses differ");
         assert_eq!(table[0], 0.0);
+        // SWIFT's one-element arrays (swiftsimio reads element 0; yt and warpkit take either).
+        let a = 1.0 / 1.5;
+        for (name, want) in [("Time", 1.25), ("Redshift", 0.5), ("Scale-factor", a)] {
+            let x = attr(name);
+            assert_eq!(x.shape(), [1], "{name}");
+            assert!(x.dtype().unwrap().is::<f64>(), "{name}");
+            assert_eq!(x.read_raw::<f64>().unwrap(), [want], "{name}");
+        }
+        let dim = attr("Dimension");
+        assert_eq!(dim.shape(), [1]);
+        assert!(dim.dtype().unwrap().is::<i32>());
+        assert_eq!(dim.read_raw::<i32>().unwrap(), [3]);
         for (name, want) in [
-            ("Time", 1.25),
-            ("Redshift", 0.5),
+            ("ExpansionFactor", a),
             ("BoxSize", 100.0),
             ("Omega0", 0.3),
             ("OmegaLambda", 0.7),
@@ -167,6 +205,7 @@ fn layout_field_by_field() {
             assert!(a.dtype().unwrap().is::<i32>(), "{name}");
             assert_eq!(a.read_scalar::<i32>().unwrap(), want, "{name}");
         }
+        swift_metadata(&f);
         let width = if double == 1 { 8 } else { 4 };
         let p = &s.particles;
         for (t, range) in [(HALO, 0..n_halo), (DISK, n_halo..n_halo + n_disk)] {
@@ -200,6 +239,15 @@ fn layout_field_by_field() {
                     }
                 }
             }
+            for (name, (m, l, t, a)) in [
+                ("Coordinates", (0, 1, 0, 1)),
+                ("Velocities", (0, 1, -1, 0)),
+                ("Masses", (1, 0, 0, 0)),
+                ("ParticleIDs", (0, 0, 0, 0)),
+                ("Potential", (0, 2, -2, -1)),
+            ] {
+                field_units(&g.dataset(name).unwrap(), name, [m, l, t], a);
+            }
             let ids = g.dataset("ParticleIDs").unwrap();
             assert_eq!(ids.shape(), [nt]);
             assert!(ids.dtype().unwrap().is::<u64>());
@@ -223,6 +271,124 @@ fn layout_field_by_field() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+fn one_f64(at: &hdf5::Location, name: &str) -> f64 {
+    let a = at.attr(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(a.shape(), [1], "{name}");
+    assert!(a.dtype().unwrap().is::<f64>(), "{name}");
+    a.read_raw::<f64>().unwrap()[0]
+}
+
+fn one_i32(at: &hdf5::Location, name: &str) -> i32 {
+    let a = at.attr(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(a.shape(), [1], "{name}");
+    assert!(a.dtype().unwrap().is::<i32>(), "{name}");
+    a.read_raw::<i32>().unwrap()[0]
+}
+
+fn text(at: &hdf5::Location, name: &str) -> String {
+    let a = at.attr(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    a.read_scalar::<VarLenUnicode>()
+        .unwrap()
+        .as_str()
+        .to_owned()
+}
+
+fn close(x: f64, want: f64) -> bool {
+    ((x - want) / want).abs() < 1e-12
+}
+
+/// SWIFT's groups, for swiftsimio: /Units and /InternalCodeUnits hold exactly SWIFT's five unit
+/// attributes (swiftsimio refuses any other name), a scaling in which G = 1 as in the run.
+fn swift_metadata(f: &hdf5::File) {
+    let (l, m, t) = (UNIT_LENGTH_CM, UNIT_MASS_G, unit_time_s());
+    assert!(close(l, 3.0856775814913673e21), "1 kpc: {l}");
+    assert!((m / 1.98841e43 - 1.0).abs() < 1e-5, "1e10 Msun: {m}");
+    assert!(
+        close(l.powi(3) / (m * t * t), G_CGS),
+        "G = 1 in these units"
+    );
+    assert!((t / 3.15576e13 - 4.7148).abs() < 1e-4, "{t} s");
+    for group in ["Units", "InternalCodeUnits"] {
+        let u = f.group(group).unwrap();
+        let mut names = u.attr_names().unwrap();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "Unit current in cgs (U_I)",
+                "Unit length in cgs (U_L)",
+                "Unit mass in cgs (U_M)",
+                "Unit temperature in cgs (U_T)",
+                "Unit time in cgs (U_t)",
+            ],
+            "{group}"
+        );
+        for (name, want) in [
+            ("Unit mass in cgs (U_M)", m),
+            ("Unit length in cgs (U_L)", l),
+            ("Unit time in cgs (U_t)", t),
+            ("Unit current in cgs (U_I)", 1.0),
+            ("Unit temperature in cgs (U_T)", 1.0),
+        ] {
+            assert_eq!(one_f64(&u, name), want, "{group}/{name}");
+        }
+    }
+    let cosmology = f.group("Cosmology").unwrap();
+    assert_eq!(one_i32(&cosmology, "Cosmological run"), 0);
+    let code = f.group("Code").unwrap();
+    assert_eq!(text(&code, "Code"), "warpkit");
+    assert_eq!(text(&code, "Version"), env!("CARGO_PKG_VERSION"));
+    assert_eq!(text(&code, "Unit system"), UNIT_SYSTEM);
+    assert!(UNIT_SYSTEM.contains("G = 1") && UNIT_SYSTEM.contains("1 kpc"));
+    assert_eq!(
+        one_f64(&code, "Gravitational constant in internal units"),
+        1.0
+    );
+    // No /Policy: pynbody would take the file for a SWIFT snapshot.
+    assert!(!f.link_exists("Policy"));
+}
+
+/// SWIFT's unit attributes of one particle dataset: exponents of (M, L, t), the a-scale
+/// exponent, and the conversion factor they give.
+fn field_units(d: &hdf5::Dataset, name: &str, [m, l, t]: [i32; 3], a: i32) {
+    for (attr, want) in [
+        ("U_M exponent", m),
+        ("U_L exponent", l),
+        ("U_t exponent", t),
+        ("U_I exponent", 0),
+        ("U_T exponent", 0),
+        ("h-scale exponent", 0),
+        ("a-scale exponent", a),
+    ] {
+        assert_eq!(one_f64(d, attr), want as f64, "{name} {attr}");
+    }
+    let cgs = UNIT_MASS_G.powi(m) * UNIT_LENGTH_CM.powi(l) * unit_time_s().powi(t);
+    for attr in [
+        "Conversion factor to CGS (not including cosmological corrections)",
+        "Conversion factor to physical CGS (including cosmological corrections)",
+    ] {
+        assert!(close(one_f64(d, attr), cgs), "{name} {attr}");
+    }
+    assert_eq!(one_i32(d, "Value stored as physical"), 1, "{name}");
+    assert_eq!(
+        one_i32(d, "Property can be converted to comoving"),
+        1,
+        "{name}"
+    );
+    assert!(!text(d, "Description").is_empty(), "{name}");
+    let expr = text(d, "Expression for physical CGS units");
+    let units = match name {
+        "Coordinates" => "[ cm ]",
+        "Velocities" => "[ cm s^-1 ]",
+        "Masses" => "[ g ]",
+        "ParticleIDs" => "[ - ]",
+        _ => "[ cm^2 s^-2 ]",
+    };
+    assert!(expr.ends_with(units), "{name}: {expr}");
+    let factor: f64 = expr.split(' ').next().unwrap().parse().unwrap();
+    assert!(((factor - cgs) / cgs).abs() < 1e-6, "{name}: {expr}");
+}
+
 /// A valid file edited with the `hdf5` crate by `edit`, then read: the error must name `want`.
 fn bad(name: &str, edit: impl FnOnce(&hdf5::File), want: &[&str]) {
     let dir = scratch(name);
@@ -242,6 +408,7 @@ fn bad(name: &str, edit: impl FnOnce(&hdf5::File), want: &[&str]) {
 
 #[test]
 fn bad_files_are_clear_errors() {
+    let _open = no_fork();
     bad(
         "no-header",
         |f| f.unlink("Header").unwrap(),
@@ -363,6 +530,7 @@ fn bad_files_are_clear_errors() {
 }
 
 fn warpkit(dir: &Path, args: &[&str]) -> String {
+    let _fork = no_fork();
     let out = Command::new(common::warpkit_exe())
         .args(["--backend", "cpu"])
         .args(args)

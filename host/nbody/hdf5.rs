@@ -7,21 +7,58 @@
 //! `NumPart_Total_HighWord` (6 × uint32 each: the low and high words of the total, the Gadget-2/3
 //! and SWIFT convention that readers add up as `Total + 2^32 HighWord`), `MassTable` (6 × float64;
 //! non-zero for a type whose particles all have one mass — `Masses` is written for every type all
-//! the same), the float64 scalars `Time`, `Redshift`, `BoxSize`, `Omega0`, `OmegaLambda`,
-//! `HubbleParam`, and the int32 scalars `NumFilesPerSnapshot` (1), `Flag_Sfr`, `Flag_Cooling`,
-//! `Flag_Feedback`, `Flag_StellarAge`, `Flag_Metals`, `Flag_DoublePrecision`. Floats are float32
-//! or float64 ([`Precision`]).
+//! the same), the float64 scalars `BoxSize`, `Omega0`, `OmegaLambda`, `HubbleParam`, and the int32
+//! scalars `NumFilesPerSnapshot` (1), `Flag_Sfr`, `Flag_Cooling`, `Flag_Feedback`,
+//! `Flag_StellarAge`, `Flag_Metals`, `Flag_DoublePrecision`. Floats are float32 or float64
+//! ([`Precision`]).
 //!
-//! The reader takes any integer or float width (HDF5 converts on read), uses `Masses` when
-//! present and `MassTable` otherwise, and checks every shape and value: a file without `/Header`,
-//! a dataset of the wrong shape or a missing one is an error naming it, never a panic. All HDF5
-//! encoding is the `hdf5-metno` crate's (the HDF5 C library): nothing here writes the format.
+//! What swiftsimio needs besides (checked against swiftsimio 12.4 and yt 4.4 by
+//! `scripts/check-hdf5-readers.py`), written so that pynbody and yt still read the file as Gadget
+//! HDF5:
+//!
+//! - `Time` and `Redshift` are one-element float64 arrays, as SWIFT writes them (swiftsimio takes
+//!   element 0 and fails on a scalar; yt reduces one-element arrays to scalars, and warpkit's
+//!   reader takes either). `ExpansionFactor` (float64 scalar, the OWLS/EAGLE header field, `1 /
+//!   (1 + z)`) is there for pynbody, which takes the scale factor from it before `Redshift` and
+//!   would otherwise get a one-element array. `Scale-factor` (`[1 / (1 + z)]`) and `Dimension`
+//!   (`[3]`, int32) are SWIFT's. `BoxSize` stays Gadget's scalar (0 for warpkit's isolated, not
+//!   periodic, runs): SWIFT's 3-vector breaks yt's and pynbody's Gadget readers.
+//! - `/Units` and `/InternalCodeUnits`: SWIFT's five attributes `Unit mass in cgs (U_M)`, `Unit
+//!   length in cgs (U_L)`, `Unit time in cgs (U_t)`, `Unit current in cgs (U_I)`, `Unit
+//!   temperature in cgs (U_T)` (one-element float64 arrays), and nothing else (swiftsimio refuses
+//!   any other name there). warpkit runs in N-body units, G = 1: these give one physical scaling
+//!   of them ([`UNIT_LENGTH_CM`] = 1 kpc, [`UNIT_MASS_G`] = 10^10 M☉, and the time unit
+//!   [`unit_time_s`] that G = 1 then implies, ≈ 4.71 Myr; velocity unit ≈ 207.4 km/s). Any other
+//!   length and mass with the time √(L³/GM) describe the same run equally well; the data are the
+//!   code-unit values either way. `/Code` says so in words (`Unit system`), with `Code` =
+//!   "warpkit", `Version` and `Gravitational constant in internal units` = `[1.0]`.
+//! - `/Cosmology`: `Cosmological run` = `[0]` (warpkit never integrates in comoving coordinates,
+//!   whatever the header's Ω and h say).
+//! - On every particle dataset SWIFT's unit attributes: `U_M exponent`, `U_L exponent`, `U_t
+//!   exponent`, `U_I exponent`, `U_T exponent`, `h-scale exponent` (0), `a-scale exponent`
+//!   (SWIFT's: coordinates 1, potential −1, else 0), `Conversion factor to CGS (not including
+//!   cosmological corrections)` and `Conversion factor to physical CGS (including cosmological
+//!   corrections)` (equal: values are stored physical), `Expression for physical CGS units`,
+//!   `Description`, `Value stored as physical` = `[1]`, `Property can be converted to comoving` =
+//!   `[1]`.
+//!
+//! No `/Policy` group: pynbody takes a file with one for a SWIFT snapshot (its SWIFT reader then
+//! wants SWIFT's run-time parameters); yt's SWIFT frontend wants `Code` = "SWIFT" in `/Header`,
+//! which warpkit does not claim, so yt reads the file with its Gadget HDF5 frontend (units from
+//! `unit_base`, a bounding box for `BoxSize` = 0: see the script).
+//!
+//! The reader takes any integer or float width (HDF5 converts on read), scalars or one-element
+//! arrays, uses `Masses` when present and `MassTable` otherwise, and checks every shape and value:
+//! a file without `/Header`, a dataset of the wrong shape or a missing one is an error naming it,
+//! never a panic. It ignores the SWIFT unit metadata (values are read as they are stored). All
+//! HDF5 encoding is the `hdf5-metno` crate's (the HDF5 C library): nothing here writes the format.
 
 use super::snapshot::{
     Header, Precision, Snapshot, SnapshotError, check_particles, check_writable,
 };
 use super::{Particles, TYPES};
-use hdf5::{Group, H5Type};
+use hdf5::types::VarLenUnicode;
+use hdf5::{Group, H5Type, Location};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -30,6 +67,130 @@ fn err(path: &Path, reason: impl Into<String>) -> SnapshotError {
         path: path.to_path_buf(),
         reason: reason.into(),
     }
+}
+
+/// The length that `/Units` states for warpkit's unit length: 1 kpc in cm (IAU 2012: 1 au =
+/// 1.495978707·10^13 cm, 1 pc = 648000/π au).
+pub const UNIT_LENGTH_CM: f64 = 3.085_677_581_491_367e21;
+/// The mass that `/Units` states for warpkit's unit mass: 10^10 M☉ in g (IAU 2015 nominal
+/// GM☉ = 1.3271244·10^26 cm³ s⁻², over [`G_CGS`]).
+pub const UNIT_MASS_G: f64 = 1.988_409_870_698_051e43;
+/// Newton's constant in cm³ g⁻¹ s⁻² (CODATA 2018), for the time unit that G = 1 implies.
+pub const G_CGS: f64 = 6.674_30e-8;
+
+/// The time unit that `/Units` states: √(L³ / (G M)) for [`UNIT_LENGTH_CM`] and [`UNIT_MASS_G`],
+/// so that G = 1 in the file's units as in the run's (≈ 1.4879·10^14 s ≈ 4.715 Myr; the velocity
+/// unit L / T ≈ 207.39 km/s).
+pub fn unit_time_s() -> f64 {
+    (UNIT_LENGTH_CM.powi(3) / (G_CGS * UNIT_MASS_G)).sqrt()
+}
+
+/// `/Code`'s `Unit system`: the scaling in words.
+pub const UNIT_SYSTEM: &str = "N-body units with G = 1: positions, velocities, masses, times and \
+potentials are stored as warpkit computed them. /Units (SWIFT's names) states one physical \
+scaling of them: length 1 kpc, mass 1e10 Msun, time sqrt(kpc^3 / (G 1e10 Msun)) = 4.715 Myr \
+(velocity 207.39 km/s), so that G = 1 holds in it. Any length L and mass M with time \
+sqrt(L^3 / (G M)) describe the run equally well.";
+
+/// SWIFT's unit attributes of one dataset: the exponents of (M, L, t) and the a-scale exponent.
+struct FieldUnits {
+    m: i32,
+    l: i32,
+    t: i32,
+    a: i32,
+    description: &'static str,
+}
+
+impl FieldUnits {
+    fn of(name: &str) -> FieldUnits {
+        let (m, l, t, a, description) = match name {
+            "Coordinates" => (0, 1, 0, 1, "Positions of the particles (not periodic)."),
+            "Velocities" => (0, 1, -1, 0, "Velocities of the particles."),
+            "Masses" => (1, 0, 0, 0, "Masses of the particles."),
+            "ParticleIDs" => (0, 0, 0, 0, "Unique identifiers of the particles."),
+            "Potential" => (
+                0,
+                2,
+                -2,
+                -1,
+                "Gravitational potentials of the particles (softened, G = 1).",
+            ),
+            _ => unreachable!("no units for {name}"),
+        };
+        FieldUnits {
+            m,
+            l,
+            t,
+            a,
+            description,
+        }
+    }
+
+    fn cgs(&self) -> f64 {
+        UNIT_MASS_G.powi(self.m) * UNIT_LENGTH_CM.powi(self.l) * unit_time_s().powi(self.t)
+    }
+
+    /// SWIFT's `Expression for physical CGS units`, e.g. `1.988410e43 [ g ]`.
+    fn expression(&self) -> String {
+        let mut s = format!("{:.6e} [", self.cgs());
+        for (name, e) in [("g", self.m), ("cm", self.l), ("s", self.t)] {
+            match e {
+                0 => {}
+                1 => s.push_str(&format!(" {name}")),
+                e => s.push_str(&format!(" {name}^{e}")),
+            }
+        }
+        if self.m == 0 && self.l == 0 && self.t == 0 {
+            s.push_str(" -");
+        }
+        s + " ]"
+    }
+}
+
+/// A one-element array attribute, as SWIFT writes its scalars.
+fn one<T: H5Type>(at: &Location, name: &str, x: T) -> hdf5::Result<()> {
+    at.new_attr::<T>().shape(1).create(name)?.write_raw(&[x])
+}
+
+/// A variable-length UTF-8 string attribute.
+fn text(at: &Location, name: &str, s: &str) -> hdf5::Result<()> {
+    let v: VarLenUnicode = s
+        .parse()
+        .map_err(|e| hdf5::Error::from(format!("{name}: {e}")))?;
+    at.new_attr::<VarLenUnicode>()
+        .create(name)?
+        .write_scalar(&v)
+}
+
+/// SWIFT's unit attributes on one particle dataset.
+fn field_units(at: &Location, name: &str) -> hdf5::Result<()> {
+    let u = FieldUnits::of(name);
+    for (attr, e) in [
+        ("U_M exponent", u.m),
+        ("U_L exponent", u.l),
+        ("U_t exponent", u.t),
+        ("U_I exponent", 0),
+        ("U_T exponent", 0),
+        ("h-scale exponent", 0),
+        ("a-scale exponent", u.a),
+    ] {
+        one(at, attr, e as f64)?;
+    }
+    let cgs = u.cgs();
+    one(
+        at,
+        "Conversion factor to CGS (not including cosmological corrections)",
+        cgs,
+    )?;
+    one(
+        at,
+        "Conversion factor to physical CGS (including cosmological corrections)",
+        cgs,
+    )?;
+    text(at, "Expression for physical CGS units", &u.expression())?;
+    text(at, "Description", u.description)?;
+    one(at, "Value stored as physical", 1i32)?;
+    one(at, "Property can be converted to comoving", 1i32)
 }
 
 /// Writes `s` to `path` (through a temporary file beside it, renamed when complete, as
@@ -95,9 +256,18 @@ fn encode(path: &Path, s: &Snapshot, precision: Precision) -> hdf5::Result<()> {
         .shape(TYPES)
         .create("MassTable")?
         .write_raw(&h.massarr)?;
+    // SWIFT's one-element arrays (swiftsimio indexes them); ExpansionFactor for pynbody.
+    let a = 1.0 / (1.0 + h.redshift);
     for (name, x) in [
         ("Time", h.time),
         ("Redshift", h.redshift),
+        ("Scale-factor", a),
+    ] {
+        one(&g, name, x)?;
+    }
+    one(&g, "Dimension", 3i32)?;
+    for (name, x) in [
+        ("ExpansionFactor", a),
         ("BoxSize", h.box_size),
         ("Omega0", h.omega0),
         ("OmegaLambda", h.omega_lambda),
@@ -119,6 +289,27 @@ fn encode(path: &Path, s: &Snapshot, precision: Precision) -> hdf5::Result<()> {
     ] {
         g.new_attr::<i32>().create(name)?.write_scalar(&x)?;
     }
+    // SWIFT's unit and run metadata (swiftsimio): see the module's documentation.
+    let units = [
+        ("Unit mass in cgs (U_M)", UNIT_MASS_G),
+        ("Unit length in cgs (U_L)", UNIT_LENGTH_CM),
+        ("Unit time in cgs (U_t)", unit_time_s()),
+        ("Unit current in cgs (U_I)", 1.0),
+        ("Unit temperature in cgs (U_T)", 1.0),
+    ];
+    for group in ["Units", "InternalCodeUnits"] {
+        let u = file.create_group(group)?;
+        for (name, x) in units {
+            one(&u, name, x)?;
+        }
+    }
+    let cosmology = file.create_group("Cosmology")?;
+    one(&cosmology, "Cosmological run", 0i32)?;
+    let code = file.create_group("Code")?;
+    text(&code, "Code", "warpkit")?;
+    text(&code, "Version", env!("CARGO_PKG_VERSION"))?;
+    text(&code, "Unit system", UNIT_SYSTEM)?;
+    one(&code, "Gravitational constant in internal units", 1.0f64)?;
     let mut start = 0;
     for (t, &n) in p.count_by_type().iter().enumerate() {
         if n == 0 {
@@ -142,10 +333,9 @@ fn encode(path: &Path, s: &Snapshot, precision: Precision) -> hdf5::Result<()> {
             &vec3(&p.vel[r.clone()]),
             precision,
         )?;
-        g.new_dataset::<u64>()
-            .shape(n)
-            .create("ParticleIDs")?
-            .write_raw(&p.id[r.clone()])?;
+        let ids = g.new_dataset::<u64>().shape(n).create("ParticleIDs")?;
+        ids.write_raw(&p.id[r.clone()])?;
+        field_units(&ids, "ParticleIDs")?;
         floats(&g, "Masses", (n, 1), &p.mass[r.clone()], precision)?;
         if let Some(pot) = &s.potential {
             floats(&g, "Potential", (n, 1), &pot[r], precision)?;
@@ -155,7 +345,8 @@ fn encode(path: &Path, s: &Snapshot, precision: Precision) -> hdf5::Result<()> {
     file.close()
 }
 
-/// A float dataset of `n` rows (`cols` 1: one dimension, else N×cols), float32 or float64.
+/// A float dataset of `n` rows (`cols` 1: one dimension, else N×cols), float32 or float64, with
+/// SWIFT's unit attributes.
 fn floats(
     g: &Group,
     name: &str,
@@ -169,7 +360,8 @@ fn floats(
         } else {
             g.new_dataset::<T>().shape((n, cols)).create(name)?
         };
-        d.write_raw(v)
+        d.write_raw(v)?;
+        field_units(&d, name)
     }
     match precision {
         Precision::Double => put(g, name, n, cols, v),
