@@ -168,8 +168,8 @@ fn lame_table<T: Real>(ms: &[Material]) -> Vec<T> {
 }
 
 /// Element materials on the GPU as the kernels take them: (λ, μ) per material and each
-/// element's index. A single material uploads a one-entry table and no per-element index (the
-/// kernels then read none: `materials = 1`).
+/// element's index. A single material uploads a one-entry table and the index `[0]` (the kernels
+/// then read `index[0]` for every element: `materials = 1`).
 pub struct DeviceMaterials<T> {
     lames: CudaSlice<T>,
     index: CudaSlice<u32>,
@@ -182,7 +182,7 @@ impl<T: GpuReal> DeviceMaterials<T> {
         if let Some(m) = materials.single() {
             return Ok(DeviceMaterials {
                 lames: gpu.upload(&lame_table::<T>(&[m]))?,
-                // Never read with one material; a buffer so the argument is a valid pointer.
+                // With one material the kernels read index[0] (0) for every element.
                 index: gpu.upload(&[0u32])?,
                 count: 1,
             });

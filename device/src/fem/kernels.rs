@@ -215,16 +215,18 @@ impl<T: Real> Materials<T> {
     /// Element `e`'s Lamé constants.
     ///
     /// # Safety
-    /// `lames` holds 2 `count` values; with `count > 1`, `index[e]` exists and is < `count`.
+    /// `lames` holds 2 `count` values; with `count > 1`, `index[e]` exists and is < `count`;
+    /// with one material, `index[0]` exists and is 0.
     #[inline(always)]
     unsafe fn of(self, e: usize) -> Lame<T> {
-        // SAFETY: per the caller.
+        // SAFETY: per the caller (one material: `index[0]` exists and is 0).
         unsafe {
-            let m = if self.count > 1 {
-                *self.index.add(e) as usize
-            } else {
-                0
-            };
+            // One unpredicated load from `index[e]`, or from `index[0]` (= 0) for one material.
+            // The former form, a load under `count > 1` and 0 otherwise, faulted on the H200
+            // in `fem_warp8_jshared_f64` with one material (garbage per-lane addresses) though
+            // ptxas's SASS of it is correct: the driver's JIT is the suspect.
+            let at = if self.count > 1 { e } else { 0 };
+            let m = *self.index.add(at) as usize;
             Lame {
                 lambda: *self.lames.add(2 * m),
                 mu: *self.lames.add(2 * m + 1),
