@@ -80,7 +80,8 @@ impl Where {
             Where::Cpu => format!(
                 "**Place: K virtual ranks as CPU threads** ({} rayon threads), exchanging through \
                  memory, walks on the CPU; the decomposition's overhead on the host, not GPU \
-                 scaling.",
+                 scaling. One rank already uses every core, so the K ranks share the same cores \
+                 and the strong efficiency falls about as 1/K here by construction.",
                 rayon::current_num_threads()
             ),
         }

@@ -821,9 +821,10 @@ fn draw_stacked<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &StackedBa
             .map_err(e)?
             .label(label)
             .legend(move |(x, y)| {
+                // The part's marker in white on its colour, clear of the label.
                 EmptyElement::at((x, y))
-                    + Rectangle::new([(0, -6), (14, 6)], col.filled())
-                    + marker_at((24, 0), marker, col)
+                    + Rectangle::new([(-2, -7), (16, 7)], col.filled())
+                    + marker_at((7, 0), marker, WHITE)
             });
         // The part's marker beside its piece of the bar: parts told apart without colour.
         chart
