@@ -125,8 +125,9 @@ enum Command {
         /// Default: results/gpu on the GPU, results/cpu (git-ignored) on the CPU backend.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Bodies (sort, theta), the largest N (scaling, storage) or the largest number of sources
-        /// M (sbh: the table's M below it, then it); defaults: the seed's sizes on the GPU,
+        /// Bodies (sort, theta), the largest N (scaling, storage), the largest number of sources
+        /// M (sbh: the table's M below it, then it) or the strong-scaling N (multigpu: its weak
+        /// scaling takes N/2 per rank); defaults: the seed's sizes on the GPU,
         /// smaller ones on the CPU backend.
         #[arg(long)]
         n: Option<usize>,
@@ -420,6 +421,11 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
     } = o;
     if repeats == Some(0) {
         return Err(warpkit::bh::InputError::NoRepeats.into());
+    }
+    if name == warpkit::repro::Name::Multigpu && choice != BackendChoice::Cpu {
+        // Before any thread: a wheel's libnccl.so.2 needs a libnccl.so link on the library path
+        // at process start (host/multi/nccl.rs); without NCCL the run uses one GPU.
+        warpkit::multi::nccl::reexec_with_nccl();
     }
     let backend = select(choice)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(backend.name()));

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 18 on a machine with 2 or more GPUs (for when one is lent): the NCCL test over every
-# visible GPU, and strong scaling of `gravity` on Plummer 2^24 at K = 1, 2, 4, 8 GPUs (as many as
-# are visible), against the single-GPU pipeline. Files into $OUT: summary.txt, tests.log,
-# scaling.log. Same layout and NCCL set-up as gpu-multi.sh (run from the directory holding
+# visible GPU, the single-GPU pipeline at Plummer 2^24, and `warpkit repro multigpu`: strong
+# scaling at 2^24 and weak scaling at 2^23 per GPU, K = 1, 2, 4, 8 GPUs (as many as are visible).
+# Files into $OUT: summary.txt, tests.log, scaling.log, repro/multigpu/ (table.md, data.csv,
+# meta.json, figures). Same layout and NCCL set-up as gpu-multi.sh (run from the directory holding
 # .gpu/bin/warpkit and .gpu/tests/gpu_multi-*). Each gravity run has its own timeout: the local
 # trees and LETs are still built on the CPU (only the walks run on the GPUs), so at 2^24 one
 # evaluation takes seconds.
@@ -44,12 +45,11 @@ grep -E "^test |NOT RUN|NCCL over|test result|panicked" "$out/tests.log" | tee -
   common="--n 16777216 --scene plummer --theta 0.5 --check 200"
   echo "== single-GPU pipeline, group kernel"
   timeout $(cap 60) $w --backend gpu gravity $common --repeats 3 --traversal group
-  # Largest K first: the fastest multi-rank runs, so a short budget still measures scaling.
-  for k in 8 4 2 1; do
-    [ "$k" -le "$gpus" ] || { echo "== --gpus $k: NOT RUN ($gpus GPUs visible)"; continue; }
-    echo "== --gpus $k"
-    timeout $(cap 150) $w gravity $common --repeats 2 --gpus $k
-  done
+  echo "== repro multigpu"
+  # Strong 2^24 and weak 2^23 per GPU, one rank per GPU over NCCL; two repeats after a warm-up.
+  # SIGINT at the cap: the repro writes its table and figures from the rows measured.
+  timeout -s INT -k 30 $(cap 420) $w --backend gpu repro multigpu --repeats 2 --out "$out/repro"
+  echo "== repro multigpu: exit $?"
   echo "== script time ${SECONDS} s"
 } >"$out/scaling.log" 2>&1
-grep -E "^==|^wall|^communication|^Barnes" "$out/scaling.log" | tee -a "$sum"
+grep -E "^==|^Barnes|^wall|^\| [0-9]+ \| 2\^" "$out/scaling.log" | tee -a "$sum"

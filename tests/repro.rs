@@ -717,3 +717,110 @@ fn repro_neighbours_end_to_end() {
         assert_figure(&dir, &format!("time-{d}"), "64 neighbours");
     }
 }
+
+/// `warpkit repro multigpu --backend cpu` at tiny sizes (issue 18): K = 1, 2, 4, 8 virtual ranks
+/// as threads, strong (N = 2^12) and weak (2^11 per rank); every file, the columns, finite
+/// efficiencies (1 at K = 1), communication only between ranks, and forces that agree across K
+/// to the multi-rank CPU tests' tolerance (median relative difference from K = 1 below 10^-6,
+/// error against float64 direct summation within 1.1× the single rank's).
+#[test]
+fn repro_multigpu_end_to_end() {
+    let out = scratch("multigpu").join("r");
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "multigpu",
+        "--n",
+        "4096",
+        "--repeats",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = out.join("multigpu");
+    let rows = parse_csv(&read(&dir.join("data.csv")));
+    let col = |name: &str| {
+        rows[0]
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no column {name}: {:?}", rows[0]))
+    };
+    for name in [
+        "place",
+        "scaling",
+        "k",
+        "n",
+        "wall_ms",
+        "exchange_ms",
+        "compute_ms",
+        "gpu_walk_ms",
+        "bytes",
+        "bytes_let",
+        "imbalance",
+        "efficiency",
+        "diff_median",
+        "diff_max",
+        "err_f64_median",
+        "err_f64_max",
+    ] {
+        col(name);
+    }
+    assert_eq!(
+        rows.len(),
+        1 + 2 * 4,
+        "header + strong and weak at K = 1, 2, 4, 8"
+    );
+    let num = |r: &Vec<String>, c: &str| -> f64 { r[col(c)].parse().unwrap() };
+    for sc in ["strong", "weak"] {
+        let set: Vec<&Vec<String>> = rows.iter().filter(|r| r[col("scaling")] == sc).collect();
+        let ks: Vec<f64> = set.iter().map(|r| num(r, "k")).collect();
+        assert_eq!(ks, [1.0, 2.0, 4.0, 8.0], "{sc}");
+        let e1 = num(set[0], "err_f64_median");
+        assert_eq!(num(set[0], "efficiency"), 1.0, "{sc}");
+        assert_eq!(num(set[0], "bytes"), 0.0, "{sc}: one rank sends nothing");
+        for r in &set {
+            assert_eq!(r[col("place")], "cpu-threads");
+            let eff = num(r, "efficiency");
+            assert!(eff.is_finite() && eff > 0.0, "{r:?}");
+            assert!(
+                num(r, "wall_ms") > 0.0 && num(r, "compute_ms") > 0.0,
+                "{r:?}"
+            );
+            assert_eq!(num(r, "gpu_walk_ms"), 0.0, "{r:?}");
+            assert!(num(r, "imbalance") >= 1.0, "{r:?}");
+            let ek = num(r, "err_f64_median");
+            assert!(0.0 < ek && ek < 1e-2, "{r:?}");
+            if num(r, "k") > 1.0 {
+                assert!(num(r, "bytes_let") > 0.0, "{r:?}");
+            }
+            if sc == "strong" {
+                assert!(num(r, "diff_median") < 1e-6, "{r:?}");
+                assert!(ek < 1.1 * e1 + 1e-7, "{r:?}: {ek} vs {e1}");
+            } else if num(r, "k") > 1.0 {
+                // Weak scaling changes N: no single-rank result to compare with.
+                assert!(r[col("diff_median")].is_empty(), "{r:?}");
+            }
+        }
+    }
+    let md = read(&dir.join("table.md"));
+    for needle in [
+        "Place: K virtual ranks as CPU threads",
+        "Trees and LETs are built on the host",
+        "## Strong scaling (fixed N)",
+        "## Weak scaling (fixed N per rank)",
+        "| K | N | wall ms | efficiency | exchange ms | compute ms | GPU walk ms |",
+    ] {
+        assert!(md.contains(needle), "table.md lacks {needle:?}:\n{md}");
+    }
+    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
+    assert_eq!(meta["status"], "complete");
+    assert_eq!(meta["parameters"]["place"], "cpu-threads");
+    assert_eq!(meta["parameters"]["strong_n"], 4096);
+    assert_eq!(meta["machine"]["backend"], "cpu");
+    assert_figure(&dir, "efficiency", "Efficiency vs K");
+    for sc in ["strong", "weak"] {
+        assert_figure(&dir, &format!("parts-{sc}"), "Time per step by part");
+    }
+}

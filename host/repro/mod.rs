@@ -17,12 +17,14 @@
 //! | [`gravity`] (not in `all`) | the accuracy–time frontier of every gravity kernel and option, equal-error table (issue 16) | its θ curve |
 //! | [`neighbours`] | SPH neighbour search: tree (group, vote) against linked cells, three distributions, 32/64/128 neighbours, against N | issue 15's targets |
 //! | [`collision`] (not in `all`) | the 5·10^6-particle galaxy collision: time per step by stage, energy, snapshots | the document's collision run |
+//! | [`multigpu`] (not in `all`) | gravity over K ranks (NCCL GPUs, virtual ranks on one GPU, or CPU threads): strong and weak scaling, communication beside compute, efficiency | issue 18's targets |
 
 pub mod collision;
 pub mod fem;
 pub mod gravity;
 pub mod measure;
 pub mod meta;
+pub mod multigpu;
 pub mod ncu;
 pub mod neighbours;
 pub mod output;
@@ -69,6 +71,11 @@ pub enum Name {
     /// The self-gravity document's N-body galaxy collision (5·10^6 particles on the GPU, 2000
     /// on the CPU backend); not part of `all`.
     Collision,
+    /// Gravity over K = 1, 2, 4, 8 ranks (issue 18): strong (Plummer 2^24 on the GPU) and weak
+    /// (2^23 per rank) scaling, one rank per GPU over NCCL with two or more GPUs, else K virtual
+    /// ranks on one GPU (or CPU threads); communication beside compute, efficiency, force error
+    /// across K; not part of `all`.
+    Multigpu,
 }
 
 impl Name {
@@ -84,6 +91,7 @@ impl Name {
             Name::Gravity => "gravity",
             Name::Neighbours => "neighbours",
             Name::Collision => "collision",
+            Name::Multigpu => "multigpu",
         }
     }
 }
@@ -118,6 +126,8 @@ pub enum ReproError {
     Failed(String),
     #[error(transparent)]
     Sph(#[from] crate::sph::gpu::SphGpuError),
+    #[error(transparent)]
+    Multi(#[from] crate::multi::MultiError),
     #[error("nbody: {0}")]
     Nbody(String),
     #[error("{name}: {source}")]
@@ -243,6 +253,7 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
         Name::Gravity => Ok(vec![one("gravity", gravity::run(s))?]),
         Name::Collision => Ok(vec![one("collision", collision::run(s))?]),
         Name::Neighbours => Ok(vec![one("neighbours", neighbours::run(s))?]),
+        Name::Multigpu => Ok(vec![one("multigpu", multigpu::run(s))?]),
         Name::All => {
             let mut done = Vec::new();
             let mut failed = Vec::new();

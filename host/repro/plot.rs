@@ -179,6 +179,17 @@ pub struct BarChart {
     pub series: Vec<(String, Vec<f64>)>,
 }
 
+/// Stacked bars: one bar per category, the parts stacked from the bottom in order (a linear axis
+/// from 0; each part drawn in its colour with its marker, and the bar's total above it).
+#[derive(Clone, Debug)]
+pub struct StackedBars {
+    pub title: String,
+    pub y_label: String,
+    pub categories: Vec<String>,
+    /// (legend label, one value per category; NaN or negative: nothing of that part).
+    pub parts: Vec<(String, Vec<f64>)>,
+}
+
 /// A heat map of a scalar on a regular `nx` × `ny` grid over `extent`, coloured on a log10 scale
 /// between `range` (values outside are clamped; values ≤ 0 take the lowest colour).
 #[derive(Clone, Debug)]
@@ -335,8 +346,12 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(227, 119, 194),
 ];
 
-/// Guide lines: dark grey, then brown.
-const GUIDES: [RGBColor; 2] = [RGBColor(90, 90, 90), RGBColor(140, 86, 75)];
+/// Guide lines: dark grey, brown, then dark green.
+const GUIDES: [RGBColor; 3] = [
+    RGBColor(90, 90, 90),
+    RGBColor(140, 86, 75),
+    RGBColor(40, 110, 60),
+];
 
 pub(crate) fn fonts() {
     static ONCE: Once = Once::new();
@@ -361,6 +376,15 @@ pub fn bar_chart(dir: &Path, stem: &str, chart: &BarChart) -> Result<[PathBuf; 2
     render(dir, stem, chart)
 }
 
+/// Writes `stem.png` and `stem.svg` of `chart` into `dir`; returns both paths.
+pub fn stacked_bar_chart(
+    dir: &Path,
+    stem: &str,
+    chart: &StackedBars,
+) -> Result<[PathBuf; 2], PlotError> {
+    render(dir, stem, chart)
+}
+
 type DrawResult = Result<(), String>;
 
 /// A chart that draws itself on any plotters backend.
@@ -371,6 +395,12 @@ trait Figure {
 impl Figure for LineChart {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
         draw_lines(root, self)
+    }
+}
+
+impl Figure for StackedBars {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        draw_stacked(root, self)
     }
 }
 
@@ -716,6 +746,109 @@ fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) ->
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", 16))
+        .draw()
+        .map_err(e)?;
+    Ok(())
+}
+
+fn draw_stacked<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &StackedBars) -> DrawResult {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let n = c.categories.len().max(1);
+    let part = |v: f64| if v.is_finite() && v > 0.0 { v } else { 0.0 };
+    let totals: Vec<f64> = (0..n)
+        .map(|i| {
+            c.parts
+                .iter()
+                .map(|p| part(p.1.get(i).copied().unwrap_or(0.0)))
+                .sum()
+        })
+        .collect();
+    let top = totals.iter().copied().fold(0.0f64, f64::max);
+    // Head room for the totals and the legend.
+    let top = if top > 0.0 {
+        top * (1.2 + 0.08 * c.parts.len() as f64)
+    } else {
+        1.0
+    };
+    let mut chart = ChartBuilder::on(root)
+        .caption(&c.title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(84)
+        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0.0..top)
+        .map_err(e)?;
+    let cats = c.categories.clone();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .y_desc(&c.y_label)
+        .x_labels(n)
+        .x_label_formatter(&|v| {
+            let k = v.round();
+            if (v - k).abs() < 1e-6 && k >= 0.0 {
+                cats.get(k as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_labels(10)
+        .y_label_formatter(&|v| Scale::Linear.label(*v, top))
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 18))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(e)?;
+    let mut base = vec![0.0f64; n];
+    for (j, (label, values)) in c.parts.iter().enumerate() {
+        let col = PALETTE[j % PALETTE.len()];
+        let marker = MARKERS[j % MARKERS.len()];
+        let spans: Vec<(usize, f64, f64)> = (0..n)
+            .map(|i| {
+                let v = part(values.get(i).copied().unwrap_or(0.0));
+                let b = base[i];
+                base[i] += v;
+                (i, b, b + v)
+            })
+            .collect();
+        chart
+            .draw_series(spans.iter().filter(|s| s.2 > s.1).map(|&(i, a, b)| {
+                Rectangle::new([(i as f64 - 0.3, a), (i as f64 + 0.3, b)], col.filled())
+            }))
+            .map_err(e)?
+            .label(label)
+            .legend(move |(x, y)| {
+                // The part's marker in white on its colour, clear of the label.
+                EmptyElement::at((x, y))
+                    + Rectangle::new([(-2, -7), (16, 7)], col.filled())
+                    + marker_at((7, 0), marker, WHITE)
+            });
+        // The part's marker beside its piece of the bar: parts told apart without colour.
+        chart
+            .draw_series(
+                spans
+                    .iter()
+                    .filter(|s| s.2 > s.1)
+                    .map(|&(i, a, b)| marker_at((i as f64 + 0.36, 0.5 * (a + b)), marker, col)),
+            )
+            .map_err(e)?;
+    }
+    chart
+        .draw_series(totals.iter().enumerate().map(|(i, &t)| {
+            EmptyElement::at((i as f64, t))
+                + Text::new(
+                    Scale::Linear.label(t, t.abs()),
+                    (-14, -22),
+                    ("sans-serif", 14),
+                )
+        }))
+        .map_err(e)?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.3))
         .label_font(("sans-serif", 16))
