@@ -92,6 +92,23 @@ fn gpus_without_gpus_or_nccl_is_a_clear_error() {
         &["gravity", "--gpus", "2", "--n", "1000"][..],
         &["nbody", "--gpus"][..],
         &["--backend", "cpu", "gravity", "--ranks", "0"][..],
+        // A thread per rank: a huge K is refused before anything is allocated.
+        &[
+            "--backend",
+            "cpu",
+            "gravity",
+            "--ranks",
+            "1000000",
+            "--n",
+            "100",
+        ][..],
+        &[
+            "--backend",
+            "cpu",
+            "nbody",
+            "--ranks",
+            "18446744073709551615",
+        ][..],
         &["--backend", "cpu", "nbody", "--ranks", "2", "--block-steps"][..],
     ] {
         let o = warpkit(args);

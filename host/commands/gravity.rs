@@ -85,9 +85,7 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         warpkit::multi::nccl::reexec_with_nccl();
         warpkit::multi::nccl::ensure_loadable()?;
     }
-    if a.ranks == 0 {
-        bail!("--ranks must be at least 1");
-    }
+    warpkit::multi::check_ranks(a.ranks).map_err(anyhow::Error::msg)?;
     let multi = a.ranks > 1 || a.gpus.is_some();
     if multi && a.alpha.is_some() {
         bail!("--alpha (the relative criterion) is not available with --ranks or --gpus");

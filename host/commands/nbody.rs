@@ -86,9 +86,7 @@ pub(crate) fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
         warpkit::multi::nccl::reexec_with_nccl();
         warpkit::multi::nccl::ensure_loadable()?;
     }
-    if a.ranks == 0 {
-        bail!("--ranks must be at least 1");
-    }
+    warpkit::multi::check_ranks(a.ranks).map_err(anyhow::Error::msg)?;
     let multi = a.ranks > 1 || a.gpus.is_some();
     if multi && (a.block_steps || a.alpha.is_some_and(|v| v != 0.0)) {
         bail!(

@@ -59,6 +59,23 @@ pub enum MultiError {
     Setup(String),
 }
 
+/// The most virtual ranks one process runs (each is a thread with its own tree and buffers): a
+/// bound so that `--ranks` with a huge K is an error, not an exhausted machine.
+pub const MAX_VIRTUAL_RANKS: usize = 1024;
+
+/// `--ranks K` checked: at least 1, at most [`MAX_VIRTUAL_RANKS`].
+pub fn check_ranks(k: usize) -> Result<(), String> {
+    if k == 0 {
+        return Err("--ranks must be at least 1".into());
+    }
+    if k > MAX_VIRTUAL_RANKS {
+        return Err(format!(
+            "--ranks {k}: at most {MAX_VIRTUAL_RANKS} virtual ranks (each is a thread with its own tree)"
+        ));
+    }
+    Ok(())
+}
+
 /// A body as it migrates: 80 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
