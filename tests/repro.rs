@@ -8,6 +8,14 @@ use std::process::Command;
 use warpkit::repro::output::{Csv, OutDir, OutputError, Report, Table, parse_csv};
 use warpkit::repro::plot::{self, Axis, BarChart, LineChart, Scale, Series};
 
+/// Index of column `name` in a CSV header (panics naming the header when it is missing).
+fn column(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|c| c == name)
+        .unwrap_or_else(|| panic!("no column {name}: {header:?}"))
+}
+
 /// A fresh, empty directory for one test.
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("warpkit-repro-{}-{name}", std::process::id()));
@@ -562,12 +570,7 @@ fn repro_gravity_end_to_end() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let dir = out.join("gravity");
     let rows = parse_csv(&read(&dir.join("data.csv")));
-    let col = |name: &str| {
-        rows[0]
-            .iter()
-            .position(|c| c == name)
-            .unwrap_or_else(|| panic!("no column {name}: {:?}", rows[0]))
-    };
+    let col = |name: &str| column(&rows[0], name);
     for name in [
         "scene",
         "n",
@@ -689,7 +692,7 @@ fn repro_neighbours_end_to_end() {
     }
     let rows = parse_csv(&read(&dir.join("data.csv")));
     assert_eq!(rows.len(), 1 + 3 * 2 * 3 * 3, "header + points");
-    let col = |name: &str| rows[0].iter().position(|c| c == name).unwrap();
+    let col = |name: &str| column(&rows[0], name);
     let (dist, method, unconv, tpn) = (
         col("distribution"),
         col("method"),
@@ -741,12 +744,7 @@ fn repro_multigpu_end_to_end() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let dir = out.join("multigpu");
     let rows = parse_csv(&read(&dir.join("data.csv")));
-    let col = |name: &str| {
-        rows[0]
-            .iter()
-            .position(|c| c == name)
-            .unwrap_or_else(|| panic!("no column {name}: {:?}", rows[0]))
-    };
+    let col = |name: &str| column(&rows[0], name);
     for name in [
         "place",
         "scaling",
