@@ -23,17 +23,7 @@ nvidia-smi topo -m >>"$sum" 2>&1
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
 say "visible GPUs: $gpus"
 
-lib=${WARPKIT_NCCL_LIB:-$(python3 -c 'import nvidia.nccl as m, os; print(os.path.join(list(m.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)}
-if [ -n "$lib" ] && [ -f "$lib" ]; then
-  links=$(mktemp -d /tmp/nccl-link.XXXX)
-  ln -sf "$(readlink -f "$lib")" "$links/libnccl.so"
-  export LD_LIBRARY_PATH="$links${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  say "NCCL: $lib"
-else
-  say "NCCL: libnccl.so.2 not found (set WARPKIT_NCCL_LIB)"
-fi
-export NCCL_NVLS_ENABLE=0 # never NVLink multicast
-export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+. "$(dirname "$0")/nccl-env.sh"
 
 timeout $(cap 90) "$t" --include-ignored --test-threads 1 --nocapture virtual_ranks >"$out/tests.log" 2>&1
 say "tests (virtual ranks): exit $?"
