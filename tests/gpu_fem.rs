@@ -139,6 +139,26 @@ fn check_case<T: GpuReal + std::fmt::Debug>(
     tol: f64,
 ) -> Result<(), String> {
     let m = irregular(cells, 7 + cells[0] as u64);
+    check_mesh::<T>(
+        strategy,
+        &m,
+        &format!("{cells:?}"),
+        formulation,
+        material,
+        tol,
+    )
+}
+
+/// [`check_case`] on a given mesh, named `name` in failures.
+fn check_mesh<T: GpuReal + std::fmt::Debug>(
+    strategy: Strategy,
+    m: &Mesh,
+    name: &str,
+    formulation: Formulation,
+    material: impl Fn([f64; 3]) -> Material,
+    tol: f64,
+) -> Result<(), String> {
+    let m = m.clone();
     let mut materials = ElementMaterials {
         table: Vec::new(),
         index: Vec::new(),
@@ -157,7 +177,7 @@ fn check_case<T: GpuReal + std::fmt::Debug>(
         materials.index.push(i as u32);
     }
     let what = format!(
-        "{} {formulation:?} {} on {cells:?}, {} material(s)",
+        "{} {formulation:?} {} on {name}, {} material(s)",
         strategy.name(),
         std::any::type_name::<T>(),
         materials.table.len()
@@ -252,6 +272,85 @@ fn two_materials_match_cpu() {
         for cells in SIZES {
             failures.extend(check_case::<f32>(s, cells, Formulation::Standard, split, 1e-5).err());
             failures.extend(check_case::<f64>(s, cells, Formulation::Standard, split, 1e-12).err());
+        }
+        failures
+    });
+}
+
+/// A mesh whose axis nodes are shared by far more elements than a grid's: `sides` kite-shaped
+/// hexahedra around a vertical axis (a regular polygon cut into kites from its centre), in
+/// `layers` layers. With 12 sides a middle axis node has 24 elements and 75 neighbour nodes,
+/// past what the node-row kernels hold in shared memory (32), so their global-memory path runs.
+fn star(sides: usize, layers: usize) -> Mesh {
+    let per_layer = 2 * sides + 1; // centre, polygon vertices, edge midpoints
+    let mut nodes = Vec::new();
+    for l in 0..=layers {
+        let z = 0.3 * l as f64 + 0.02 * (l % 2) as f64;
+        nodes.push([0.0, 0.0, z]);
+        for k in 0..sides {
+            let t = std::f64::consts::TAU * k as f64 / sides as f64;
+            nodes.push([t.cos(), t.sin(), z]);
+        }
+        for k in 0..sides {
+            let t = std::f64::consts::TAU * (k as f64 + 0.5) / sides as f64;
+            let r = (std::f64::consts::PI / sides as f64).cos();
+            nodes.push([r * t.cos(), r * t.sin(), z]);
+        }
+    }
+    let id = |l: usize, i: usize| (l * per_layer + i) as u32;
+    let (vertex, mid) = (|k: usize| 1 + k % sides, |k: usize| 1 + sides + k % sides);
+    let mut elements = Vec::new();
+    for l in 0..layers {
+        for k in 0..sides {
+            // Counter-clockwise from +z: centre, midpoint before vertex k, vertex k, midpoint after.
+            let q = [0, mid(k + sides - 1), vertex(k), mid(k)];
+            elements.push([
+                id(l, q[0]),
+                id(l, q[1]),
+                id(l, q[2]),
+                id(l, q[3]),
+                id(l + 1, q[0]),
+                id(l + 1, q[1]),
+                id(l + 1, q[2]),
+                id(l + 1, q[3]),
+            ]);
+        }
+    }
+    Mesh { nodes, elements }
+}
+
+/// The star meshes are valid (no inverted element) and reach the node-row kernels' global path:
+/// some node has more than 32 neighbour nodes.
+#[test]
+fn star_meshes_are_valid_and_exceed_the_shared_rows() {
+    for (sides, layers) in [(6, 2), (12, 3)] {
+        let m = star(sides, layers);
+        validate(&m, &STEEL).unwrap();
+        let p = csr::Pattern::new(&m).unwrap();
+        let widest = (0..m.nodes.len())
+            .map(|n| (p.row_ptr[3 * n + 1] - p.row_ptr[3 * n]) / 3)
+            .max()
+            .unwrap();
+        assert!(
+            widest > 32,
+            "star({sides}, {layers}): widest row has {widest} nodes"
+        );
+    }
+}
+
+/// Every strategy on meshes with high-valence nodes (the star meshes, two materials).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn high_valence_nodes_match_cpu() {
+    let split = |c: [f64; 3]| if c[0] < 0.1 { STEEL } else { ALUMINIUM };
+    each_strategy("high_valence_nodes_match_cpu", &Strategy::ALL, |s| {
+        let mut failures = Vec::new();
+        for (sides, layers) in [(6, 2), (12, 3)] {
+            let m = star(sides, layers);
+            let name = format!("star({sides}, {layers})");
+            let st = Formulation::Standard;
+            failures.extend(check_mesh::<f32>(s, &m, &name, st, split, 1e-5).err());
+            failures.extend(check_mesh::<f64>(s, &m, &name, st, split, 1e-12).err());
         }
         failures
     });

@@ -5,7 +5,7 @@ use super::colour::Colouring;
 use super::csr::Pattern;
 use super::{ElementMaterials, FemError, Formulation, Material, Mesh};
 use crate::device::fem::kernels as k;
-use crate::device::fem::{ENTRIES, NODES, Real, THREAD_BLOCK, WARP_BLOCK};
+use crate::device::fem::{ENTRIES, NODES, ROWS_BLOCK, Real, THREAD_BLOCK, WARP_BLOCK};
 use crate::runtime::{
     CudaSlice, DeviceRepr, Gpu, GpuError, LaunchConfig, ValidAsZeroBits, grid_for,
 };
@@ -23,17 +23,21 @@ macro_rules! strategy_table {
             /// Two kernels: every element's geometry to global memory, then per colour one block
             /// of 576 threads per element, one entry each.
             TwoKernel,
+            /// A warp per node gathers the node's three CSR rows from its elements and writes
+            /// them once: no colouring, no atomics, no zeroing (`fem_rows_*`).
+            Rows,
         }
 
         impl Strategy {
-            pub const ALL: [Strategy; [$(stringify!($variant)),*].len() + 1] =
-                [$(Strategy::$variant,)* Strategy::TwoKernel];
+            pub const ALL: [Strategy; [$(stringify!($variant)),*].len() + 2] =
+                [$(Strategy::$variant,)* Strategy::TwoKernel, Strategy::Rows];
 
             /// The command-line name (kebab case).
             pub fn name(self) -> &'static str {
                 match self {
                     $(Strategy::$variant => $cli,)*
                     Strategy::TwoKernel => "two-kernel",
+                    Strategy::Rows => "rows",
                 }
             }
 
@@ -42,6 +46,7 @@ macro_rules! strategy_table {
                 match self {
                     $(Strategy::$variant => strategy_table!(@coloured $colour),)*
                     Strategy::TwoKernel => true,
+                    Strategy::Rows => false,
                 }
             }
 
@@ -51,13 +56,14 @@ macro_rules! strategy_table {
                 match self {
                     $(Strategy::$variant => strategy_table!(@blocks $pos),)*
                     Strategy::TwoKernel => false,
+                    Strategy::Rows => true,
                 }
             }
 
             fn warp_per_element(self) -> bool {
                 match self {
                     $(Strategy::$variant => strategy_table!(@warp $shape),)*
-                    Strategy::TwoKernel => false,
+                    Strategy::TwoKernel | Strategy::Rows => false,
                 }
             }
         }
@@ -87,9 +93,9 @@ macro_rules! strategy_table {
                 unsafe {
                     match strategy {
                         $(Strategy::$variant => gpu.launch(k::$k, cfg, args),)*
-                        Strategy::TwoKernel => Err(GpuError::InvalidLaunch {
-                            kernel: "fem_entries",
-                            reason: "the two-kernel strategy launches its own kernels".into(),
+                        Strategy::TwoKernel | Strategy::Rows => Err(GpuError::InvalidLaunch {
+                            kernel: strategy.name(),
+                            reason: "this strategy launches its own kernels".into(),
                         }),
                     }
                 }
@@ -318,6 +324,9 @@ impl Strategy {
                 block_dim: (ENTRIES as u32, 1, 1),
                 shared_mem_bytes: 0,
             }
+        } else if self == Strategy::Rows {
+            // n counts nodes here: a warp each.
+            grid_for(n.saturating_mul(crate::device::WARP_SIZE), ROWS_BLOCK)
         } else if self.warp_per_element() {
             grid_for(n.saturating_mul(crate::device::WARP_SIZE), WARP_BLOCK)
         } else {
@@ -367,10 +376,32 @@ pub trait GpuReal:
             &mut CudaSlice<Self>,
         ),
     ) -> Result<(), GpuError>;
+    /// The node-row kernel (`fem_rows_*`).
+    ///
+    /// # Safety
+    /// The kernel's contract (device `fem::kernels::node_rows`) for `args` under `cfg`.
+    unsafe fn launch_rows(
+        gpu: &Gpu,
+        cfg: LaunchConfig,
+        args: RowArgs<'_, Self>,
+    ) -> Result<(), GpuError>;
+}
+
+/// The node-row kernel's arguments (device `fem::kernels::node_rows`).
+pub struct RowArgs<'a, T> {
+    pub coords: &'a CudaSlice<T>,
+    pub elements: &'a CudaSlice<u32>,
+    pub blocks: &'a CudaSlice<u32>,
+    pub node_ptr: &'a CudaSlice<u32>,
+    pub node_elements: &'a CudaSlice<u32>,
+    pub row_ptr: &'a CudaSlice<u32>,
+    pub nodes: u32,
+    pub materials: &'a DeviceMaterials<T>,
+    pub values: &'a mut CudaSlice<T>,
 }
 
 macro_rules! gpu_real {
-    ($t:ty, $double:literal, $geo:ident, $ent:ident) => {
+    ($t:ty, $double:literal, $geo:ident, $ent:ident, $rows:ident) => {
         impl GpuReal for $t {
             const DOUBLE: bool = $double;
             unsafe fn launch_geometry(
@@ -398,11 +429,43 @@ macro_rules! gpu_real {
                 // SAFETY: forwarded to the caller.
                 unsafe { gpu.launch(k::$ent, cfg, args) }
             }
+            unsafe fn launch_rows(
+                gpu: &Gpu,
+                cfg: LaunchConfig,
+                args: RowArgs<'_, Self>,
+            ) -> Result<(), GpuError> {
+                let RowArgs {
+                    coords,
+                    elements,
+                    blocks,
+                    node_ptr,
+                    node_elements,
+                    row_ptr,
+                    nodes,
+                    materials: m,
+                    values,
+                } = args;
+                let args = (
+                    coords,
+                    elements,
+                    blocks,
+                    node_ptr,
+                    node_elements,
+                    row_ptr,
+                    nodes,
+                    &m.lames,
+                    &m.index,
+                    m.count,
+                    values,
+                );
+                // SAFETY: forwarded to the caller.
+                unsafe { gpu.launch(k::$rows, cfg, args) }
+            }
         }
     };
 }
-gpu_real!(f32, false, fem_geometry_f32, fem_entries_f32);
-gpu_real!(f64, true, fem_geometry_f64, fem_entries_f64);
+gpu_real!(f32, false, fem_geometry_f32, fem_entries_f32, fem_rows_f32);
+gpu_real!(f64, true, fem_geometry_f64, fem_entries_f64, fem_rows_f64);
 
 /// A mesh on the GPU with its colouring and CSR positions.
 pub struct GpuMesh<T> {
@@ -417,6 +480,11 @@ pub struct GpuMesh<T> {
     /// Per colour, its element list; `all` lists every element (atomic strategies).
     colours: Vec<(CudaSlice<u32>, u32)>,
     all: (CudaSlice<u32>, u32),
+    /// The node-row strategy's inputs ([`node_adjacency`], the CSR row pointers).
+    node_ptr: CudaSlice<u32>,
+    node_elements: CudaSlice<u32>,
+    row_ptr: CudaSlice<u32>,
+    nodes: u32,
     nnz: usize,
 }
 
@@ -450,6 +518,17 @@ impl<T: GpuReal> GpuMesh<T> {
             .map(|g| Ok((gpu.upload(g)?, g.len() as u32)))
             .collect::<Result<Vec<_>, GpuError>>()?;
         let all: Vec<u32> = (0..n).collect();
+        let nodes = u32::try_from(mesh.nodes.len())
+            .ok()
+            .filter(|&v| v <= u32::MAX / crate::device::WARP_SIZE)
+            .ok_or_else(|| {
+                FemError::MeshSize(format!(
+                    "{} nodes: the node-row kernels handle at most {}",
+                    mesh.nodes.len(),
+                    u32::MAX / crate::device::WARP_SIZE
+                ))
+            })?;
+        let (node_ptr, node_elements) = node_adjacency(mesh)?;
         Ok(GpuMesh {
             coords: gpu.upload(&coords)?,
             elements: gpu.upload(bytemuck::cast_slice::<[u32; 8], u32>(&mesh.elements))?,
@@ -458,6 +537,10 @@ impl<T: GpuReal> GpuMesh<T> {
             geometry: std::cell::RefCell::new(None),
             colours,
             all: (gpu.upload(&all)?, n),
+            node_ptr: gpu.upload(&node_ptr)?,
+            node_elements: gpu.upload(&node_elements)?,
+            row_ptr: gpu.upload(&pattern.row_ptr)?,
+            nodes,
             nnz: pattern.nnz(),
         })
     }
@@ -507,6 +590,28 @@ impl<T: GpuReal> GpuMesh<T> {
                 values.len(),
                 self.nnz
             )));
+        }
+        if strategy == Strategy::Rows {
+            // Writes every value of every row itself: no zeroing.
+            let args = RowArgs {
+                coords: &self.coords,
+                elements: &self.elements,
+                blocks: &self.blocks,
+                node_ptr: &self.node_ptr,
+                node_elements: &self.node_elements,
+                row_ptr: &self.row_ptr,
+                nodes: self.nodes,
+                materials,
+                values,
+            };
+            // SAFETY: `node_rows`'s contract: node_ptr/node_elements from `node_adjacency` of
+            // this mesh (entries 8 e + a with elements[e][a] = the node), the block table and
+            // row pointers of this mesh's pattern (positions < nnz ≤ values.len(), checked
+            // above), the material table as for the other strategies; a warp per node.
+            unsafe {
+                T::launch_rows(gpu, strategy.launch_config(self.nodes), args)?;
+            }
+            return Ok(());
         }
         gpu.stream()
             .memset_zeros(&mut values.slice_mut(..self.nnz))
@@ -619,6 +724,26 @@ impl<T: GpuReal> GpuMesh<T> {
             &gpu.download(&self.all.0)?,
             &mut diffs,
         );
+        if let Ok((ptr, adj)) = node_adjacency(mesh) {
+            compare(
+                "node pointers",
+                &ptr,
+                &gpu.download(&self.node_ptr)?,
+                &mut diffs,
+            );
+            compare(
+                "node elements",
+                &adj,
+                &gpu.download(&self.node_elements)?,
+                &mut diffs,
+            );
+        }
+        compare(
+            "row pointers",
+            &pattern.row_ptr,
+            &gpu.download(&self.row_ptr)?,
+            &mut diffs,
+        );
         Ok(diffs)
     }
 
@@ -720,6 +845,34 @@ pub fn block_table(pattern: &Pattern, elements: usize) -> Vec<u32> {
             }));
         });
     t
+}
+
+/// Node → element adjacency for the node-row kernels: node n's entries are
+/// `elements[ptr[n] .. ptr[n + 1]]`, each `8 e + a` for element e whose local node a is n
+/// (an element that names a node twice is listed twice, once per local index).
+pub fn node_adjacency(mesh: &Mesh) -> Result<(Vec<u32>, Vec<u32>), FemError> {
+    let too_big = || FemError::MeshSize("more than 2^29 elements or 2^32 node references".into());
+    if mesh.elements.len() > (u32::MAX / NODES as u32) as usize {
+        return Err(too_big());
+    }
+    let mut ptr = vec![0u32; mesh.nodes.len() + 1];
+    for conn in &mesh.elements {
+        for &n in conn {
+            ptr[n as usize + 1] += 1;
+        }
+    }
+    for i in 0..mesh.nodes.len() {
+        ptr[i + 1] = ptr[i].checked_add(ptr[i + 1]).ok_or_else(too_big)?;
+    }
+    let mut fill = ptr.clone();
+    let mut adj = vec![0u32; ptr[mesh.nodes.len()] as usize];
+    for (e, conn) in mesh.elements.iter().enumerate() {
+        for (a, &n) in conn.iter().enumerate() {
+            adj[fill[n as usize] as usize] = NODES as u32 * e as u32 + a as u32;
+            fill[n as usize] += 1;
+        }
+    }
+    Ok((ptr, adj))
 }
 
 /// Iterations queued between two looks at the GPU's PCG scalars.

@@ -269,8 +269,11 @@ pub fn estimate_bytes(elements: usize, nodes: usize, gpu: bool) -> (usize, usize
         + e * (32 + 8 + 8 * 4 + 576 * 4 + 72 * 4)
         + nnz * (4 + if gpu { 4 + 8 + 4 } else { 4 + 8 + 8 + 8 });
     // Coordinates, elements, positions, block table, colour lists and the all-element list,
-    // float32 values, the two-kernel geometry (256 values per element).
-    let device = nodes * 3 * 4 + e * (32 + 576 * 4 + 72 * 4 + 2 * 4 + 256 * 4) + nnz * 4;
+    // float32 values, the two-kernel geometry (256 values per element), the node-row kernels'
+    // node adjacency (8 entries per element, a pointer per node) and row pointers.
+    let device = nodes * (3 * 4 + 4 + 3 * 4)
+        + e * (32 + 576 * 4 + 72 * 4 + 2 * 4 + 256 * 4 + 8 * 4)
+        + nnz * 4;
     let clamp = |b: u128| usize::try_from(b).unwrap_or(usize::MAX);
     (clamp(host), if gpu { clamp(device) } else { 0 })
 }

@@ -204,6 +204,59 @@ fn block_table_reproduces_every_position() {
     }
 }
 
+/// The node-row kernels' indexing, replayed on the CPU: each node gathers, through its
+/// adjacency entries (8 e + a) and the block table, the blocks (a, b) of its elements into its
+/// own rows, and the rows equal the element-by-element assembly exactly (same order of sums is
+/// not needed: the values are compared to rounding).
+#[test]
+fn node_row_gather_reproduces_the_assembly() {
+    let m = jittered([4, 3, 2], 9);
+    let material = Material {
+        young: 1.0,
+        poisson: 0.3,
+    };
+    let p = csr::Pattern::new(&m).unwrap();
+    let reference = assemble::serial(&m, &material, &p).unwrap();
+    let t = super::gpu::block_table(&p, m.elements.len());
+    let bt = super::gpu::BLOCK_TABLE;
+    let (ptr, adj) = super::gpu::node_adjacency(&m).unwrap();
+    assert_eq!(adj.len(), 8 * m.elements.len());
+    let mut values = vec![f64::NAN; p.nnz()];
+    for n in 0..m.nodes.len() {
+        let start = p.row_ptr[3 * n];
+        let stride = p.row_ptr[3 * n + 1] - start;
+        assert_eq!(
+            p.row_ptr[3 * n + 3] - start,
+            3 * stride,
+            "node {n}'s rows differ in length"
+        );
+        let mut rows = vec![0.0; 3 * stride as usize];
+        for &v in &adj[ptr[n] as usize..ptr[n + 1] as usize] {
+            let (e, a) = ((v / 8) as usize, (v % 8) as usize);
+            assert_eq!(m.elements[e][a] as usize, n, "entry {v} of node {n}");
+            let ke =
+                crate::device::fem::element_stiffness(&m.element_coords(e), material.lame::<f64>())
+                    .unwrap();
+            for b in 0..8 {
+                let base = t[bt * e + 8 * a + b] - start;
+                assert!(
+                    base + 2 < stride,
+                    "block ({a}, {b}) of element {e} outside node {n}"
+                );
+                for i in 0..3 {
+                    for j in 0..3 {
+                        let k = crate::device::fem::block_position(base, stride, i, j);
+                        rows[k as usize] += ke[3 * a + i][3 * b + j];
+                    }
+                }
+            }
+        }
+        values[start as usize..][..rows.len()].copy_from_slice(&rows);
+    }
+    let rel = assemble::relative_frobenius(&values, &reference);
+    assert!(rel < 1e-14, "relative Frobenius error {rel:e}");
+}
+
 #[test]
 fn strategy_names_round_trip() {
     use super::gpu::Strategy;

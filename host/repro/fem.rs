@@ -108,6 +108,7 @@ impl Run {
                 Ppni4BlocksAtomic => "P4B-A",
                 Ppni8BlocksAtomic => "P8B-A",
                 TwoKernel => "2K",
+                Rows => "R",
             },
             Method::CpuColoured if self.double => "col-64",
             Method::CpuColoured => "col-32",

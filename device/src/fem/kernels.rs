@@ -60,6 +60,12 @@
 //!   point), writes (∇N, det J) of the 8 nodes to global memory; kernel 2, per colour, a block of
 //!   576 threads per element copies that element's geometry to shared memory and each thread
 //!   computes one entry of Ke.
+//! - `fem_rows_*` (node rows, a gather): a warp per node computes that node's three CSR rows
+//!   from the elements around it and writes them once, coalesced: no colouring, no atomics in
+//!   global memory, no zeroing, and no read-modify-write of the values (the element-centric
+//!   kernels above move each 32-byte sector of the values once per colour, since a colour's
+//!   updates are scattered over the whole matrix). See [`node_rows`] for its parameters. The
+//!   price is recomputing each element's geometry for each of its 8 nodes.
 //! - `fem_spmv_f64`, `fem_dot_f64`, `fem_pcg_*_f64`: Jacobi-preconditioned CG (see that section).
 
 use super::{
@@ -78,6 +84,8 @@ use crate::gpu::warp::{FULL_MASK, Shuffle, shuffle_idx, shuffle_xor, sync_warp};
 trait DeviceReal: Real + Shuffle + AtomicAdd + SharedScalar {
     /// Shared-window address of this precision's per-block scratch ([`SMEM_VALUES`] values).
     fn smem() -> u32;
+    /// Shared-window address of the node-row kernels' per-block scratch ([`ROWS_SMEM`] values).
+    fn rows_smem() -> u32;
     /// `shfl.sync.bfly` over the full warp.
     ///
     /// # Safety
@@ -154,10 +162,27 @@ const _: () = assert!(SMEM_VALUES >= 256); // the two-kernel entry kernel's elem
 crate::static_shared_window!(fem_smem32: [f32; SMEM_VALUES]);
 crate::static_shared_window!(fem_smem64: [f64; SMEM_VALUES]);
 
+/// Elements a node-row warp takes at a time: lane (el, s) works on element el of the chunk.
+const ROW_ELEMENTS: u32 = crate::WARP_SIZE / NODES as u32;
+/// Node-row scratch per warp: the chunk's geometry (elements × 8 Gauss points × 8 nodes ×
+/// (∇N, det J)), its node coordinates (elements × 8 nodes, padded to 4), then the node's rows.
+const ROW_GEOMETRY: u32 = ROW_ELEMENTS * 8 * 8 * 4;
+const ROW_COORDS: u32 = ROW_ELEMENTS * 8 * 4;
+const ROW_WARP_SMEM: u32 = ROW_GEOMETRY + ROW_COORDS + super::ROW_CAPACITY;
+const ROWS_SMEM: usize = (super::ROWS_BLOCK / crate::WARP_SIZE * ROW_WARP_SMEM) as usize;
+const _: () = assert!(ROWS_SMEM * 8 <= 48 * 1024);
+
+crate::static_shared_window!(fem_rows32: [f32; ROWS_SMEM]);
+crate::static_shared_window!(fem_rows64: [f64; ROWS_SMEM]);
+
 impl DeviceReal for f32 {
     #[inline(always)]
     fn smem() -> u32 {
         fem_smem32()
+    }
+    #[inline(always)]
+    fn rows_smem() -> u32 {
+        fem_rows32()
     }
 }
 
@@ -165,6 +190,10 @@ impl DeviceReal for f64 {
     #[inline(always)]
     fn smem() -> u32 {
         fem_smem64()
+    }
+    #[inline(always)]
+    fn rows_smem() -> u32 {
+        fem_rows64()
     }
 }
 
@@ -621,6 +650,193 @@ unsafe fn ppni<
         scatter_batched::<T, ATOMIC>(&targets, &acc);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// node rows: a warp per node gathers its three CSR rows
+// ---------------------------------------------------------------------------------------------
+
+/// Warp `w` (of `n`, one per node) computes node w's three CSR rows, `values[row_ptr[3w] ..
+/// row_ptr[3w + 3]]`, and writes each value once.
+///
+/// - `blocks`: the block table ([`BLOCK_TABLE`] per element, as the `_blocks` kernels read);
+/// - `node_ptr` (n + 1 values) and `node_elements`: node w's elements are
+///   `node_elements[node_ptr[w] .. node_ptr[w + 1]]`, each `8 e + a` where node w is node a of
+///   element e;
+/// - `row_ptr`: the CSR row pointers (3 n + 1 values); node w's three rows are consecutive and
+///   have the same length, so they are one range of the values.
+///
+/// The warp takes its elements four at a time. Lane (el, s), el = lane / 8, s = lane % 8: loads
+/// node s of element el, computes J, det J, J⁻¹ and the 8 nodes' ∇N at Gauss point s into shared
+/// memory, then accumulates the 3×3 block (a, s) over the Gauss points (the same
+/// [`add_block_split`] as PPNI) and adds it into the rows held in shared memory (lanes of
+/// different elements may share a column node: `red.shared.add`). Rows longer than
+/// [`super::ROW_CAPACITY`] accumulate in global memory with atomic adds after the warp zeroes
+/// them (no other warp touches them).
+///
+/// # Safety
+/// The buffers as above and in the module docs (every element index, local index and block
+/// position valid for this mesh and pattern); launch whole warps, [`super::ROWS_BLOCK`] threads
+/// per block.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn node_rows<T: DeviceReal>(
+    coords: *const T,
+    elements: *const u32,
+    blocks: *const u32,
+    node_ptr: *const u32,
+    node_elements: *const u32,
+    row_ptr: *const u32,
+    n: u32,
+    mats: Materials<T>,
+    values: *mut T,
+) {
+    let w = index_1d() / crate::WARP_SIZE;
+    if w >= n {
+        return; // the whole warp leaves together
+    }
+    let lane = lane_id();
+    let scratch = T::rows_smem() + (thread_idx_x() / crate::WARP_SIZE) * ROW_WARP_SMEM * T::SIZE;
+    let at = |k: u32| scratch + k * T::SIZE;
+    let geo = |el: u32, g: u32, a: u32| at(4 * (64 * el + 8 * g + a));
+    let xat = |el: u32, a: u32| at(ROW_GEOMETRY + 4 * (8 * el + a));
+    let row_at = |k: u32| at(ROW_GEOMETRY + ROW_COORDS + k);
+    // SAFETY: w < n indexes node_ptr and row_ptr; adjacency entries, node indices and block
+    // positions are valid (the contract); shared addresses lie in this warp's scratch.
+    unsafe {
+        let start = *row_ptr.add(3 * w as usize);
+        let stride = *row_ptr.add(3 * w as usize + 1) - start;
+        let len = 3 * stride;
+        let in_shared = len <= super::ROW_CAPACITY;
+        let mut k = lane;
+        while k < len {
+            if in_shared {
+                T::sts(row_at(k), T::ZERO);
+            } else {
+                *values.add((start + k) as usize) = T::ZERO;
+            }
+            k += crate::WARP_SIZE;
+        }
+        let (first, last) = (*node_ptr.add(w as usize), *node_ptr.add(w as usize + 1));
+        let (el, s) = (lane / NODES as u32, lane % NODES as u32);
+        let mut chunk = first;
+        // The zeroing above and each chunk's shared stores reach the other lanes through the
+        // `bar.warp.sync`s below (they also order this warp's global stores).
+        while chunk < last {
+            let here = chunk + el;
+            let active = here < last;
+            let (e, a) = if active {
+                let v = *node_elements.add(here as usize);
+                ((v / NODES as u32) as usize, v % NODES as u32)
+            } else {
+                (0, 0)
+            };
+            if active {
+                let x = node_coords(coords, *elements.add(NODES * e + s as usize));
+                T::sts4(xat(el, s), [x[0], x[1], x[2], T::ZERO]);
+            }
+            sync_warp(FULL_MASK);
+            if active {
+                let x: [[T; 3]; NODES] = core::array::from_fn(|b| {
+                    let v = T::lds4(xat(el, b as u32));
+                    [v[0], v[1], v[2]]
+                });
+                let p = node_signs::<T>(s);
+                let jac = jacobian_signs(&x, p);
+                let det = det3(&jac);
+                if det.partial_cmp(&T::ZERO) != Some(core::cmp::Ordering::Greater) {
+                    inverted();
+                }
+                let inv = inverse3(&jac, det);
+                for b in 0..NODES as u32 {
+                    let gr = physical_gradient(&inv, shape_gradient_signs(node_signs(b), p));
+                    T::sts4(geo(el, s, b), [gr[0], gr[1], gr[2], det]);
+                }
+            }
+            sync_warp(FULL_MASK);
+            if active {
+                let lame = mats.of(e);
+                let mut acc = [[T::ZERO; 3]; 3];
+                let mut diag = T::ZERO;
+                for g in 0..super::GAUSS as u32 {
+                    let ga = T::lds4(geo(el, g, a));
+                    let gb = T::lds4(geo(el, g, s));
+                    let (va, vb) = ([ga[0], ga[1], ga[2]], [gb[0], gb[1], gb[2]]);
+                    add_block_split(&mut acc, &mut diag, va, vb, ga[3], lame);
+                }
+                finish_block(&mut acc, diag);
+                let base = *blocks.add(BLOCK_TABLE * e + NODES * a as usize + s as usize) - start;
+                for (i, row) in acc.iter().enumerate() {
+                    for (j, &v) in row.iter().enumerate() {
+                        let k = block_position(base, stride, i, j);
+                        if in_shared {
+                            T::red_shared(row_at(k), v);
+                        } else {
+                            T::atomic_add(values.add((start + k) as usize), v);
+                        }
+                    }
+                }
+            }
+            // The next chunk's coordinates go to their own area, and its geometry is stored only
+            // after the next barrier, which every lane reaches after finishing this block.
+            chunk += ROW_ELEMENTS;
+        }
+        sync_warp(FULL_MASK);
+        if in_shared {
+            let mut k = lane;
+            while k < len {
+                *values.add((start + k) as usize) = T::lds(row_at(k));
+                k += crate::WARP_SIZE;
+            }
+        }
+    }
+}
+
+macro_rules! rows_kernel {
+    ($name:ident, $t:ty) => {
+        /// Node-row assembly (see `node_rows`): a warp per node, one launch.
+        ///
+        /// # Safety
+        /// See `node_rows`.
+        #[allow(clippy::too_many_arguments)]
+        #[crate::kernel]
+        pub unsafe fn $name(
+            coords: *const $t,
+            elements: *const u32,
+            blocks: *const u32,
+            node_ptr: *const u32,
+            node_elements: *const u32,
+            row_ptr: *const u32,
+            n: u32,
+            lames: *const $t,
+            material_of: *const u32,
+            materials: u32,
+            values: *mut $t,
+        ) {
+            let mats = Materials {
+                lames,
+                index: material_of,
+                count: materials,
+            };
+            // SAFETY: forwarded contract.
+            unsafe {
+                node_rows::<$t>(
+                    coords,
+                    elements,
+                    blocks,
+                    node_ptr,
+                    node_elements,
+                    row_ptr,
+                    n,
+                    mats,
+                    values,
+                )
+            }
+        }
+    };
+}
+
+rows_kernel!(fem_rows_f32, f32);
+rows_kernel!(fem_rows_f64, f64);
 
 // ---------------------------------------------------------------------------------------------
 // two kernels: per-element geometry to global memory, then one thread per entry

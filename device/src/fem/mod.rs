@@ -53,6 +53,13 @@ pub const THREAD_BLOCK: u32 = 128;
 /// Threads per block of the warp-per-element kernels: 8 warps, 8 elements per block.
 pub const WARP_BLOCK: u32 = 256;
 const _: () = assert!(WARP_BLOCK.is_multiple_of(crate::WARP_SIZE));
+/// Threads per block of the node-row kernels (`fem_rows_*`): 4 warps, 4 nodes per block (their
+/// shared scratch, 46 KB in f64, must stay under the 48 KB a block may declare statically).
+pub const ROWS_BLOCK: u32 = 128;
+/// Values of a node's three CSR rows that a `fem_rows_*` warp accumulates in shared memory (32
+/// neighbour nodes × 9); a node with more neighbours accumulates into its rows in global memory
+/// with atomic adds instead (correct, slower).
+pub const ROW_CAPACITY: u32 = 9 * 32;
 
 /// Slots of the GPU conjugate-gradient scalars (`f64`), shared by the kernels and the host.
 pub const PCG_RZ: usize = 0;
