@@ -1,5 +1,10 @@
 """The Python package against NumPy/SciPy references, on whatever backend is usable (the CPU
-backend in CI). Inputs are drawn fresh each run; WARPKIT_TEST_SEED repeats one."""
+backend in CI). Inputs are drawn fresh each run; WARPKIT_TEST_SEED repeats one.
+
+The accuracy tests run on every backend (the ``backend`` fixture): ``"cpu"`` always, ``"gpu"`` when
+a CUDA GPU is usable and skipped (with its reason in the summary) otherwise. On a GPU machine set
+WARPKIT_EXPECT_GPU=1 (scripts/gpu-python.sh does): then a missing or unusable GPU fails the tests
+instead of skipping them, and ``backend_name()`` must resolve "auto" to the GPU."""
 
 import os
 
@@ -9,6 +14,43 @@ import pytest
 import warpkit
 
 SEED = int(os.environ.get("WARPKIT_TEST_SEED", np.random.SeedSequence().entropy % 2**32))
+EXPECT_GPU = os.environ.get("WARPKIT_EXPECT_GPU", "") not in ("", "0")
+
+
+def gpu_error():
+    """None when warpkit can open the GPU, else why not."""
+    try:
+        name = warpkit.backend_name("gpu")
+    except RuntimeError as e:
+        return str(e)
+    return None if name == "gpu" else f"backend_name('gpu') is {name!r}"
+
+
+GPU_ERROR = gpu_error()
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def backend(request):
+    """Each backend in turn: the GPU one is skipped without a usable GPU, unless
+    WARPKIT_EXPECT_GPU=1, where that is a failure."""
+    if request.param == "gpu" and GPU_ERROR is not None:
+        if EXPECT_GPU:
+            pytest.fail(f"WARPKIT_EXPECT_GPU=1 but the GPU backend is not usable: {GPU_ERROR}")
+        pytest.skip(f"no usable CUDA GPU ({GPU_ERROR})")
+    return request.param
+
+
+def test_backend_name():
+    assert warpkit.backend_name("cpu") == "cpu"
+    auto = warpkit.backend_name()
+    assert auto == warpkit.backend_name("auto")
+    # "auto" is the GPU exactly when one is usable.
+    assert auto == ("cpu" if GPU_ERROR else "gpu"), (auto, GPU_ERROR)
+    if EXPECT_GPU:
+        assert GPU_ERROR is None, GPU_ERROR
+        assert auto == "gpu" and warpkit.backend_name("gpu") == "gpu"
+    with pytest.raises(ValueError):
+        warpkit.backend_name("tpu")
 
 
 def direct_sum(bodies, eps, G=1.0):
@@ -31,19 +73,20 @@ def plummer_like(n, rng):
     return b
 
 
-def test_gravity_matches_the_float64_direct_sum():
+def test_gravity_matches_the_float64_direct_sum(backend):
     rng = np.random.default_rng(SEED)
     b = plummer_like(3000, rng)
     ref = direct_sum(b, 0.05)
     for traversal, quad, bound in [("vote", False, 3e-3), ("group2", True, 1e-3)]:
-        acc = warpkit.gravity(b, eps=0.05, theta=0.5, traversal=traversal, quadrupole=quad)
+        acc = warpkit.gravity(b, eps=0.05, theta=0.5, traversal=traversal, quadrupole=quad,
+                              backend=backend)
         assert acc.shape == (3000, 3) and acc.dtype == np.float32
         err = np.linalg.norm(acc - ref, axis=1) / np.linalg.norm(ref, axis=1)
-        assert np.median(err) < bound, (traversal, np.median(err), SEED)
+        assert np.median(err) < bound, (backend, traversal, np.median(err), SEED)
     # θ = 0 opens every cell: direct summation in float32.
-    exact = warpkit.gravity(b, eps=0.05, theta=0.0, traversal="group")
+    exact = warpkit.gravity(b, eps=0.05, theta=0.0, traversal="group", backend=backend)
     err = np.linalg.norm(exact - ref, axis=1) / np.linalg.norm(ref, axis=1)
-    assert np.max(err) < 1e-4, (np.max(err), SEED)
+    assert np.max(err) < 1e-4, (backend, np.max(err), SEED)
 
 
 def test_positions_and_masses_give_the_same_answer_as_bodies():
@@ -104,12 +147,12 @@ def cube_mesh(n, h=1.0):
     return nodes, np.array(elems, dtype=np.uint32)
 
 
-def test_fem_stiffness_is_symmetric_and_annihilates_rigid_motions():
+def test_fem_stiffness_is_symmetric_and_annihilates_rigid_motions(backend):
     scipy = pytest.importorskip("scipy")
     nodes, elems = cube_mesh(4)
     rng = np.random.default_rng(SEED + 4)
     nodes = nodes + 0.1 * rng.random(nodes.shape)  # distorted but valid elements
-    K = warpkit.fem.assemble(nodes, elems, young=210e9, poisson=0.3)
+    K = warpkit.fem.assemble(nodes, elems, young=210e9, poisson=0.3, backend=backend)
     assert isinstance(K, scipy.sparse.csr_matrix)
     n = 3 * len(nodes)
     assert K.shape == (n, n)
@@ -127,6 +170,14 @@ def test_fem_stiffness_is_symmetric_and_annihilates_rigid_motions():
     # Positive semi-definite: a random displacement stores energy.
     u = rng.normal(size=n)
     assert u @ (K @ u) > 0
+    if backend != "cpu":
+        # The CPU backend's coloured assembly: the same pattern, and values within the relative
+        # Frobenius error of 1e-12 that tests/gpu_fem.rs holds every float64 strategy to.
+        ref = warpkit.fem.assemble(nodes, elems, young=210e9, poisson=0.3, backend="cpu")
+        np.testing.assert_array_equal(K.indptr, ref.indptr)
+        np.testing.assert_array_equal(K.indices, ref.indices)
+        rel = np.linalg.norm(K.data - ref.data) / np.linalg.norm(ref.data)
+        assert rel < 1e-12, (backend, rel)
 
 
 def test_fem_bad_meshes_are_value_errors():
@@ -142,7 +193,7 @@ def test_fem_bad_meshes_are_value_errors():
         warpkit.fem.assemble(nodes, elems, young=1.0, poisson=0.7)
 
 
-def test_nbody_plummer_run_conserves_energy(tmp_path):
+def test_nbody_plummer_run_conserves_energy(tmp_path, backend):
     config = """
 [ic]
 kind = "plummer"
@@ -157,13 +208,14 @@ diag_every = 10
 snapshot_every = 0
 image_every = 0
 """
-    s = warpkit.nbody(config, out=str(tmp_path / "run"))
+    s = warpkit.nbody(config, out=str(tmp_path / "run"), backend=backend)
+    assert s["backend"] == backend, s
     assert s["particles"] == 400 and s["steps"] == 100
     assert s["energy_drift"] < 1e-3, s
     assert (tmp_path / "run" / "diagnostics.csv").exists()
     assert (tmp_path / "run" / "snapshot_final.gadget").exists()
     with pytest.raises(ValueError):
-        warpkit.nbody("[run]\ndt = -1\n", out=str(tmp_path / "bad"))
+        warpkit.nbody("[run]\ndt = -1\n", out=str(tmp_path / "bad"), backend=backend)
 
 
 def direct_potential(bodies, eps, G=1.0):
@@ -176,20 +228,22 @@ def direct_potential(bodies, eps, G=1.0):
     return -G * (inv * m[None, :]).sum(1)
 
 
-def test_gravity_potential_matches_the_float64_direct_sum():
+def test_gravity_potential_matches_the_float64_direct_sum(backend):
     rng = np.random.default_rng(SEED + 5)
     b = plummer_like(2000, rng)
     ref_acc, ref_pot = direct_sum(b, 0.05, G=2.0), direct_potential(b, 0.05, G=2.0)
     # θ = 0: every body listed, float32 rounding only (the self term m/ε would be ~1e-2 of φ).
     for theta, pot_bound, acc_bound in [(0.0, 1e-5, 1e-5), (0.5, 2e-3, 3e-3)]:
-        acc, pot = warpkit.gravity(b, eps=0.05, theta=theta, G=2.0, potential=True)
+        acc, pot = warpkit.gravity(b, eps=0.05, theta=theta, G=2.0, potential=True,
+                                   backend=backend)
         assert acc.shape == (2000, 3) and pot.shape == (2000,) and pot.dtype == np.float32
         err = np.abs(pot - ref_pot) / np.abs(ref_pot)
-        assert err.max() < pot_bound, (theta, err.max(), SEED)
+        assert err.max() < pot_bound, (backend, theta, err.max(), SEED)
         aerr = np.linalg.norm(acc - ref_acc, axis=1) / np.linalg.norm(ref_acc, axis=1)
-        assert np.median(aerr) < acc_bound, (theta, np.median(aerr), SEED)
+        assert np.median(aerr) < acc_bound, (backend, theta, np.median(aerr), SEED)
     # The same bodies as positions + masses.
-    _, pot2 = warpkit.gravity(b[:, :3], b[:, 3], eps=0.05, theta=0.0, G=2.0, potential=True)
+    _, pot2 = warpkit.gravity(b[:, :3], b[:, 3], eps=0.05, theta=0.0, G=2.0, potential=True,
+                              backend=backend)
     err = np.abs(pot2 - ref_pot) / np.abs(ref_pot)
     assert err.max() < 1e-5
 
@@ -229,7 +283,7 @@ def uniform_sources(m, rng):
     return s
 
 
-def test_sbh_methods_match_the_float64_direct_sum():
+def test_sbh_methods_match_the_float64_direct_sum(backend):
     rng = np.random.default_rng(SEED + 7)
     src = uniform_sources(4000, rng)
     q = (rng.random((500, 3)) - 0.5).astype(np.float32)
@@ -247,7 +301,8 @@ def test_sbh_methods_match_the_float64_direct_sum():
             ("bh_query", {}, 2e-3),
             ("sbh", {"samples": 8}, 1e-3),
         ]:
-            got = warpkit.sbh(src, q, kernel=kernel, param=param, method=method, **opts)
+            got = warpkit.sbh(src, q, kernel=kernel, param=param, method=method, backend=backend,
+                              **opts)
             assert got.shape == (500,) and got.dtype == np.float64
             assert np.isfinite(got).all(), (kernel, method)
             err = np.abs(got - ref).mean() / scale
@@ -255,16 +310,16 @@ def test_sbh_methods_match_the_float64_direct_sum():
             # The smooth distance of a noisy estimate is heavy-tailed (-ln of a small sum):
             # its stochastic error is not bounded here, its Barnes–Hut ones are.
             if not (kernel == "smooth" and method == "sbh"):
-                assert err < bound, (kernel, method, opts, err, SEED)
-        assert errs["bh", True] < errs["bh", False], (kernel, errs, SEED)
+                assert err < bound, (backend, kernel, method, opts, err, SEED)
+        assert errs["bh", True] < errs["bh", False], (backend, kernel, errs, SEED)
     # The estimator is unbiased: more paths, less error (S = 1 against S = 16, same seed).
     ref = sbh_reference(src, q, "shifted", 0.1)
-    e1 = np.abs(warpkit.sbh(src, q, samples=1) - ref).mean()
-    e16 = np.abs(warpkit.sbh(src, q, samples=16) - ref).mean()
-    assert e16 < 0.45 * e1, (e1, e16, SEED)  # 1/√16 = 0.25 for pure noise
+    e1 = np.abs(warpkit.sbh(src, q, samples=1, backend=backend) - ref).mean()
+    e16 = np.abs(warpkit.sbh(src, q, samples=16, backend=backend) - ref).mean()
+    assert e16 < 0.45 * e1, (backend, e1, e16, SEED)  # 1/√16 = 0.25 for pure noise
 
 
-def test_sbh_winding_number_of_a_sphere():
+def test_sbh_winding_number_of_a_sphere(backend):
     rng = np.random.default_rng(SEED + 8)
     m, r = 4000, 0.3
     n = rng.normal(size=(m, 3))
@@ -273,7 +328,7 @@ def test_sbh_winding_number_of_a_sphere():
     q = np.array([[0.0, 0.0, 0.0], [0.1, -0.05, 0.02], [0.45, 0.0, 0.0], [0.0, 0.4, 0.3]],
                  dtype=np.float32)
     got = warpkit.sbh((r * n).astype(np.float32), q, np.full(m, area), normals=area * n,
-                      kernel="winding", method="direct")
+                      kernel="winding", method="direct", backend=backend)
     ref = sbh_reference(np.hstack([r * n, np.full((m, 1), area)]).astype(np.float32), q,
                         "winding", 0.0, normals=(area * n).astype(np.float32))
     np.testing.assert_allclose(got, ref, atol=1e-4)

@@ -15,7 +15,7 @@ import numpy as _np
 
 from . import _warpkit
 from . import fem
-from ._warpkit import backend_name, nbody
+from ._warpkit import backend_name
 
 __all__ = ["gravity", "sbh", "fem", "nbody", "backend_name"]
 
@@ -100,3 +100,11 @@ def sbh(sources, queries, weights=None, *, normals=None, method="sbh", kernel="s
                         None if param is None else float(param), int(samples), float(beta),
                         int(levels), int(seed), bool(coherent), bool(paper_allocation),
                         str(warps), str(moments), str(backend))
+
+
+def nbody(config=None, out="nbody-out", *, backend="auto"):
+    """Runs ``warpkit nbody`` with a TOML configuration (the CLI's ``--config`` format; ``None``:
+    the backend's default collision), writing into the directory ``out``; returns a summary dict
+    (``backend``, ``particles``, ``steps``, ``time``, ``wall_s``, ``energy_drift``,
+    ``virial_ratio``, ``dir``). A bad configuration raises ``ValueError``."""
+    return _warpkit.nbody(config, str(out), str(backend))
