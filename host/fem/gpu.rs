@@ -24,13 +24,17 @@ macro_rules! strategy_table {
             /// of 576 threads per element, one entry each.
             TwoKernel,
             /// A warp per node gathers the node's three CSR rows from its elements and writes
-            /// them once: no colouring, no atomics, no zeroing (`fem_rows_*`).
+            /// them once: no colouring, no global atomics, no zeroing (`fem_rows_*`); the
+            /// elements' blocks meet in shared memory through `red.shared.add`.
             Rows,
+            /// `Rows` with the elements taking turns at the shared rows (plain read-modify-writes,
+            /// no shared atomics: `fem_rows_rounds_*`).
+            RowsRounds,
         }
 
         impl Strategy {
-            pub const ALL: [Strategy; [$(stringify!($variant)),*].len() + 2] =
-                [$(Strategy::$variant,)* Strategy::TwoKernel, Strategy::Rows];
+            pub const ALL: [Strategy; [$(stringify!($variant)),*].len() + 3] =
+                [$(Strategy::$variant,)* Strategy::TwoKernel, Strategy::Rows, Strategy::RowsRounds];
 
             /// The command-line name (kebab case).
             pub fn name(self) -> &'static str {
@@ -38,6 +42,7 @@ macro_rules! strategy_table {
                     $(Strategy::$variant => $cli,)*
                     Strategy::TwoKernel => "two-kernel",
                     Strategy::Rows => "rows",
+                    Strategy::RowsRounds => "rows-rounds",
                 }
             }
 
@@ -46,7 +51,7 @@ macro_rules! strategy_table {
                 match self {
                     $(Strategy::$variant => strategy_table!(@coloured $colour),)*
                     Strategy::TwoKernel => true,
-                    Strategy::Rows => false,
+                    Strategy::Rows | Strategy::RowsRounds => false,
                 }
             }
 
@@ -56,14 +61,14 @@ macro_rules! strategy_table {
                 match self {
                     $(Strategy::$variant => strategy_table!(@blocks $pos),)*
                     Strategy::TwoKernel => false,
-                    Strategy::Rows => true,
+                    Strategy::Rows | Strategy::RowsRounds => true,
                 }
             }
 
             fn warp_per_element(self) -> bool {
                 match self {
                     $(Strategy::$variant => strategy_table!(@warp $shape),)*
-                    Strategy::TwoKernel | Strategy::Rows => false,
+                    Strategy::TwoKernel | Strategy::Rows | Strategy::RowsRounds => false,
                 }
             }
         }
@@ -93,10 +98,12 @@ macro_rules! strategy_table {
                 unsafe {
                     match strategy {
                         $(Strategy::$variant => gpu.launch(k::$k, cfg, args),)*
-                        Strategy::TwoKernel | Strategy::Rows => Err(GpuError::InvalidLaunch {
-                            kernel: strategy.name(),
-                            reason: "this strategy launches its own kernels".into(),
-                        }),
+                        Strategy::TwoKernel | Strategy::Rows | Strategy::RowsRounds => {
+                            Err(GpuError::InvalidLaunch {
+                                kernel: strategy.name(),
+                                reason: "this strategy launches its own kernels".into(),
+                            })
+                        }
                     }
                 }
             }
@@ -311,6 +318,11 @@ pub trait ElementKernels: Sized {
 }
 
 impl Strategy {
+    /// Whether this is a node-row strategy (a warp per node, one launch, no zeroing).
+    pub fn node_rows(self) -> bool {
+        matches!(self, Strategy::Rows | Strategy::RowsRounds)
+    }
+
     /// The strategy named `name` ([`Self::name`]).
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.name() == name)
@@ -324,7 +336,7 @@ impl Strategy {
                 block_dim: (ENTRIES as u32, 1, 1),
                 shared_mem_bytes: 0,
             }
-        } else if self == Strategy::Rows {
+        } else if self.node_rows() {
             // n counts nodes here: a warp each.
             grid_for(n.saturating_mul(crate::device::WARP_SIZE), ROWS_BLOCK)
         } else if self.warp_per_element() {
@@ -382,6 +394,7 @@ pub trait GpuReal:
     /// The kernel's contract (device `fem::kernels::node_rows`) for `args` under `cfg`.
     unsafe fn launch_rows(
         gpu: &Gpu,
+        strategy: Strategy,
         cfg: LaunchConfig,
         args: RowArgs<'_, Self>,
     ) -> Result<(), GpuError>;
@@ -401,7 +414,7 @@ pub struct RowArgs<'a, T> {
 }
 
 macro_rules! gpu_real {
-    ($t:ty, $double:literal, $geo:ident, $ent:ident, $rows:ident) => {
+    ($t:ty, $double:literal, $geo:ident, $ent:ident, $rows:ident, $rounds:ident) => {
         impl GpuReal for $t {
             const DOUBLE: bool = $double;
             unsafe fn launch_geometry(
@@ -431,6 +444,7 @@ macro_rules! gpu_real {
             }
             unsafe fn launch_rows(
                 gpu: &Gpu,
+                strategy: Strategy,
                 cfg: LaunchConfig,
                 args: RowArgs<'_, Self>,
             ) -> Result<(), GpuError> {
@@ -459,13 +473,33 @@ macro_rules! gpu_real {
                     values,
                 );
                 // SAFETY: forwarded to the caller.
-                unsafe { gpu.launch(k::$rows, cfg, args) }
+                unsafe {
+                    if strategy == Strategy::RowsRounds {
+                        gpu.launch(k::$rounds, cfg, args)
+                    } else {
+                        gpu.launch(k::$rows, cfg, args)
+                    }
+                }
             }
         }
     };
 }
-gpu_real!(f32, false, fem_geometry_f32, fem_entries_f32, fem_rows_f32);
-gpu_real!(f64, true, fem_geometry_f64, fem_entries_f64, fem_rows_f64);
+gpu_real!(
+    f32,
+    false,
+    fem_geometry_f32,
+    fem_entries_f32,
+    fem_rows_f32,
+    fem_rows_rounds_f32
+);
+gpu_real!(
+    f64,
+    true,
+    fem_geometry_f64,
+    fem_entries_f64,
+    fem_rows_f64,
+    fem_rows_rounds_f64
+);
 
 /// A mesh on the GPU with its colouring and CSR positions.
 pub struct GpuMesh<T> {
@@ -591,7 +625,7 @@ impl<T: GpuReal> GpuMesh<T> {
                 self.nnz
             )));
         }
-        if strategy == Strategy::Rows {
+        if strategy.node_rows() {
             // Writes every value of every row itself: no zeroing.
             let args = RowArgs {
                 coords: &self.coords,
@@ -609,7 +643,7 @@ impl<T: GpuReal> GpuMesh<T> {
             // row pointers of this mesh's pattern (positions < nnz ≤ values.len(), checked
             // above), the material table as for the other strategies; a warp per node.
             unsafe {
-                T::launch_rows(gpu, strategy.launch_config(self.nodes), args)?;
+                T::launch_rows(gpu, strategy, strategy.launch_config(self.nodes), args)?;
             }
             return Ok(());
         }

@@ -179,6 +179,11 @@ pub enum FemError {
     #[error("element {element} has non-finite coordinates at node {node}")]
     NonFiniteNode { element: usize, node: u32 },
     #[error(
+        "element {element} names node {node} twice: collapsed (degenerate) hexahedra are not \
+         supported"
+    )]
+    RepeatedNode { element: usize, node: u32 },
+    #[error(
         "element {element} is inverted or degenerate: det J = {det:e} ≤ 0 at Gauss point {gauss} \
          (nodes must follow VTK hexahedron order)"
     )]
@@ -319,6 +324,16 @@ pub fn validate(mesh: &Mesh, material: &Material) -> Result<(), FemError> {
                 }
                 if !mesh.nodes[n as usize].iter().all(|v| v.is_finite()) {
                     return Err(FemError::NonFiniteNode {
+                        element: e,
+                        node: n,
+                    });
+                }
+            }
+            // A collapsed hexahedron can keep det J > 0 at every Gauss point, but the GPU
+            // kernels write each of an element's node pairs to its own CSR block.
+            for (i, &n) in conn.iter().enumerate() {
+                if conn[..i].contains(&n) {
+                    return Err(FemError::RepeatedNode {
                         element: e,
                         node: n,
                     });

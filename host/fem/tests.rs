@@ -112,6 +112,15 @@ fn bad_input_is_named() {
         "{e}"
     );
     assert!(e.to_string().contains("element 1"));
+    // A collapsed hexahedron (a wedge written as a hex) names a node twice.
+    let mut m = good.clone();
+    let c = m.elements[1];
+    m.elements[1][7] = c[6];
+    let e = validate(&m, &STEEL).unwrap_err();
+    assert!(
+        matches!(e, FemError::RepeatedNode { element: 1, node } if node == c[6]),
+        "{e}"
+    );
     for (young, poisson) in [(0.0, 0.3), (-1.0, 0.3), (f64::NAN, 0.3)] {
         let r = validate(&good, &Material { young, poisson });
         assert!(matches!(r, Err(FemError::YoungModulus(_))));

@@ -109,6 +109,7 @@ impl Run {
                 Ppni8BlocksAtomic => "P8B-A",
                 TwoKernel => "2K",
                 Rows => "R",
+                RowsRounds => "R-R",
             },
             Method::CpuColoured if self.double => "col-64",
             Method::CpuColoured => "col-32",

@@ -164,11 +164,12 @@ crate::static_shared_window!(fem_smem64: [f64; SMEM_VALUES]);
 
 /// Elements a node-row warp takes at a time: lane (el, s) works on element el of the chunk.
 const ROW_ELEMENTS: u32 = crate::WARP_SIZE / NODES as u32;
-/// Node-row scratch per warp: the chunk's geometry (elements × 8 Gauss points × 8 nodes ×
-/// (∇N, det J)), its node coordinates (elements × 8 nodes, padded to 4), then the node's rows.
-const ROW_GEOMETRY: u32 = ROW_ELEMENTS * 8 * 8 * 4;
-const ROW_COORDS: u32 = ROW_ELEMENTS * 8 * 4;
-const ROW_WARP_SMEM: u32 = ROW_GEOMETRY + ROW_COORDS + super::ROW_CAPACITY;
+/// Node-row scratch per warp, in four-value slots: the chunk's J⁻¹ and det J (per element 8
+/// Gauss points × 3 slots, padded to 25 so that the elements' broadcasts use different banks),
+/// its node coordinates (per element 8 slots, padded to 9), then the node's rows (values).
+const ROW_INVERSES: u32 = ROW_ELEMENTS * 25;
+const ROW_COORDS: u32 = ROW_ELEMENTS * 9;
+const ROW_WARP_SMEM: u32 = 4 * (ROW_INVERSES + ROW_COORDS) + super::ROW_CAPACITY;
 const ROWS_SMEM: usize = (super::ROWS_BLOCK / crate::WARP_SIZE * ROW_WARP_SMEM) as usize;
 const _: () = assert!(ROWS_SMEM * 8 <= 48 * 1024);
 
@@ -661,17 +662,24 @@ unsafe fn ppni<
 /// - `blocks`: the block table ([`BLOCK_TABLE`] per element, as the `_blocks` kernels read);
 /// - `node_ptr` (n + 1 values) and `node_elements`: node w's elements are
 ///   `node_elements[node_ptr[w] .. node_ptr[w + 1]]`, each `8 e + a` where node w is node a of
-///   element e;
+///   element e (no element names a node twice: the host's validation refuses that);
 /// - `row_ptr`: the CSR row pointers (3 n + 1 values); node w's three rows are consecutive and
 ///   have the same length, so they are one range of the values.
 ///
-/// The warp takes its elements four at a time. Lane (el, s), el = lane / 8, s = lane % 8: loads
-/// node s of element el, computes J, det J, J⁻¹ and the 8 nodes' ∇N at Gauss point s into shared
-/// memory, then accumulates the 3×3 block (a, s) over the Gauss points (the same
-/// [`add_block_split`] as PPNI) and adds it into the rows held in shared memory (lanes of
-/// different elements may share a column node: `red.shared.add`). Rows longer than
-/// [`super::ROW_CAPACITY`] accumulate in global memory with atomic adds after the warp zeroes
-/// them (no other warp touches them).
+/// The warp takes its elements four at a time; lane (el, s), el = lane / 8, s = lane % 8:
+/// 1. loads node s of element el into shared memory;
+/// 2. computes J, det J and J⁻¹ at Gauss point s and shares J⁻¹ and det J (3 × 16 bytes);
+/// 3. forms ∇N of node a and of node s at each Gauss point from the shared J⁻¹ (18 FMAs, cheaper
+///    than moving the gradients through shared memory, which bounds this kernel) and
+///    accumulates the 3×3 block (a, s) with PPNI's [`add_block_split`];
+/// 4. adds the block into the rows held in shared memory. Lanes of different elements may
+///    share a column node: `ROUNDS = false` adds with `red.shared.add`, `ROUNDS = true` lets the
+///    four elements take turns with plain read-modify-writes (the elements' own lanes never
+///    collide). Rows longer than [`super::ROW_CAPACITY`] accumulate in global memory with
+///    atomic adds after the warp zeroes them (no other warp touches them).
+///
+/// Shared layouts are padded so that each step's accesses spread over the banks: the four
+/// elements' broadcasts land in different banks, the eight lanes of an element too.
 ///
 /// # Safety
 /// The buffers as above and in the module docs (every element index, local index and block
@@ -679,7 +687,7 @@ unsafe fn ppni<
 /// per block.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn node_rows<T: DeviceReal>(
+unsafe fn node_rows<T: DeviceReal, const ROUNDS: bool>(
     coords: *const T,
     elements: *const u32,
     blocks: *const u32,
@@ -696,10 +704,12 @@ unsafe fn node_rows<T: DeviceReal>(
     }
     let lane = lane_id();
     let scratch = T::rows_smem() + (thread_idx_x() / crate::WARP_SIZE) * ROW_WARP_SMEM * T::SIZE;
-    let at = |k: u32| scratch + k * T::SIZE;
-    let geo = |el: u32, g: u32, a: u32| at(4 * (64 * el + 8 * g + a));
-    let xat = |el: u32, a: u32| at(ROW_GEOMETRY + 4 * (8 * el + a));
-    let row_at = |k: u32| at(ROW_GEOMETRY + ROW_COORDS + k);
+    // Four-value slots: J⁻¹ rows (with det J in the first) at 25 el + 3 g + q, coordinates at
+    // ROW_INVERSES + 9 el + b; then the rows, one value each.
+    let slot = |k: u32| scratch + 4 * k * T::SIZE;
+    let inv_at = |el: u32, g: u32, q: u32| slot(25 * el + 3 * g + q);
+    let x_at = |el: u32, b: u32| slot(ROW_INVERSES + 9 * el + b);
+    let row_at = |k: u32| scratch + (4 * (ROW_INVERSES + ROW_COORDS) + k) * T::SIZE;
     // SAFETY: w < n indexes node_ptr and row_ptr; adjacency entries, node indices and block
     // positions are valid (the contract); shared addresses lie in this warp's scratch.
     unsafe {
@@ -732,52 +742,68 @@ unsafe fn node_rows<T: DeviceReal>(
             };
             if active {
                 let x = node_coords(coords, *elements.add(NODES * e + s as usize));
-                T::sts4(xat(el, s), [x[0], x[1], x[2], T::ZERO]);
+                T::sts4(x_at(el, s), [x[0], x[1], x[2], T::ZERO]);
             }
             sync_warp(FULL_MASK);
             if active {
                 let x: [[T; 3]; NODES] = core::array::from_fn(|b| {
-                    let v = T::lds4(xat(el, b as u32));
+                    let v = T::lds4(x_at(el, b as u32));
                     [v[0], v[1], v[2]]
                 });
-                let p = node_signs::<T>(s);
-                let jac = jacobian_signs(&x, p);
+                let jac = jacobian_signs(&x, node_signs::<T>(s));
                 let det = det3(&jac);
                 if det.partial_cmp(&T::ZERO) != Some(core::cmp::Ordering::Greater) {
                     inverted();
                 }
                 let inv = inverse3(&jac, det);
-                for b in 0..NODES as u32 {
-                    let gr = physical_gradient(&inv, shape_gradient_signs(node_signs(b), p));
-                    T::sts4(geo(el, s, b), [gr[0], gr[1], gr[2], det]);
-                }
+                T::sts4(inv_at(el, s, 0), [inv[0][0], inv[0][1], inv[0][2], det]);
+                T::sts4(inv_at(el, s, 1), [inv[1][0], inv[1][1], inv[1][2], T::ZERO]);
+                T::sts4(inv_at(el, s, 2), [inv[2][0], inv[2][1], inv[2][2], T::ZERO]);
             }
             sync_warp(FULL_MASK);
+            let mut acc = [[T::ZERO; 3]; 3];
+            let mut base = 0;
             if active {
                 let lame = mats.of(e);
-                let mut acc = [[T::ZERO; 3]; 3];
                 let mut diag = T::ZERO;
+                let (sa, sb) = (node_signs::<T>(a), node_signs::<T>(s));
                 for g in 0..super::GAUSS as u32 {
-                    let ga = T::lds4(geo(el, g, a));
-                    let gb = T::lds4(geo(el, g, s));
-                    let (va, vb) = ([ga[0], ga[1], ga[2]], [gb[0], gb[1], gb[2]]);
-                    add_block_split(&mut acc, &mut diag, va, vb, ga[3], lame);
+                    let r: [[T; 4]; 3] = core::array::from_fn(|q| T::lds4(inv_at(el, g, q as u32)));
+                    let inv = r.map(|v| [v[0], v[1], v[2]]);
+                    let p = node_signs::<T>(g);
+                    let ga = physical_gradient(&inv, shape_gradient_signs(sa, p));
+                    let gb = physical_gradient(&inv, shape_gradient_signs(sb, p));
+                    add_block_split(&mut acc, &mut diag, ga, gb, r[0][3], lame);
                 }
                 finish_block(&mut acc, diag);
-                let base = *blocks.add(BLOCK_TABLE * e + NODES * a as usize + s as usize) - start;
+                base = *blocks.add(BLOCK_TABLE * e + NODES * a as usize + s as usize) - start;
+            }
+            let add = |acc: &[[T; 3]; 3]| {
                 for (i, row) in acc.iter().enumerate() {
                     for (j, &v) in row.iter().enumerate() {
                         let k = block_position(base, stride, i, j);
-                        if in_shared {
-                            T::red_shared(row_at(k), v);
-                        } else {
+                        if !in_shared {
                             T::atomic_add(values.add((start + k) as usize), v);
+                        } else if ROUNDS {
+                            T::sts(row_at(k), T::lds(row_at(k)) + v);
+                        } else {
+                            T::red_shared(row_at(k), v);
                         }
                     }
                 }
+            };
+            if ROUNDS && in_shared {
+                for turn in 0..ROW_ELEMENTS {
+                    if active && el == turn {
+                        add(&acc);
+                    }
+                    sync_warp(FULL_MASK);
+                }
+            } else if active {
+                add(&acc);
             }
-            // The next chunk's coordinates go to their own area, and its geometry is stored only
-            // after the next barrier, which every lane reaches after finishing this block.
+            // The next chunk's coordinates go to their own area, and its inverses are stored
+            // only after the next barrier, which every lane reaches after finishing this block.
             chunk += ROW_ELEMENTS;
         }
         sync_warp(FULL_MASK);
@@ -792,7 +818,7 @@ unsafe fn node_rows<T: DeviceReal>(
 }
 
 macro_rules! rows_kernel {
-    ($name:ident, $t:ty) => {
+    ($name:ident, $t:ty, $rounds:literal) => {
         /// Node-row assembly (see `node_rows`): a warp per node, one launch.
         ///
         /// # Safety
@@ -819,7 +845,7 @@ macro_rules! rows_kernel {
             };
             // SAFETY: forwarded contract.
             unsafe {
-                node_rows::<$t>(
+                node_rows::<$t, $rounds>(
                     coords,
                     elements,
                     blocks,
@@ -835,8 +861,10 @@ macro_rules! rows_kernel {
     };
 }
 
-rows_kernel!(fem_rows_f32, f32);
-rows_kernel!(fem_rows_f64, f64);
+rows_kernel!(fem_rows_f32, f32, false);
+rows_kernel!(fem_rows_f64, f64, false);
+rows_kernel!(fem_rows_rounds_f32, f32, true);
+rows_kernel!(fem_rows_rounds_f64, f64, true);
 
 // ---------------------------------------------------------------------------------------------
 // two kernels: per-element geometry to global memory, then one thread per entry
