@@ -573,9 +573,28 @@ pub fn add_block_split<T: Real>(
     weight: T,
     m: Lame<T>,
 ) {
+    let (la, ma) = scaled_gradient(ga, weight, m);
+    add_block_split_scaled(acc, diag, la, ma, gb);
+}
+
+/// Row node a's gradient scaled as [`add_block_split`] scales it at a Gauss point of weight
+/// `weight` (w det J): (w λ ∇N_a, w μ ∇N_a).
+#[inline(always)]
+pub fn scaled_gradient<T: Real>(ga: [T; 3], weight: T, m: Lame<T>) -> ([T; 3], [T; 3]) {
     let (wl, wm) = (weight * m.lambda, weight * m.mu);
-    let la = [ga[0] * wl, ga[1] * wl, ga[2] * wl];
-    let ma = [ga[0] * wm, ga[1] * wm, ga[2] * wm];
+    (ga.map(|v| v * wl), ga.map(|v| v * wm))
+}
+
+/// [`add_block_split`] with the row node's gradient already scaled ([`scaled_gradient`]), for
+/// kernels that share the scaled gradient among the lanes of an element.
+#[inline(always)]
+pub fn add_block_split_scaled<T: Real>(
+    acc: &mut [[T; 3]; 3],
+    diag: &mut T,
+    la: [T; 3],
+    ma: [T; 3],
+    gb: [T; 3],
+) {
     for (i, row) in acc.iter_mut().enumerate() {
         for (j, v) in row.iter_mut().enumerate() {
             *v = ma[j].mul_add(gb[i], la[i].mul_add(gb[j], *v));
