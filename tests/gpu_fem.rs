@@ -470,6 +470,30 @@ fn target_mesh_128_cubed() {
             }
         }
     }
+    // Float64 (what `warpkit fem` assembles in) for the candidates of its default strategy.
+    drop(values);
+    drop(dm);
+    let dm = GpuMesh::<f64>::upload(&gpu, &m, &c, &p).unwrap();
+    let mut values = gpu.alloc_poisoned::<f64>(p.nnz()).unwrap();
+    let mut first: Option<Vec<f64>> = None;
+    for s in [Strategy::Warp4, Strategy::Ppni8Blocks, Strategy::RowsRounds] {
+        dm.assemble(&gpu, s, &STEEL, &mut values).unwrap();
+        let mut ms: Vec<f64> = (0..7)
+            .map(|_| dm.assemble_timed(&gpu, s, &STEEL, &mut values).unwrap())
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        let got = gpu.download(&values).unwrap();
+        let rel = first
+            .as_ref()
+            .map_or(0.0, |f| assemble::relative_frobenius(&got, f));
+        eprintln!(
+            "{} f64: median {:.3} ms, rel. diff {rel:.1e}",
+            s.name(),
+            ms[3]
+        );
+        assert!(rel < 1e-12, "{s:?} f64 differs from warp4: {rel:e}");
+        first.get_or_insert(got);
+    }
 }
 
 /// The GPU's Jacobi-PCG against the CPU's on a clamped cantilever: same solution, about the same
