@@ -329,6 +329,19 @@ fn run_time_sign_formulas_match_the_tables() {
             }
         }
     }
+    // The factored form at other points (the element centre, where stresses are evaluated,
+    // and an arbitrary one) against the sum of the nodes' gradients.
+    for p in [[0.0, 0.0, 0.0], [0.3, -0.7, 0.1]] {
+        let got = jacobian_signs(&x, p);
+        for i in 0..3 {
+            for k in 0..3 {
+                let want: f64 = (0..NODES)
+                    .map(|a| shape_gradient_signs(node_signs::<f64>(a as u32), p)[i] * x[a][k])
+                    .sum();
+                assert!((got[i][k] - want).abs() < 1e-14, "point {p:?}");
+            }
+        }
+    }
 }
 
 #[test]
