@@ -388,6 +388,25 @@ impl Gpu {
         Ok(buf)
     }
 
+    /// Copies all of `src` into the start of `dst`, device to device (queued on the stream): e.g.
+    /// between [`Gpu::time`]'s events, to measure the copy bandwidth of this device.
+    pub fn copy<T: DeviceRepr>(
+        &self,
+        src: &CudaSlice<T>,
+        dst: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        if dst.len() < src.len() {
+            return Err(GpuError::Config(format!(
+                "device copy of {} values into a buffer of {}",
+                src.len(),
+                dst.len()
+            )));
+        }
+        self.stream
+            .memcpy_dtod(src, dst)
+            .map_err(op("copying device memory"))
+    }
+
     /// Free and total device memory in bytes.
     pub fn memory(&self) -> Result<(usize, usize), GpuError> {
         self.ctx.mem_get_info().map_err(op("reading free memory"))
