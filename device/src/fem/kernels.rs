@@ -776,8 +776,9 @@ unsafe fn node_rows<T: DeviceReal, const ROUNDS: bool>(
             if active {
                 let mut diag = T::ZERO;
                 let sb = node_signs::<T>(s);
-                // Left rolled: a version with this loop unrolled and the lane-per-node write-out
-                // below ran 4.93 ms at 128³ against 4.49 without both (H200, session 10).
+                // Left rolled. Measured at 128³ (H200, session 10): this version 4.49 ms; with
+                // the loop unrolled, a lane-per-node write-out and a Jacobian factored over
+                // node pairs 4.93; with only the factored Jacobian 4.85 — all reverted.
                 for g in 0..super::GAUSS as u32 {
                     let r: [[T; 4]; 5] = core::array::from_fn(|q| T::lds4(gp_at(el, g, q as u32)));
                     let inv = [0, 1, 2].map(|q| [r[q][0], r[q][1], r[q][2]]);

@@ -179,38 +179,22 @@ pub fn shape_gradient_signs<T: Real>(s: [T; 3], p: [T; 3]) -> [T; 3] {
     ]
 }
 
-/// [`jacobian`] at the point with signs `p` (a run-time Gauss point; any point of the reference
-/// cube). Factored: ∂N_a/∂ξ_i = s_i(a)/8 · Π_{d≠i} (1 + s_d(a) p_d c), so row i of J sums, over
-/// the four node pairs that differ only in s_i, the pair's edge vector times the product of the
-/// other two factors: 12 edge differences and 12 products instead of 8 full gradients (about 100
-/// operations instead of 150 on the GPU, where the node-row kernels compute it per node).
+/// [`jacobian`] at the Gauss point with signs `p` (a run-time Gauss point).
 #[inline(always)]
 pub fn jacobian_signs<T: Real>(x: &[[T; 3]; NODES], p: [T; 3]) -> [[T; 3]; 3] {
-    let c = T::from_f64(GAUSS_X);
-    let e = T::from_f64(0.125);
-    // f[d][0] = 1 − p_d c (node sign −1 along d), f[d][1] = 1 + p_d c; fe carries the 1/8.
-    let f = [0, 1, 2].map(|d| [(-p[d]).mul_add(c, T::ONE), p[d].mul_add(c, T::ONE)]);
-    let fe = f.map(|v| v.map(|w| w * e));
     let mut j = [[T::ZERO; 3]; 3];
-    // (row i, node with s_i = +1, its partner with s_i = −1, the other two directions' signs
-    // as indices into f): VTK order, see NODE_SIGNS.
-    macro_rules! pairs {
-        ($(($i:literal, $plus:literal, $minus:literal, $d1:literal, $s1:literal, $d2:literal, $s2:literal))*) => {$({
-            let w = fe[$d1][$s1] * f[$d2][$s2];
-            for k in 0..3 {
-                j[$i][k] = w.mul_add(x[$plus][k] - x[$minus][k], j[$i][k]);
+    // Unrolled by hand: LLVM leaves the f64 node loop rolled, which puts `x` in local memory.
+    macro_rules! nodes {
+        ($($a:literal)*) => {$({
+            let dn = shape_gradient_signs(node_signs::<T>($a), p);
+            for i in 0..3 {
+                for k in 0..3 {
+                    j[i][k] = dn[i].mul_add(x[$a][k], j[i][k]);
+                }
             }
         })*};
     }
-    pairs!((0, 1, 0, 1, 0, 2, 0)(0, 2, 3, 1, 1, 2, 0)(
-        0, 5, 4, 1, 0, 2, 1
-    )(0, 6, 7, 1, 1, 2, 1)(1, 3, 0, 0, 0, 2, 0)(
-        1, 2, 1, 0, 1, 2, 0
-    )(1, 7, 4, 0, 0, 2, 1)(1, 6, 5, 0, 1, 2, 1)(
-        2, 4, 0, 0, 0, 1, 0
-    )(2, 5, 1, 0, 1, 1, 0)(2, 6, 2, 0, 1, 1, 1)(
-        2, 7, 3, 0, 0, 1, 1
-    ));
+    nodes!(0 1 2 3 4 5 6 7);
     j
 }
 

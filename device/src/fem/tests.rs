@@ -329,8 +329,8 @@ fn run_time_sign_formulas_match_the_tables() {
             }
         }
     }
-    // The factored form at other points (the element centre, where stresses are evaluated,
-    // and an arbitrary one) against the sum of the nodes' gradients.
+    // At other points (the element centre, where stresses are evaluated, and an arbitrary one)
+    // against the sum of the nodes' gradients.
     for p in [[0.0, 0.0, 0.0], [0.3, -0.7, 0.1]] {
         let got = jacobian_signs(&x, p);
         for i in 0..3 {
