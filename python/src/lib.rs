@@ -350,7 +350,7 @@ fn fem_assemble<'py>(
             colour::verify(&mesh, &colouring)?;
             let pattern = Pattern::new(&mesh)?;
             let method = match &b {
-                Backend::Gpu(_) => Method::Gpu(warpkit::fem::gpu::Strategy::Ppni8Blocks),
+                Backend::Gpu(_) => Method::Gpu(warpkit::fem::gpu::Strategy::RowsRounds),
                 Backend::Cpu => Method::CpuColoured,
             };
             let asm = Assembler::<f64>::new(&b, &mesh, &colouring, &pattern);
