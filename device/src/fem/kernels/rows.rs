@@ -58,8 +58,8 @@ crate::static_shared_window!(pub(super) fem_rows64: [f64; ROWS_SMEM]);
 ///
 /// # Safety
 /// The buffers as above and in the module docs (every element index, local index and block
-/// position valid for this mesh and pattern); launch whole warps, [`super::super::ROWS_BLOCK`] threads
-/// per block.
+/// position valid for this mesh and pattern); launch whole warps,
+/// [`crate::fem::ROWS_BLOCK`] threads per block.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn node_rows<T: DeviceReal, const ROUNDS: bool>(
