@@ -302,7 +302,8 @@ fn star(sides: usize, layers: usize) -> Mesh {
     let mut elements = Vec::new();
     for l in 0..layers {
         for k in 0..sides {
-            // Counter-clockwise from +z: centre, midpoint before vertex k, vertex k, midpoint after.
+            // Counter-clockwise seen from +z: centre, midpoint before vertex k, vertex k,
+            // midpoint after.
             let q = [0, mid(k + sides - 1), vertex(k), mid(k)];
             elements.push([
                 id(l, q[0]),
