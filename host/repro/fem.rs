@@ -873,7 +873,8 @@ fn groups(runs: &[Run]) -> Vec<(&'static str, &'static str, Vec<Run>)> {
         ),
         (
             "time-beyond",
-            "beyond the paper: block positions, atomics",
+            // Short: the plot's title (with the GPU's name) must fit its width.
+            "beyond the paper",
             gpu(&[
                 Thread,
                 ThreadAtomic,
@@ -882,6 +883,8 @@ fn groups(runs: &[Run]) -> Vec<(&'static str, &'static str, Vec<Run>)> {
                 Ppni8Blocks,
                 Ppni4BlocksAtomic,
                 Ppni8BlocksAtomic,
+                Rows,
+                RowsRounds,
             ]),
         ),
     ];
