@@ -22,6 +22,7 @@
 #
 # WARPKIT_FEM_STRATEGY=<name> restricts the per-strategy tests to one strategy (run in-process).
 set -u
+bash "$(dirname "$0")/unstage" || exit 1 # scripts/stage packs the executables
 : "${OUT:?set OUT to the directory for the logs}"
 T=$(ls .gpu/tests/gpu_fem-* 2>/dev/null | head -1)
 [ -n "$T" ] || { echo "no .gpu/tests/gpu_fem-* here ($(pwd))" >"$OUT/tests.log"; exit 1; }

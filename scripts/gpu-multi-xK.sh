@@ -8,6 +8,7 @@
 # trees and LETs are still built on the CPU (only the walks run on the GPUs), so at 2^24 one
 # evaluation takes seconds.
 set -u
+bash "$(dirname "$0")/unstage" || exit 1 # scripts/stage packs the executables
 out=${OUT:-/tmp/gpu-multi-xK}
 mkdir -p "$out"
 sum="$out/summary.txt"

@@ -12,6 +12,7 @@
 # and puts a libnccl.so link to it on LD_LIBRARY_PATH before anything starts (glibc reads
 # LD_LIBRARY_PATH at process start only; host/multi/nccl.rs explains).
 set -u
+bash "$(dirname "$0")/unstage" || exit 1 # scripts/stage packs the executables
 out=${OUT:-/tmp/gpu-multi}
 mkdir -p "$out"
 sum="$out/summary.txt"
