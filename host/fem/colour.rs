@@ -20,6 +20,16 @@ impl Colouring {
 
 /// Node → elements incidence as CSR (`ptr[n]..ptr[n+1]` indexes `elems`), element order kept.
 pub(crate) fn node_elements(mesh: &Mesh) -> (Vec<usize>, Vec<u32>) {
+    node_incidence(mesh, |e, _| e as u32)
+}
+
+/// Node → (element, local node) incidence as CSR, element order kept: one entry
+/// `entry(e, a)` under node `elements[e][a]` for every element e and local index a (a counting
+/// sort; [`node_elements`] and the node-row kernels' `gpu::node_adjacency` are both this).
+pub(crate) fn node_incidence<T: Copy + Default>(
+    mesh: &Mesh,
+    entry: impl Fn(usize, usize) -> T,
+) -> (Vec<usize>, Vec<T>) {
     let mut ptr = vec![0usize; mesh.nodes.len() + 1];
     for conn in &mesh.elements {
         for &n in conn {
@@ -30,14 +40,14 @@ pub(crate) fn node_elements(mesh: &Mesh) -> (Vec<usize>, Vec<u32>) {
         ptr[i + 1] += ptr[i];
     }
     let mut fill = ptr.clone();
-    let mut elems = vec![0u32; ptr[mesh.nodes.len()]];
+    let mut out = vec![T::default(); ptr[mesh.nodes.len()]];
     for (e, conn) in mesh.elements.iter().enumerate() {
-        for &n in conn {
-            elems[fill[n as usize]] = e as u32;
+        for (a, &n) in conn.iter().enumerate() {
+            out[fill[n as usize]] = entry(e, a);
             fill[n as usize] += 1;
         }
     }
-    (ptr, elems)
+    (ptr, out)
 }
 
 /// Greedy first-fit colouring in element order: each element takes the smallest colour that no

@@ -892,22 +892,11 @@ pub fn node_adjacency(mesh: &Mesh) -> Result<(Vec<u32>, Vec<u32>), FemError> {
     if mesh.elements.len() > (u32::MAX / NODES as u32) as usize {
         return Err(too_big());
     }
-    let mut ptr = vec![0u32; mesh.nodes.len() + 1];
-    for conn in &mesh.elements {
-        for &n in conn {
-            ptr[n as usize + 1] += 1;
-        }
-    }
-    for i in 0..mesh.nodes.len() {
-        ptr[i + 1] = ptr[i].checked_add(ptr[i + 1]).ok_or_else(too_big)?;
-    }
-    let mut fill = ptr.clone();
-    let mut adj = vec![0u32; ptr[mesh.nodes.len()] as usize];
-    for (e, conn) in mesh.elements.iter().enumerate() {
-        for (a, &n) in conn.iter().enumerate() {
-            adj[fill[n as usize] as usize] = NODES as u32 * e as u32 + a as u32;
-            fill[n as usize] += 1;
-        }
-    }
+    // 8 e + a < 2^32 by the check above.
+    let (ptr, adj) = super::colour::node_incidence(mesh, |e, a| (NODES * e + a) as u32);
+    let ptr = ptr
+        .into_iter()
+        .map(|p| u32::try_from(p).map_err(|_| too_big()))
+        .collect::<Result<Vec<u32>, FemError>>()?;
     Ok((ptr, adj))
 }
