@@ -76,9 +76,9 @@ enum Command {
         load: f64,
         /// GPU assembly strategy: thread, warp4, warp8, thread-atomic, warp4-atomic, warp4-jshared,
         /// warp8-jshared, warp4-jatomic, warp8-jatomic, ppni4, ppni8, ppni4-blocks, ppni8-blocks,
-        /// ppni4-blocks-atomic, ppni8-blocks-atomic, two-kernel, rows, rows-rounds, rows-pre.
-        /// Default rows-rounds (ppni8-blocks with --bbar); the CPU backend assembles on the host
-        /// and has no strategies.
+        /// ppni4-blocks-atomic, ppni8-blocks-atomic, two-kernel, rows, rows-rounds. Default
+        /// rows-rounds (ppni8-blocks with --bbar); the CPU backend assembles on the host and has
+        /// no strategies.
         #[arg(long)]
         strategy: Option<String>,
         /// Write the unconstrained stiffness in Matrix Market format.

@@ -33,20 +33,11 @@ macro_rules! strategy_table {
             /// `Rows` with the elements taking turns at the shared rows (plain read-modify-writes,
             /// no shared atomics: `fem_rows_rounds_*`).
             RowsRounds,
-            /// `RowsRounds` from Gauss-point inverses computed once per element by a first kernel
-            /// (`fem_inverses_*`, then `fem_rows_pre_*`) instead of once per node.
-            RowsPre,
         }
 
         impl Strategy {
-            pub const ALL: [Strategy; [$(stringify!($variant)),*].len() + 4] =
-                [
-                    $(Strategy::$variant,)*
-                    Strategy::TwoKernel,
-                    Strategy::Rows,
-                    Strategy::RowsRounds,
-                    Strategy::RowsPre,
-                ];
+            pub const ALL: [Strategy; [$(stringify!($variant)),*].len() + 3] =
+                [$(Strategy::$variant,)* Strategy::TwoKernel, Strategy::Rows, Strategy::RowsRounds];
 
             /// The command-line name (kebab case).
             pub fn name(self) -> &'static str {
@@ -55,7 +46,6 @@ macro_rules! strategy_table {
                     Strategy::TwoKernel => "two-kernel",
                     Strategy::Rows => "rows",
                     Strategy::RowsRounds => "rows-rounds",
-                    Strategy::RowsPre => "rows-pre",
                 }
             }
 
@@ -64,7 +54,7 @@ macro_rules! strategy_table {
                 match self {
                     $(Strategy::$variant => strategy_table!(@coloured $colour),)*
                     Strategy::TwoKernel => true,
-                    Strategy::Rows | Strategy::RowsRounds | Strategy::RowsPre => false,
+                    Strategy::Rows | Strategy::RowsRounds => false,
                 }
             }
 
@@ -74,17 +64,14 @@ macro_rules! strategy_table {
                 match self {
                     $(Strategy::$variant => strategy_table!(@blocks $pos),)*
                     Strategy::TwoKernel => false,
-                    Strategy::Rows | Strategy::RowsRounds | Strategy::RowsPre => true,
+                    Strategy::Rows | Strategy::RowsRounds => true,
                 }
             }
 
             fn warp_per_element(self) -> bool {
                 match self {
                     $(Strategy::$variant => strategy_table!(@warp $shape),)*
-                    Strategy::TwoKernel
-                    | Strategy::Rows
-                    | Strategy::RowsRounds
-                    | Strategy::RowsPre => false,
+                    Strategy::TwoKernel | Strategy::Rows | Strategy::RowsRounds => false,
                 }
             }
         }
@@ -114,10 +101,7 @@ macro_rules! strategy_table {
                 unsafe {
                     match strategy {
                         $(Strategy::$variant => gpu.launch(k::$k, cfg, args),)*
-                        Strategy::TwoKernel
-                        | Strategy::Rows
-                        | Strategy::RowsRounds
-                        | Strategy::RowsPre => {
+                        Strategy::TwoKernel | Strategy::Rows | Strategy::RowsRounds => {
                             Err(GpuError::InvalidLaunch {
                                 kernel: strategy.name(),
                                 reason: "this strategy launches its own kernels".into(),
@@ -339,10 +323,7 @@ pub trait ElementKernels: Sized {
 impl Strategy {
     /// Whether this is a node-row strategy (a warp per node, one launch, no zeroing).
     pub fn node_rows(self) -> bool {
-        matches!(
-            self,
-            Strategy::Rows | Strategy::RowsRounds | Strategy::RowsPre
-        )
+        matches!(self, Strategy::Rows | Strategy::RowsRounds)
     }
 
     /// The strategy named `name` ([`Self::name`]).
@@ -433,17 +414,10 @@ pub struct RowArgs<'a, T> {
     pub nodes: u32,
     pub materials: &'a DeviceMaterials<T>,
     pub values: &'a mut CudaSlice<T>,
-    /// `rows-pre` only: the elements' count and the buffer for their Gauss-point inverses
-    /// ([`crate::device::fem::INVERSE_VALUES`] per element and Gauss point).
-    pub element_count: u32,
-    pub inverses: Option<&'a mut CudaSlice<T>>,
 }
 
 macro_rules! gpu_real {
-    (
-        $t:ty, $double:literal, $geo:ident, $ent:ident, $rows:ident, $rounds:ident, $inv:ident,
-        $pre:ident
-    ) => {
+    ($t:ty, $double:literal, $geo:ident, $ent:ident, $rows:ident, $rounds:ident) => {
         impl GpuReal for $t {
             const DOUBLE: bool = $double;
             unsafe fn launch_geometry(
@@ -487,38 +461,7 @@ macro_rules! gpu_real {
                     nodes,
                     materials: m,
                     values,
-                    element_count,
-                    inverses,
                 } = args;
-                if strategy == Strategy::RowsPre {
-                    let inverses = inverses.ok_or(GpuError::InvalidLaunch {
-                        kernel: "fem_rows_pre",
-                        reason: "no inverses buffer".into(),
-                    })?;
-                    let grid = grid_for(element_count.saturating_mul(8), THREAD_BLOCK);
-                    // SAFETY: forwarded to the caller (the buffer holds INVERSE_VALUES per
-                    // element and Gauss point: the caller allocates it so).
-                    unsafe {
-                        gpu.launch(
-                            k::$inv,
-                            grid,
-                            (coords, elements, element_count, &mut *inverses),
-                        )?;
-                        let args = (
-                            &*inverses,
-                            blocks,
-                            node_ptr,
-                            node_elements,
-                            row_ptr,
-                            nodes,
-                            &m.lames,
-                            &m.index,
-                            m.count,
-                            values,
-                        );
-                        return gpu.launch(k::$pre, cfg, args);
-                    }
-                }
                 let args = (
                     coords,
                     elements,
@@ -550,9 +493,7 @@ gpu_real!(
     fem_geometry_f32,
     fem_entries_f32,
     fem_rows_f32,
-    fem_rows_rounds_f32,
-    fem_inverses_f32,
-    fem_rows_pre_f32
+    fem_rows_rounds_f32
 );
 gpu_real!(
     f64,
@@ -560,9 +501,7 @@ gpu_real!(
     fem_geometry_f64,
     fem_entries_f64,
     fem_rows_f64,
-    fem_rows_rounds_f64,
-    fem_inverses_f64,
-    fem_rows_pre_f64
+    fem_rows_rounds_f64
 );
 
 /// A mesh on the GPU with its colouring and CSR positions.
@@ -575,8 +514,6 @@ pub struct GpuMesh<T> {
     blocks: CudaSlice<u32>,
     /// The two-kernel strategy's per-element geometry, allocated on first use.
     geometry: std::cell::RefCell<Option<CudaSlice<T>>>,
-    /// The `rows-pre` strategy's Gauss-point inverses, allocated on first use.
-    inverses: std::cell::RefCell<Option<CudaSlice<T>>>,
     /// Per colour, its element list; `all` lists every element (atomic strategies).
     colours: Vec<(CudaSlice<u32>, u32)>,
     all: (CudaSlice<u32>, u32),
@@ -635,7 +572,6 @@ impl<T: GpuReal> GpuMesh<T> {
             positions: gpu.upload(&pattern.positions)?,
             blocks: gpu.upload(&block_table(pattern, mesh.elements.len()))?,
             geometry: std::cell::RefCell::new(None),
-            inverses: std::cell::RefCell::new(None),
             colours,
             all: (gpu.upload(&all)?, n),
             node_ptr: gpu.upload(&node_ptr)?,
@@ -694,15 +630,6 @@ impl<T: GpuReal> GpuMesh<T> {
         }
         if strategy.node_rows() {
             // Writes every value of every row itself: no zeroing.
-            let mut slot = self.inverses.borrow_mut();
-            if strategy == Strategy::RowsPre && slot.is_none() {
-                let n = self.all.1 as usize * 8 * crate::device::fem::INVERSE_VALUES;
-                *slot = Some(gpu.alloc_zeros::<T>(n)?);
-            }
-            let inverses = match strategy {
-                Strategy::RowsPre => slot.as_mut(),
-                _ => None,
-            };
             let args = RowArgs {
                 coords: &self.coords,
                 elements: &self.elements,
@@ -713,8 +640,6 @@ impl<T: GpuReal> GpuMesh<T> {
                 nodes: self.nodes,
                 materials,
                 values,
-                element_count: self.all.1,
-                inverses,
             };
             // SAFETY: `node_rows`'s contract: node_ptr/node_elements from `node_adjacency` of
             // this mesh (entries 8 e + a with elements[e][a] = the node), the block table and

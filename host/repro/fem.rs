@@ -119,7 +119,6 @@ impl Run {
                 Ppni8BlocksAtomic => "P8B-A",
                 TwoKernel => "2K",
                 Rows => "R",
-                RowsPre => "R-P",
                 RowsRounds => "R-R",
             },
             Method::CpuColoured if self.double => "col-64",

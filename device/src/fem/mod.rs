@@ -44,10 +44,6 @@ pub fn block_position(base: u32, stride: u32, i: usize, j: usize) -> u32 {
     base + i as u32 * stride + j as u32
 }
 
-/// Values per (element, Gauss point) of the `rows-pre` strategy's inverses: J⁻¹ by rows, each
-/// padded to 4, with det J in the first row's padding.
-pub const INVERSE_VALUES: usize = 12;
-
 /// Values of one element's geometry in global memory (two-kernel strategy): 8 Gauss points ×
 /// 8 nodes × (∇N, det J).
 pub const GEOMETRY_VALUES: usize = 4 * NODES * GAUSS;

@@ -8,16 +8,14 @@ pub const TRAFFIC_MODEL: &str = "Bytes = a model of the compulsory DRAM traffic 
 strategy's algorithm (every input read once, every output written once; caches can make the real \
 traffic higher — a value's 32-byte sector moved once per colour — or lower — positions or \
 coordinates of neighbouring elements shared in L2), with the mesh's real element, node and \
-nonzero counts and s = 4 bytes per float32 value. Element-centric strategies (all but the `rows` \
-ones): the values zeroed (nnz · s), per element 576 read-modify-write updates (576 · 2s), \
+nonzero counts and s = 4 bytes per float32 value. Element-centric strategies (all but `rows` and \
+`rows-rounds`): the values zeroed (nnz · s), per element 576 read-modify-write updates (576 · 2s), \
 their positions (576 · 4 bytes; 72 · 4 for the block-table strategies), the connectivity \
 (8 · 4) and coordinates (24 · s); `two-kernel` also writes and reads its geometry (256 values per \
-element, 2 · 256 · s). Node-row strategies (`rows`, `rows-rounds`, `rows-pre`): the values \
-written once (nnz · s), per node its three row pointers and its adjacency pointer (4 · 4), per \
-adjacency entry (8 per element) the entry (4), the element's 8 block bases (8 · 4), connectivity \
-(8 · 4) and coordinates (24 · s); `rows-pre` reads each element's connectivity and coordinates \
-once, writes its Gauss-point inverses (8 · 12 · s) and reads them per adjacency entry instead. \
-Achieved = model bytes / median time.";
+element, 2 · 256 · s). Node-row strategies (`rows`, `rows-rounds`): the values written once \
+(nnz · s), per node its three row pointers and its adjacency pointer (4 · 4), per adjacency \
+entry (8 per element) the entry (4), the element's 8 block bases (8 · 4), connectivity (8 · 4) \
+and coordinates (24 · s). Achieved = model bytes / median time.";
 
 /// Bytes of the 576 read-modify-write updates per element (each value read and written) over
 /// `elements` elements with `value`-byte values: the element-centric strategies' floor.
@@ -56,16 +54,6 @@ pub fn min_bytes(
     let geometry_in = NODES as u64 * idx + 3 * NODES as u64 * value as u64;
     if strategy.node_rows() {
         let per_node = 3 * idx + idx;
-        if strategy == Strategy::RowsPre {
-            // The inverses kernel reads each element's geometry once and writes its inverses;
-            // the row kernel reads an element's inverses per adjacency entry, not its geometry.
-            let inverses = (NODES * crate::device::fem::INVERSE_VALUES * value) as u64;
-            let per_entry = idx + NODES as u64 * idx + inverses;
-            return write_once_bytes(nnz, value)
-                + nodes as u64 * per_node
-                + e * (geometry_in + inverses)
-                + NODES as u64 * e * per_entry;
-        }
         let per_entry = idx + NODES as u64 * idx + geometry_in;
         return write_once_bytes(nnz, value)
             + nodes as u64 * per_node

@@ -2,8 +2,8 @@
 //! rows from the elements around it (see [`node_rows`]).
 
 use super::super::{
-    BLOCK_TABLE, INVERSE_VALUES, NODES, add_block_split_scaled, block_position, det3, finish_block,
-    inverse3, jacobian_signs, node_signs, physical_gradient, scaled_gradient, shape_gradient_signs,
+    BLOCK_TABLE, NODES, add_block_split_scaled, block_position, det3, finish_block, inverse3,
+    jacobian_signs, node_signs, physical_gradient, scaled_gradient, shape_gradient_signs,
 };
 use super::{DeviceReal, Materials, inverted, node_coords};
 use crate::gpu::thread::{index_1d, lane_id, thread_idx_x};
@@ -40,9 +40,7 @@ crate::static_shared_window!(pub(super) fem_rows64: [f64; ROWS_SMEM]);
 ///   `node_elements[node_ptr[w] .. node_ptr[w + 1]]`, each `8 e + a` where node w is node a of
 ///   element e (no element names a node twice: the host's validation refuses that);
 /// - `row_ptr`: the CSR row pointers (3 n + 1 values); node w's three rows are consecutive and
-///   have the same length (3 per neighbour node, in node order), so they are one range;
-/// - `PRE` (`rows-pre`): J⁻¹ and det J come from `inverses` ([`element_inverses`]) instead of
-///   `coords` and `elements`, which are then not read.
+///   have the same length (3 per neighbour node, in node order), so they are one range.
 ///
 /// The warp takes its elements four at a time; lane (el, s), el = lane / 8, s = lane % 8:
 /// 1. loads node s of element el into shared memory;
@@ -64,9 +62,8 @@ crate::static_shared_window!(pub(super) fem_rows64: [f64; ROWS_SMEM]);
 /// [`crate::fem::ROWS_BLOCK`] threads per block.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn node_rows<T: DeviceReal, const ROUNDS: bool, const PRE: bool>(
+unsafe fn node_rows<T: DeviceReal, const ROUNDS: bool>(
     coords: *const T,
-    inverses: *const T,
     elements: *const u32,
     blocks: *const u32,
     node_ptr: *const u32,
@@ -119,33 +116,23 @@ unsafe fn node_rows<T: DeviceReal, const ROUNDS: bool, const PRE: bool>(
             } else {
                 (0, 0)
             };
-            if !PRE {
-                if active {
-                    let x = node_coords(coords, *elements.add(NODES * e + s as usize));
-                    T::sts4(x_at(el, s), [x[0], x[1], x[2], T::ZERO]);
-                }
-                sync_warp(FULL_MASK);
-            }
             if active {
-                let (p, inv, det) = if PRE {
-                    // J⁻¹ and det J of Gauss point s, from `fem_inverses_*`.
-                    let at = inverses.add((NODES * e + s as usize) * INVERSE_VALUES);
-                    let v: [T; INVERSE_VALUES] = core::array::from_fn(|i| *at.add(i));
-                    let inv = [[v[0], v[1], v[2]], [v[4], v[5], v[6]], [v[8], v[9], v[10]]];
-                    (node_signs::<T>(s), inv, v[3])
-                } else {
-                    let x: [[T; 3]; NODES] = core::array::from_fn(|b| {
-                        let v = T::lds4(x_at(el, b as u32));
-                        [v[0], v[1], v[2]]
-                    });
-                    let p = node_signs::<T>(s);
-                    let jac = jacobian_signs(&x, p);
-                    let det = det3(&jac);
-                    if det.partial_cmp(&T::ZERO) != Some(core::cmp::Ordering::Greater) {
-                        inverted();
-                    }
-                    (p, inverse3(&jac, det), det)
-                };
+                let x = node_coords(coords, *elements.add(NODES * e + s as usize));
+                T::sts4(x_at(el, s), [x[0], x[1], x[2], T::ZERO]);
+            }
+            sync_warp(FULL_MASK);
+            if active {
+                let x: [[T; 3]; NODES] = core::array::from_fn(|b| {
+                    let v = T::lds4(x_at(el, b as u32));
+                    [v[0], v[1], v[2]]
+                });
+                let p = node_signs::<T>(s);
+                let jac = jacobian_signs(&x, p);
+                let det = det3(&jac);
+                if det.partial_cmp(&T::ZERO) != Some(core::cmp::Ordering::Greater) {
+                    inverted();
+                }
+                let inv = inverse3(&jac, det);
                 let ga = physical_gradient(&inv, shape_gradient_signs(node_signs(a), p));
                 let (la, ma) = scaled_gradient(ga, det, mats.of(e));
                 for (q, r) in inv.iter().enumerate() {
@@ -250,9 +237,8 @@ macro_rules! rows_kernel {
             };
             // SAFETY: forwarded contract.
             unsafe {
-                node_rows::<$t, $rounds, false>(
+                node_rows::<$t, $rounds>(
                     coords,
-                    core::ptr::null(),
                     elements,
                     blocks,
                     node_ptr,
@@ -271,112 +257,3 @@ rows_kernel!(fem_rows_f32, f32, false);
 rows_kernel!(fem_rows_f64, f64, false);
 rows_kernel!(fem_rows_rounds_f32, f32, true);
 rows_kernel!(fem_rows_rounds_f64, f64, true);
-
-/// Thread `t` (of 8 n) writes J⁻¹ and det J of Gauss point t % 8 of element t / 8 at
-/// `inverses[INVERSE_VALUES t ..]`: (J⁻¹ row 0, det J, J⁻¹ row 1, 0, J⁻¹ row 2, 0), for
-/// `fem_rows_pre_*`, which then computes no Jacobian (otherwise each element's is computed once
-/// per node, 8 times).
-///
-/// # Safety
-/// `coords`, `elements` as in the module docs for n elements; `inverses` holds
-/// `INVERSE_VALUES · 8 n` values; launch at least 8 n threads.
-#[inline(always)]
-unsafe fn element_inverses<T: DeviceReal>(
-    coords: *const T,
-    elements: *const u32,
-    n: u32,
-    inverses: *mut T,
-) {
-    let t = index_1d();
-    if t >= NODES as u32 * n {
-        return;
-    }
-    let (e, g) = ((t / NODES as u32) as usize, t % NODES as u32);
-    // SAFETY: e < n indexes `elements`, its nodes index `coords`, t < 8 n indexes `inverses`.
-    unsafe {
-        let x: [[T; 3]; NODES] =
-            core::array::from_fn(|b| node_coords(coords, *elements.add(NODES * e + b)));
-        let jac = jacobian_signs(&x, node_signs::<T>(g));
-        let det = det3(&jac);
-        if det.partial_cmp(&T::ZERO) != Some(core::cmp::Ordering::Greater) {
-            inverted();
-        }
-        let inv = inverse3(&jac, det);
-        let out = inverses.add(t as usize * INVERSE_VALUES);
-        let v = [
-            inv[0][0],
-            inv[0][1],
-            inv[0][2],
-            det,
-            inv[1][0],
-            inv[1][1],
-            inv[1][2],
-            T::ZERO,
-            inv[2][0],
-            inv[2][1],
-            inv[2][2],
-            T::ZERO,
-        ];
-        for (i, vi) in v.into_iter().enumerate() {
-            *out.add(i) = vi;
-        }
-    }
-}
-
-macro_rules! rows_pre_kernels {
-    ($inv:ident, $rows:ident, $t:ty) => {
-        /// Gauss-point inverses of every element (see `element_inverses`).
-        ///
-        /// # Safety
-        /// See `element_inverses`.
-        #[crate::kernel]
-        pub unsafe fn $inv(coords: *const $t, elements: *const u32, n: u32, inverses: *mut $t) {
-            // SAFETY: forwarded contract.
-            unsafe { element_inverses::<$t>(coords, elements, n, inverses) }
-        }
-
-        /// Node-row assembly from precomputed inverses (`node_rows` with `PRE`; the elements
-        /// take turns as in `fem_rows_rounds_*`).
-        ///
-        /// # Safety
-        /// See `node_rows`; `inverses` written by the inverses kernel for this mesh.
-        #[allow(clippy::too_many_arguments)]
-        #[crate::kernel]
-        pub unsafe fn $rows(
-            inverses: *const $t,
-            blocks: *const u32,
-            node_ptr: *const u32,
-            node_elements: *const u32,
-            row_ptr: *const u32,
-            n: u32,
-            lames: *const $t,
-            material_of: *const u32,
-            materials: u32,
-            values: *mut $t,
-        ) {
-            let mats = Materials {
-                lames,
-                index: material_of,
-                count: materials,
-            };
-            // SAFETY: forwarded contract (coordinates and connectivity are not read with PRE).
-            unsafe {
-                node_rows::<$t, true, true>(
-                    core::ptr::null(),
-                    inverses,
-                    core::ptr::null(),
-                    blocks,
-                    node_ptr,
-                    node_elements,
-                    row_ptr,
-                    n,
-                    mats,
-                    values,
-                )
-            }
-        }
-    };
-}
-
-rows_pre_kernels!(fem_inverses_f32, fem_rows_pre_f32, f32);
-rows_pre_kernels!(fem_inverses_f64, fem_rows_pre_f64, f64);
