@@ -367,7 +367,7 @@ pub fn build_tree_reusing(
         Build::Locked => None,
     };
 
-    let mut t = loop {
+    let (mut t, built) = loop {
         let mut t = TreeBuffers::new(gpu, n, layout)?;
         // SAFETY (all launches below): buffers sized as each kernel's doc requires.
         times.reset = gpu
@@ -408,7 +408,7 @@ pub fn build_tree_reusing(
             .1;
         let header = gpu.download(&t.header)?[0];
         if header.error & dev::ERR_OVERFLOW == 0 {
-            break t;
+            break (t, header);
         }
         let grow = if layout.is_sparse() { 8 } else { 2 };
         if layout.cells as usize * grow > MAX_CELLS {
@@ -432,22 +432,26 @@ pub fn build_tree_reusing(
     times.summarize = gpu
         .time(|| unsafe {
             if let Some(sc) = scratch {
-                // The sorted build's parents: bottom-up without waiting, a thread per cell.
-                let args = (
-                    &d_bodies,
-                    n32,
-                    &t.header,
-                    &t.child,
-                    &t.next,
-                    &mut t.count,
-                    &mut t.cell_pm,
-                    quadrupole.then_some(&mut t.cell_quad),
-                    &sc.parent,
-                    &mut sc.arrive,
-                    layout,
-                );
-                let cfg = grid_for(layout.cells, dev::TREE_BLOCK);
-                return gpu.launch(k::bh_summarize_up, cfg, args);
+                // The sorted build's levels: one launch per depth, the deepest first.
+                let in_use = (layout.cells as i32 - built.bottom).max(1) as u32;
+                let cfg = grid_for(in_use, dev::TREE_BLOCK);
+                for d in (0..=built.depth).rev() {
+                    let args = (
+                        &d_bodies,
+                        n32,
+                        &t.header,
+                        &t.child,
+                        &t.next,
+                        &mut t.count,
+                        &mut t.cell_pm,
+                        quadrupole.then_some(&mut t.cell_quad),
+                        &sc.level,
+                        d,
+                        layout,
+                    );
+                    gpu.launch(k::bh_summarize_level, cfg, args)?;
+                }
+                return Ok(());
             }
             let args = (
                 &d_bodies,

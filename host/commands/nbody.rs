@@ -29,9 +29,12 @@ pub(crate) struct NbodyArgs {
     #[arg(long, allow_negative_numbers = true)]
     theta: Option<f64>,
     /// Gadget's relative opening criterion with this α after the first force evaluation (GPU
-    /// tree; θ for the first, guard θ_max = 1; default 0.006, 0: θ throughout).
+    /// tree; θ for the first; default 0.006, 0: θ throughout).
     #[arg(long, allow_negative_numbers = true)]
     alpha: Option<f64>,
+    /// The relative criterion's geometric guard θ_max (default 1).
+    #[arg(long, allow_negative_numbers = true)]
+    theta_max: Option<f64>,
     /// Monopoles only in the tree forces.
     #[arg(long)]
     no_quadrupole: bool,
@@ -117,7 +120,7 @@ pub(crate) fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
         ($($opt:ident => $field:expr),*) => {$(if let Some(v) = a.$opt { $field = v; })*};
     }
     set!(n => c.ic.n, seed => c.ic.seed, t_end => c.run.t_end, dt => c.run.dt, eps => c.run.eps,
-        theta => c.run.theta, out => c.output.dir, diag_every => c.output.diag_every,
+        theta => c.run.theta, theta_max => c.run.theta_max, out => c.output.dir, diag_every => c.output.diag_every,
         snapshot_every => c.output.snapshot_every, format => c.output.format,
         build => c.run.build);
     if a.no_quadrupole {

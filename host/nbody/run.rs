@@ -97,9 +97,11 @@ pub struct StepConfig {
     /// Opening angle θ (GPU tree).
     pub theta: f64,
     /// Gadget's relative opening criterion with this α instead of θ after the first force
-    /// evaluation (GPU tree; θ then only for the first one, the guard is θ_max = 1); 0: θ
-    /// throughout.
+    /// evaluation (GPU tree; θ then only for the first one); 0: θ throughout.
     pub alpha: f64,
+    /// The relative criterion's geometric guard: never a cell seen under more than θ_max
+    /// (w / r from the group's box).
+    pub theta_max: f64,
     /// Quadrupole moments in the tree forces.
     pub quadrupole: bool,
     /// Particles sampled at the start for the force error against float64 direct summation
@@ -126,6 +128,7 @@ impl Default for StepConfig {
             eps: 0.05,
             theta: 0.7,
             alpha: 0.006,
+            theta_max: Relative::THETA_MAX as f64,
             quadrupole: true,
             check: 1000,
             block_steps: false,
@@ -254,6 +257,12 @@ impl RunConfig {
             return bad(format!(
                 "run.alpha = {} must be finite and ≥ 0 (0: the θ criterion)",
                 r.alpha
+            ));
+        }
+        if !(r.theta_max.is_finite() && r.theta_max > 0.0) {
+            return bad(format!(
+                "run.theta_max = {} must be finite and > 0",
+                r.theta_max
             ));
         }
         if self.ic.kind != IcKind::Snapshot && self.ic.n < 2 {
@@ -586,7 +595,7 @@ pub fn run(
                 quadrupole: c.run.quadrupole,
                 relative: (c.run.alpha > 0.0).then_some(Relative {
                     alpha: c.run.alpha as f32,
-                    theta_max: Relative::THETA_MAX,
+                    theta_max: c.run.theta_max as f32,
                 }),
                 build: c.run.build,
             };

@@ -294,7 +294,7 @@ pub unsafe fn bh_summarize(
             if layout.is_sparse() && k != 0 && *child.add(k as usize) != ni + k {
                 continue;
             }
-            let children = DeviceChildren {
+            let children = DeviceChildren::<true> {
                 layout,
                 cell: k,
                 bodies,
@@ -309,15 +309,16 @@ pub unsafe fn bh_summarize(
     }
 }
 
-/// [`bh_summarize`] for the sorted build, bottom-up without waiting (Karras 2012's scheme on
-/// the octree): each cell whose children are all bodies is summarized by its thread, which then
-/// counts itself into its parent's `arrive`; the thread that brings the parent's count to its
-/// number of child cells summarizes the parent (all its children published) and goes on up.
-/// `parent[k]` (−1 for the root) and `arrive[k] = 0` for every cell in `bottom..cells`, which
-/// the sorted build writes. Any grid.
+/// [`bh_summarize`] for the sorted build, one level per launch: the cells `k` in
+/// `bottom..cells` with `level[k] == depth` (the sorted build writes every cell's depth), launched
+/// from the deepest level up to the root (0), so every child cell was summarized by an earlier
+/// launch: no thread waits, no atomics, no fences. It replaced a bottom-up walk in which the last
+/// child to arrive summarized its parent (Karras 2012): on the H200 that ran at 4 active threads
+/// per warp, L2-bound on its atomics and fences (1.18 ms at uniform 2^22, `results/s11/call2`).
+/// Any grid.
 #[crate::kernel]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn bh_summarize_up(
+pub unsafe fn bh_summarize_level(
     bodies: *const Body,
     n: u32,
     header: *const TreeHeader,
@@ -326,61 +327,39 @@ pub unsafe fn bh_summarize_up(
     count: *mut u32,
     cell_pm: *mut Body,
     cell_quad: *mut Quad,
-    parent: *const i32,
-    arrive: *mut u32,
+    level: *const u32,
+    depth: u32,
     layout: Layout,
 ) {
     let ni = n as i32;
     let cells = layout.cells as i32;
-    // SAFETY: arrays sized per the sorted build; every cell in bottom..cells initialised, its
-    // parent and arrive counter written; each cell is summarized by exactly one thread (the
-    // leaf's own, or the last to arrive at it).
+    // SAFETY: arrays sized per the sorted build; every cell in bottom..cells initialised with its
+    // level; the cells of one level are disjoint, each summarized by one thread.
     unsafe {
-        let bottom = (*header).bottom;
-        let child_cells = |k: i32| -> u32 {
-            let mut c = 0;
-            for o in 0..8 {
-                c += (*child.add(layout.slot(k, o)) >= ni) as u32;
-            }
-            c
-        };
-        let mut k = bottom + index_1d() as i32;
+        let mut k = (*header).bottom + index_1d() as i32;
         while k < cells {
-            if child_cells(k) == 0 {
-                let mut cell = k;
-                loop {
-                    let children = DeviceChildren {
-                        layout,
-                        cell,
-                        bodies,
-                        child,
-                        next,
-                        count,
-                        cell_pm,
-                        cell_quad,
-                    };
-                    children.summarize(ni);
-                    let p = *parent.add(cell as usize);
-                    if p < 0 {
-                        break;
-                    }
-                    // Release this cell's summary before the count; the last arrival acquires
-                    // every sibling's.
-                    fence_acq_rel_device();
-                    if atomic_add_u32(arrive.add(p as usize), 1) + 1 < child_cells(p) {
-                        break;
-                    }
-                    fence_acq_rel_device();
-                    cell = p;
-                }
+            if *level.add(k as usize) == depth {
+                let children = DeviceChildren::<false> {
+                    layout,
+                    cell: k,
+                    bodies,
+                    child,
+                    next,
+                    count,
+                    cell_pm,
+                    cell_quad,
+                };
+                children.summarize(ni);
             }
             k += grid_size_1d() as i32;
         }
     }
 }
 
-/// A cell's children in device memory, for [`summarize_cell`].
-struct DeviceChildren {
+/// A cell's children in device memory, for [`summarize_cell`]. `WAIT`: child cells are
+/// summarized concurrently (poll their counts, publish with release); else by earlier launches
+/// (plain loads and stores, nothing that could spin).
+struct DeviceChildren<const WAIT: bool> {
     layout: Layout,
     cell: i32,
     bodies: *const Body,
@@ -391,7 +370,7 @@ struct DeviceChildren {
     cell_quad: *mut Quad,
 }
 
-impl DeviceChildren {
+impl<const WAIT: bool> DeviceChildren<WAIT> {
     /// Summarizes `self.cell` ([`summarize_cell`], the quadrupole when `cell_quad` is not null)
     /// and publishes it: summary first, then its count with release.
     ///
@@ -411,13 +390,17 @@ impl DeviceChildren {
                 (pm, cnt)
             };
             *self.cell_pm.add(k) = pm;
-            store_release_u32(self.count.add(k), cnt);
+            if WAIT {
+                store_release_u32(self.count.add(k), cnt);
+            } else {
+                *self.count.add(k) = cnt;
+            }
         }
     }
 }
 
 // SAFETY (every read below): pointers and indices as in `bh_summarize`'s contract.
-impl CellChildren for DeviceChildren {
+impl<const WAIT: bool> CellChildren for DeviceChildren<WAIT> {
     #[inline(always)]
     fn slot(&self, octant: u32) -> i32 {
         unsafe { *self.child.add(self.layout.slot(self.cell, octant)) }
@@ -425,6 +408,14 @@ impl CellChildren for DeviceChildren {
     #[inline(always)]
     fn cell(&self, cc: usize) -> (Body, Quad, u32) {
         unsafe {
+            if !WAIT {
+                let q = if self.cell_quad.is_null() {
+                    Quad::default()
+                } else {
+                    *self.cell_quad.add(cc)
+                };
+                return (*self.cell_pm.add(cc), q, *self.count.add(cc));
+            }
             // A non-zero count (published last, with release) makes the child's summary
             // visible: poll relaxed (other threads summarize it meanwhile), then one acquire.
             while load_relaxed_u32(self.count.add(cc)) == 0 {}

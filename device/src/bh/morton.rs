@@ -338,9 +338,9 @@ pub unsafe fn bh_morton_base(
     }
 }
 
-/// Step 4a: every cell that pair `i` creates gets eight empty slots, count 0, start −1 and
-/// `arrive` 0 (for [`super::kernels::bh_summarize_up`]); the root has no parent. Nothing when
-/// the cells did not fit. Any grid.
+/// Step 4a: every cell that pair `i` creates gets eight empty slots, count 0, start −1 and its
+/// depth in `level` (for [`super::kernels::bh_summarize_level`]); the root's level is 0. Nothing
+/// when the cells did not fit. Any grid.
 #[crate::kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn bh_morton_cells(
@@ -351,12 +351,10 @@ pub unsafe fn bh_morton_cells(
     child: *mut i32,
     count: *mut u32,
     start: *mut i32,
-    parent: *mut i32,
-    arrive: *mut u32,
+    level: *mut u32,
     layout: Layout,
 ) {
-    // SAFETY: base has n entries; ids below total < cells (checked); parent and arrive one per
-    // cell.
+    // SAFETY: base has n entries; ids below total < cells (checked); level one per cell.
     unsafe {
         if *total + 1 > layout.cells as u64 {
             return;
@@ -364,22 +362,23 @@ pub unsafe fn bh_morton_cells(
         let key = |j: usize| *keys.add(j);
         let mut i = index_1d();
         if i == 0 {
-            *parent.add(layout.root() as usize) = -1;
-            *arrive.add(layout.root() as usize) = 0;
+            *level.add(layout.root() as usize) = 0;
         }
         while i < n {
             let b = *base.add(i as usize);
+            // Pair i's cells have depths δ_{i−1}+1 ..= δ_i, in id order.
+            let first_depth = pair_levels(&key, n as usize, i as isize - 1) + 1;
             for id in b..b + new_cells(&key, n as usize, i as usize) {
                 let c = cell_index(layout, id);
                 super::kernels::init_cell(layout, c, child, count, start);
-                *arrive.add(c as usize) = 0;
+                *level.add(c as usize) = first_depth + (id - b);
             }
             i += grid_size_1d();
         }
     }
 }
 
-/// Step 4b: pair `i`'s cells into their parents' slots (and `parent`), with `start` = `i`: a
+/// Step 4b: pair `i`'s cells into their parents' slots, with `start` = `i`: a
 /// cell first holds body `i`, and the bodies before it in key order are the bodies before it in
 /// the depth-first order `bh_sort` places (so it never waits for these); body `vals[i]` into its
 /// cell's slot; when it shares every key level with a neighbour, nothing, or `i` onto `list`
@@ -395,7 +394,6 @@ pub unsafe fn bh_morton_link(
     total: *const u64,
     child: *mut i32,
     start: *mut i32,
-    parent: *mut i32,
     list: *mut u32,
     list_len: *mut u32,
     layout: Layout,
@@ -413,7 +411,6 @@ pub unsafe fn bh_morton_link(
         while i < n {
             let slot = link_pair(&key, &base_of, n as usize, i as usize, layout, |p, o, c| {
                 *child.add(layout.slot(p, o)) = ni + c;
-                *parent.add(c as usize) = p;
                 *start.add(c as usize) = i as i32;
             });
             let b = *vals.add(i as usize);
@@ -445,8 +442,7 @@ pub unsafe fn bh_build_list(
     next: *mut i32,
     count: *mut u32,
     start: *mut i32,
-    parent: *mut i32,
-    arrive: *mut u32,
+    level: *mut u32,
     layout: Layout,
     list: *const u32,
     list_len: *const u32,
@@ -462,8 +458,7 @@ pub unsafe fn bh_build_list(
             next,
             count,
             start,
-            parent,
-            arrive,
+            level,
             layout,
         };
         let len = *list_len;
@@ -498,8 +493,7 @@ struct OwnedSubtree {
     next: *mut i32,
     count: *mut u32,
     start: *mut i32,
-    parent: *mut i32,
-    arrive: *mut u32,
+    level: *mut u32,
     layout: Layout,
 }
 
@@ -533,9 +527,8 @@ impl OwnedTree for OwnedSubtree {
                 return None;
             }
             super::kernels::init_cell(self.layout, cell, self.child, self.count, self.start);
-            // Dense storage: slot `cur` belongs to cell `cur / 8`.
-            *self.parent.add(cell as usize) = (cur / 8) as i32;
-            *self.arrive.add(cell as usize) = 0;
+            // Dense storage: slot `cur` belongs to cell `cur / 8`, one level up.
+            *self.level.add(cell as usize) = *self.level.add(cur / 8) + 1;
             Some(cell)
         }
     }

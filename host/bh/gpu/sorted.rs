@@ -13,8 +13,8 @@ use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig, grid_for};
 pub fn sorted_build_bytes(n: usize) -> usize {
     let tiles = (n as u32).div_ceil(sort::RADIX_TILE) as usize;
     let pair_tiles = n.div_ceil(mk::MORTON_BLOCK as usize);
-    // keys ×2, values ×2, base, list; parent and arrive per cell (the initial n cells).
-    n * (16 + 8 + 4 + 4 + 8) + 2 * tiles * sort::RADIX_DIGITS as usize * 4 + pair_tiles * 8 + 64
+    // keys ×2, values ×2, base, list; the level per cell (the initial n cells).
+    n * (16 + 8 + 4 + 4 + 4) + 2 * tiles * sort::RADIX_DIGITS as usize * 4 + pair_tiles * 8 + 64
 }
 
 /// The one-block scan's launch.
@@ -49,9 +49,8 @@ pub struct SortedScratch {
     total: CudaSlice<u64>,
     pub(super) list: CudaSlice<u32>,
     list_len: CudaSlice<u32>,
-    /// Per cell: the parent (−1 for the root) and the bottom-up summary's arrivals.
-    pub(super) parent: CudaSlice<i32>,
-    pub(super) arrive: CudaSlice<u32>,
+    /// Per cell: its depth (the root 0), for the summary's level-by-level launches.
+    pub(super) level: CudaSlice<u32>,
 }
 
 impl SortedScratch {
@@ -105,8 +104,7 @@ impl SortedScratch {
             total: gpu.alloc_poisoned(1)?,
             list: gpu.alloc_poisoned(n)?,
             list_len: gpu.alloc_zeros(1)?,
-            parent: gpu.alloc_poisoned(crate::bh::initial_cells(n))?,
-            arrive: gpu.alloc_poisoned(crate::bh::initial_cells(n))?,
+            level: gpu.alloc_poisoned(crate::bh::initial_cells(n))?,
         })
     }
 
@@ -125,10 +123,9 @@ impl SortedScratch {
         // Runs of equal keys are rare: a few blocks cover them.
         let list_cfg = grid_for(4 * dev::TREE_BLOCK, dev::TREE_BLOCK);
         let cells = layout.cells as usize;
-        if self.parent.len() < cells {
+        if self.level.len() < cells {
             // An overflow retry with more cells.
-            self.parent = gpu.alloc_poisoned(cells)?;
-            self.arrive = gpu.alloc_poisoned(cells)?;
+            self.level = gpu.alloc_poisoned(cells)?;
         }
         // SAFETY (each launch): buffers sized per the kernels' docs by `new` for n bodies; the
         // tree's per `layout`.
@@ -174,8 +171,7 @@ impl SortedScratch {
                 &mut t.child,
                 &mut t.count,
                 &mut t.start,
-                &mut self.parent,
-                &mut self.arrive,
+                &mut self.level,
                 layout,
             );
             gpu.launch(mk::bh_morton_cells, spread, args)?;
@@ -188,7 +184,6 @@ impl SortedScratch {
                 &self.total,
                 &mut t.child,
                 &mut t.start,
-                &mut self.parent,
                 &mut self.list,
                 &mut self.list_len,
                 layout,
@@ -204,8 +199,7 @@ impl SortedScratch {
                 &mut t.next,
                 &mut t.count,
                 &mut t.start,
-                &mut self.parent,
-                &mut self.arrive,
+                &mut self.level,
                 layout,
                 &self.list,
                 &self.list_len,
