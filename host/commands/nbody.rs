@@ -32,7 +32,7 @@ pub(crate) struct NbodyArgs {
     /// tree; θ for the first; default 0.006, 0: θ throughout).
     #[arg(long, allow_negative_numbers = true)]
     alpha: Option<f64>,
-    /// The relative criterion's geometric guard θ_max (default 1).
+    /// The relative criterion's geometric guard θ_max (default 1.6).
     #[arg(long, allow_negative_numbers = true)]
     theta_max: Option<f64>,
     /// Monopoles only in the tree forces.

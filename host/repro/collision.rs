@@ -33,7 +33,8 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         &s.backend,
         json!({
             "particles": c.ic.n, "t_end": c.run.t_end, "dt": c.run.dt, "eps": c.run.eps,
-            "theta": c.run.theta, "quadrupole": c.run.quadrupole, "seed": c.ic.seed,
+            "theta": c.run.theta, "alpha": c.run.alpha, "theta_max": c.run.theta_max,
+            "quadrupole": c.run.quadrupole, "seed": c.ic.seed,
             "initial_conditions": "two DICE-like galaxies (Hernquist halo 20, exponential disk 1, \
                 Q 1.5) on a parabolic orbit, pericentre 8, separation 40, inclinations 0 and 60 deg",
         }),
