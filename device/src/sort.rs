@@ -98,17 +98,17 @@ pub unsafe fn block_scan(x: u32) -> (u32, u32) {
     }
 }
 
-/// The lanes of this warp whose `digit` (below `2^BITS`) equals this lane's, among those with
-/// `valid` set: one ballot per bit. Every lane of the warp calls it together.
+/// The lanes of this warp whose `digit` equals this lane's, among those with `valid` set: eight
+/// ballots, one per bit. Every lane of the warp calls it together.
 ///
 /// # Safety
 /// All 32 lanes converged.
 #[inline(always)]
-pub(crate) unsafe fn warp_peers<const BITS: u32>(digit: u32, valid: bool) -> u32 {
+unsafe fn warp_peers(digit: u32, valid: bool) -> u32 {
     // SAFETY: per the contract.
     unsafe {
         let mut peers = ballot(FULL_MASK, valid);
-        for b in 0..BITS {
+        for b in 0..RADIX_BITS {
             let set = (digit >> b) & 1 != 0;
             let votes = ballot(FULL_MASK, set);
             peers &= if set { votes } else { !votes };
@@ -143,7 +143,7 @@ pub unsafe fn radix_histogram(keys: *const u64, n: u32, shift: u32, hist: *mut u
                 };
                 // One shared atomic per distinct digit in the warp: the tree's keys arrive
                 // nearly sorted, so most of a warp shares a digit.
-                let peers = warp_peers::<RADIX_BITS>(d, valid);
+                let peers = warp_peers(d, valid);
                 if valid && peers & lt == 0 {
                     atomic_add_u32(counts.add(d as usize), peers.count_ones());
                 }
@@ -255,7 +255,7 @@ pub unsafe fn radix_scatter(
                     *per_warp.add(w * digits + c * 32 + lane as usize) = 0;
                 }
                 sync_warp(FULL_MASK);
-                let peers = warp_peers::<RADIX_BITS>(d as u32, valid);
+                let peers = warp_peers(d as u32, valid);
                 let rank = (peers & lt).count_ones();
                 if valid && rank == 0 {
                     *per_warp.add(w * digits + d) = peers.count_ones();

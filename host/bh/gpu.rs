@@ -432,40 +432,20 @@ pub fn build_tree_reusing(
     times.summarize = gpu
         .time(|| unsafe {
             if let Some(sc) = scratch {
-                // The sorted build's levels: the cells grouped by depth, then one launch per
-                // depth, the deepest first.
+                // The sorted build's levels: one launch per depth, the deepest first.
                 let in_use = (layout.cells as i32 - built.bottom).max(1) as u32;
-                let per_cell = grid_for(in_use, dev::TREE_BLOCK);
-                gpu.zero(&mut sc.level_count)?;
-                let args = (&t.header, &sc.level, layout, &mut sc.level_count);
-                gpu.launch(k::bh_level_count, per_cell, args)?;
-                let warp = LaunchConfig {
-                    grid_dim: (1, 1, 1),
-                    block_dim: (dev::kernels::LEVEL_SLOTS as u32, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                let args = (&sc.level_count, &mut sc.level_start, &mut sc.level_cursor);
-                gpu.launch(k::bh_level_scan, warp, args)?;
-                let args = (
-                    &t.header,
-                    &sc.level,
-                    layout,
-                    &mut sc.level_cursor,
-                    &mut sc.by_level,
-                );
-                gpu.launch(k::bh_level_place, per_cell, args)?;
-                let cfg = gpu.resident_grid(k::bh_summarize_level, dev::TREE_BLOCK)?;
+                let cfg = grid_for(in_use, dev::TREE_BLOCK);
                 for d in (0..=built.depth).rev() {
                     let args = (
                         &d_bodies,
                         n32,
+                        &t.header,
                         &t.child,
                         &t.next,
                         &mut t.count,
                         &mut t.cell_pm,
                         quadrupole.then_some(&mut t.cell_quad),
-                        &sc.by_level,
-                        &sc.level_start,
+                        &sc.level,
                         d,
                         layout,
                     );

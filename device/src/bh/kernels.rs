@@ -309,158 +309,50 @@ pub unsafe fn bh_summarize(
     }
 }
 
-/// Slots of the per-level tables of the sorted build's summary: depths 0..=[`MAX_DEPTH`].
-pub const LEVEL_SLOTS: usize = 32;
-const _: () = assert!(MAX_DEPTH < LEVEL_SLOTS);
-
-crate::static_shared!(level_block: [u32; LEVEL_SLOTS]);
-
-/// The lanes of this warp whose cell has this lane's level (a cell `k < cells`).
-///
-/// # Safety
-/// Whole warp, convergent.
-#[inline(always)]
-unsafe fn level_peers(d: u32, valid: bool) -> u32 {
-    // SAFETY: per the contract.
-    unsafe { crate::sort::warp_peers::<5>(d, valid) }
-}
-
-/// Grouping the cells by level, step 1: `count[d]` += the cells `bottom..cells` at depth `d`
-/// (`level[k]`, written by the sorted build; `count` zeroed before). One thread per cell, blocks
-/// of [`TREE_BLOCK`] threads.
-#[crate::kernel]
-pub unsafe fn bh_level_count(
-    header: *const TreeHeader,
-    level: *const u32,
-    layout: Layout,
-    count: *mut u32,
-) {
-    let t = thread_idx_x() as usize;
-    let block = level_block();
-    // SAFETY: level has `cells` entries, count LEVEL_SLOTS; barriers reached by every thread.
-    unsafe {
-        if t < LEVEL_SLOTS {
-            *block.add(t) = 0;
-        }
-        sync_threads();
-        let k = (*header).bottom + index_1d() as i32;
-        let valid = k < layout.cells as i32;
-        let d = if valid { *level.add(k as usize) } else { 0 };
-        let peers = level_peers(d, valid);
-        // One shared atomic per distinct level in the warp, by its lowest lane.
-        if valid && peers & lanemask_lt() == 0 {
-            atomic_add_u32(block.add(d as usize), peers.count_ones());
-        }
-        sync_threads();
-        if t < LEVEL_SLOTS && *block.add(t) > 0 {
-            atomic_add_u32(count.add(t), *block.add(t));
-        }
-    }
-}
-
-/// Step 2: `start[d]` = the cells at depths below `d` (exclusive sum of `count`, `start[32]` the
-/// total) and `cursor[d] = start[d]`. One block of 32 threads.
-#[crate::kernel]
-pub unsafe fn bh_level_scan(count: *const u32, start: *mut u32, cursor: *mut u32) {
-    let t = thread_idx_x() as usize;
-    // SAFETY: count and cursor hold LEVEL_SLOTS entries, start LEVEL_SLOTS + 1.
-    unsafe {
-        let c = *count.add(t);
-        let (incl, total) = crate::sort::block_scan(c);
-        *start.add(t) = incl - c;
-        *cursor.add(t) = incl - c;
-        if t == 0 {
-            *start.add(LEVEL_SLOTS) = total;
-        }
-    }
-}
-
-/// Step 3: each cell `k` of `bottom..cells` into `by_level[start[d] ..]` of its level `d`,
-/// reserving places through `cursor` (one global atomic per block and level). Same launch as
-/// [`bh_level_count`].
-#[crate::kernel]
-pub unsafe fn bh_level_place(
-    header: *const TreeHeader,
-    level: *const u32,
-    layout: Layout,
-    cursor: *mut u32,
-    by_level: *mut i32,
-) {
-    let t = thread_idx_x() as usize;
-    let block = level_block();
-    // SAFETY: as bh_level_count; by_level holds a place for every cell in use, each reserved
-    // once.
-    unsafe {
-        if t < LEVEL_SLOTS {
-            *block.add(t) = 0;
-        }
-        sync_threads();
-        let k = (*header).bottom + index_1d() as i32;
-        let valid = k < layout.cells as i32;
-        let d = if valid { *level.add(k as usize) } else { 0 };
-        let peers = level_peers(d, valid);
-        let lead = if valid { peers.trailing_zeros() } else { 0 };
-        // The warp's place among the block's cells of this level, then the block's in the level.
-        let mut off = 0;
-        if valid && lead == lane_id() {
-            off = atomic_add_u32(block.add(d as usize), peers.count_ones());
-        }
-        off = shfl_idx(FULL_MASK, off, lead).0 + (peers & lanemask_lt()).count_ones();
-        sync_threads();
-        if t < LEVEL_SLOTS {
-            let c = *block.add(t);
-            if c > 0 {
-                *block.add(t) = atomic_add_u32(cursor.add(t), c);
-            }
-        }
-        sync_threads();
-        if valid {
-            *by_level.add((*block.add(d as usize) + off) as usize) = k;
-        }
-    }
-}
-
-/// [`bh_summarize`] for the sorted build, one level per launch: the cells
-/// `by_level[start[depth]..start[depth + 1]]` (grouped by the three kernels above), launched from
-/// the deepest level up to the root (0), so every child cell was summarized by an earlier
+/// [`bh_summarize`] for the sorted build, one level per launch: the cells `k` in
+/// `bottom..cells` with `level[k] == depth` (the sorted build writes every cell's depth), launched
+/// from the deepest level up to the root (0), so every child cell was summarized by an earlier
 /// launch: no thread waits, no atomics, no fences. It replaced a bottom-up walk in which the last
 /// child to arrive summarized its parent (Karras 2012): on the H200 that ran at 4 active threads
-/// per warp, L2-bound on its atomics and fences (1.18 ms at uniform 2^22, `results/s11/call2`).
-/// Any grid.
+/// per warp, L2-bound on its atomics and fences (1.18 ms at uniform 2^22, `results/s11/call2`;
+/// this kernel 0.78 ms, call 3). Grouping each level's cells into a list first (a counting sort,
+/// so that a launch covers only its level) was slower: 1.01 ms (call 4). Any grid.
 #[crate::kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn bh_summarize_level(
     bodies: *const Body,
     n: u32,
+    header: *const TreeHeader,
     child: *const i32,
     next: *const i32,
     count: *mut u32,
     cell_pm: *mut Body,
     cell_quad: *mut Quad,
-    by_level: *const i32,
-    start: *const u32,
+    level: *const u32,
     depth: u32,
     layout: Layout,
 ) {
     let ni = n as i32;
-    // SAFETY: arrays sized per the sorted build; `by_level` grouped as above; the cells of one
-    // level are disjoint, each summarized by one thread.
+    let cells = layout.cells as i32;
+    // SAFETY: arrays sized per the sorted build; every cell in bottom..cells initialised with its
+    // level; the cells of one level are disjoint, each summarized by one thread.
     unsafe {
-        let end = *start.add(depth as usize + 1);
-        let mut i = *start.add(depth as usize) + index_1d();
-        while i < end {
-            let children = DeviceChildren::<false> {
-                layout,
-                cell: *by_level.add(i as usize),
-                bodies,
-                child,
-                next,
-                count,
-                cell_pm,
-                cell_quad,
-            };
-            children.summarize(ni);
-            i += grid_size_1d();
+        let mut k = (*header).bottom + index_1d() as i32;
+        while k < cells {
+            if *level.add(k as usize) == depth {
+                let children = DeviceChildren::<false> {
+                    layout,
+                    cell: k,
+                    bodies,
+                    child,
+                    next,
+                    count,
+                    cell_pm,
+                    cell_quad,
+                };
+                children.summarize(ni);
+            }
+            k += grid_size_1d() as i32;
         }
     }
 }

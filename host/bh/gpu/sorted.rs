@@ -13,8 +13,8 @@ use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig, grid_for};
 pub fn sorted_build_bytes(n: usize) -> usize {
     let tiles = (n as u32).div_ceil(sort::RADIX_TILE) as usize;
     let pair_tiles = n.div_ceil(mk::MORTON_BLOCK as usize);
-    // keys ×2, values ×2, base, list; the level and the by-level list per cell (n cells).
-    n * (16 + 8 + 4 + 4 + 4 + 4) + 2 * tiles * sort::RADIX_DIGITS as usize * 4 + pair_tiles * 8 + 64
+    // keys ×2, values ×2, base, list; the level per cell (the initial n cells).
+    n * (16 + 8 + 4 + 4 + 4) + 2 * tiles * sort::RADIX_DIGITS as usize * 4 + pair_tiles * 8 + 64
 }
 
 /// The one-block scan's launch.
@@ -51,12 +51,6 @@ pub struct SortedScratch {
     list_len: CudaSlice<u32>,
     /// Per cell: its depth (the root 0), for the summary's level-by-level launches.
     pub(super) level: CudaSlice<u32>,
-    /// The cells grouped by level (`by_level[start[d]..start[d + 1]]` at depth `d`), the
-    /// per-level counts and the grouping's cursors.
-    pub(super) by_level: CudaSlice<i32>,
-    pub(super) level_start: CudaSlice<u32>,
-    pub(super) level_count: CudaSlice<u32>,
-    pub(super) level_cursor: CudaSlice<u32>,
 }
 
 impl SortedScratch {
@@ -111,10 +105,6 @@ impl SortedScratch {
             list: gpu.alloc_poisoned(n)?,
             list_len: gpu.alloc_zeros(1)?,
             level: gpu.alloc_poisoned(crate::bh::initial_cells(n))?,
-            by_level: gpu.alloc_poisoned(crate::bh::initial_cells(n))?,
-            level_start: gpu.alloc_poisoned(dev::kernels::LEVEL_SLOTS + 1)?,
-            level_count: gpu.alloc_poisoned(dev::kernels::LEVEL_SLOTS)?,
-            level_cursor: gpu.alloc_poisoned(dev::kernels::LEVEL_SLOTS)?,
         })
     }
 
@@ -136,7 +126,6 @@ impl SortedScratch {
         if self.level.len() < cells {
             // An overflow retry with more cells.
             self.level = gpu.alloc_poisoned(cells)?;
-            self.by_level = gpu.alloc_poisoned(cells)?;
         }
         // SAFETY (each launch): buffers sized per the kernels' docs by `new` for n bodies; the
         // tree's per `layout`.
