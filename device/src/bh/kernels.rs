@@ -443,6 +443,27 @@ impl<const WAIT: bool> CellChildren for DeviceChildren<WAIT> {
 // sort: top-down placement by counts into the gather index
 // ---------------------------------------------------------------------------------------------
 
+/// `atomic_add_u32(ptr, 1)` for the lanes that call it together: one atomic per warp (by the
+/// lowest of them), each lane a distinct value. One counter hit by every group of the sort
+/// serialised its atomics (tens of thousands per launch at 2^22).
+///
+/// # Safety
+/// As `atomic_add_u32`.
+#[inline(always)]
+unsafe fn inc_coalesced(ptr: *mut u32) -> u32 {
+    let active = active_mask();
+    let lead = active.trailing_zeros();
+    // SAFETY: per the contract; the shuffle's mask is exactly the lanes here.
+    unsafe {
+        let base = if lane_id() == lead {
+            atomic_add_u32(ptr, active.count_ones())
+        } else {
+            0
+        };
+        shfl_idx(active, base, lead).0 + (active & lanemask_lt()).count_ones()
+    }
+}
+
 /// Fills `sort[0..n]` with the bodies in depth-first octant order (children in octant order,
 /// buckets in chain order). A cell waits until its parent published its `start`. All blocks must
 /// be resident.
@@ -468,7 +489,7 @@ pub unsafe fn bh_sort(
         let bottom = (*header).bottom;
         let ngroups = &raw mut (*header).groups;
         let mut emit = |gs: u32, gc: u32| {
-            let g = atomic_add_u32(ngroups, 1);
+            let g = inc_coalesced(ngroups);
             *groups.add(g as usize) = [gs, gc];
         };
         // Parents before children: dense, downward from the root; sparse, upward from node 0,
