@@ -297,7 +297,7 @@ pub fn group_walk_ranges(
         if !members.is_empty() {
             let mut tlo = [f32::INFINITY; 3];
             let mut thi = [f32::NEG_INFINITY; 3];
-            let mut hmin = f32::INFINITY;
+            let (mut hmin, mut hmax) = (f32::INFINITY, 0.0f32);
             for &i in &members {
                 let p = bodies[i as usize].pos();
                 for k in 0..3 {
@@ -307,8 +307,9 @@ pub fn group_walk_ranges(
                 if h[i as usize] > 0.0 {
                     hmin = hmin.min(h[i as usize]);
                 }
+                hmax = hmax.max(h[i as usize]);
             }
-            if w > 1 && dev::group_too_wide(tlo, thi, hmin) {
+            if w > 1 && dev::group_too_wide(tlo, thi, hmin, hmax) {
                 w /= 2;
                 continue;
             }

@@ -377,11 +377,13 @@ fn split_walks_serve_each_active_member_once_within_the_width_bound() {
         assert_eq!(served, want);
         for w in &ws {
             let (lo, hi) = bounds(&w.iter().map(|&i| b[i as usize]).collect::<Vec<_>>());
-            let hmin = w
-                .iter()
-                .map(|&i| h[i as usize])
-                .fold(f32::INFINITY, f32::min);
-            assert!(w.len() == 1 || !dev::group_too_wide(lo, hi, hmin), "{w:?}");
+            let hw = w.iter().map(|&i| h[i as usize]);
+            let hmin = hw.clone().fold(f32::INFINITY, f32::min);
+            let hmax = hw.fold(0.0, f32::max);
+            assert!(
+                w.len() == 1 || !dev::group_too_wide(lo, hi, hmin, hmax),
+                "{w:?}"
+            );
         }
         walks += ws.len();
         split += (ws.len() > 1) as usize;

@@ -553,7 +553,7 @@ unsafe fn lane_walks(
                 });
                 let th = all_reduce(if active { hi } else { 0.0 }, f32::max);
                 let hmin = all_reduce(if active && hi > 0.0 { hi } else { inf }, f32::min);
-                if wl > 1 && group_too_wide(tlo, thi, hmin) {
+                if wl > 1 && group_too_wide(tlo, thi, hmin, th) {
                     wl /= 2;
                     continue;
                 }
