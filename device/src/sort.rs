@@ -56,33 +56,17 @@ pub unsafe fn block_scan(x: u32) -> (u32, u32) {
     let sh = scan_warps();
     // SAFETY: full warps and block-uniform barriers, per the contract; `sh` holds 32 entries.
     unsafe {
-        let mut v = x;
-        let mut d = 1;
-        while d < crate::WARP_SIZE {
-            let (y, ok) = shfl_up(FULL_MASK, v, d);
-            if ok {
-                v += y;
-            }
-            d *= 2;
-        }
+        let v = inclusive_scan_u32(x);
         if lane == crate::WARP_SIZE - 1 {
             *sh.add(warp as usize) = v;
         }
         sync_threads();
         if warp == 0 {
-            let mut s = if lane < warps {
+            let s = inclusive_scan_u32(if lane < warps {
                 *sh.add(lane as usize)
             } else {
                 0
-            };
-            let mut d = 1;
-            while d < crate::WARP_SIZE {
-                let (y, ok) = shfl_up(FULL_MASK, s, d);
-                if ok {
-                    s += y;
-                }
-                d *= 2;
-            }
+            });
             *sh.add(lane as usize) = s;
         }
         sync_threads();

@@ -310,6 +310,8 @@ impl DeviceCombined {
             &mut next_group,
             &self.tree.child,
             &self.tree.next,
+            &self.tree.start,
+            &self.tree.count,
             &self.boxes,
             self.layout,
             sdev::GATHER,

@@ -26,15 +26,50 @@ impl Sink for Collect {
 pub struct SphTree {
     pub tree: Tree,
     pub boxes: Vec<CellBox>,
+    /// Each cell's first position in `tree.sort` (`bh_sort`'s `start`).
+    pub start: Vec<u32>,
 }
 
 impl SphTree {
     /// Valid input per [`validate`].
     pub fn new(bodies: &[Body], h: &[f32]) -> Self {
-        let tree = bh::cpu::build_tree(bodies);
-        let boxes = cell_boxes(bodies, h, &tree);
-        SphTree { tree, boxes }
+        Self::with_tree(bh::cpu::build_tree(bodies), bodies, h)
     }
+
+    /// The boxes and starts of a built `tree`.
+    pub fn with_tree(tree: Tree, bodies: &[Body], h: &[f32]) -> Self {
+        let boxes = cell_boxes(bodies, h, &tree);
+        let start = cell_starts(&tree);
+        SphTree { tree, boxes, start }
+    }
+}
+
+/// Each cell's first position in the depth-first order of `tree.sort` (children in octant
+/// order, a bucket's chain in chain order), as `bh_sort` publishes it: a child cell starts after
+/// its earlier siblings' particles.
+pub fn cell_starts(tree: &Tree) -> Vec<u32> {
+    let n = tree.n as i32;
+    let mut start = vec![0u32; tree.cells()];
+    let mut stack = vec![tree.root()];
+    while let Some(k) = stack.pop() {
+        let mut s = start[k as usize];
+        for o in 0..8 {
+            let ch = tree.child[tree.layout.slot(k, o)];
+            if ch >= n {
+                let cc = (ch - n) as usize;
+                start[cc] = s;
+                s += tree.count[cc];
+                stack.push(ch - n);
+            } else {
+                let mut j = ch;
+                while j >= 0 {
+                    s += 1;
+                    j = tree.next[j as usize];
+                }
+            }
+        }
+    }
+    start
 }
 
 /// The twin of `sph_cell_boxes`: every cell's [`CellBox`], children before parents.
@@ -213,7 +248,8 @@ fn vote<S: Sink + Send>(
 }
 
 /// The candidates of one warp group's walk (`sph_group`'s decisions): particles of reachable
-/// cells that the group's box can reach, and every particle of a reachable bucket.
+/// cells that the group's box can reach — a cell of at most `SPH_BUCKET` read as its range of
+/// the tree order — and every particle of a reachable chain.
 pub fn group_candidates(
     bodies: &[Body],
     h: &[f32],
@@ -240,8 +276,27 @@ pub fn group_candidates(
         for o in 0..8 {
             let ch = tree.child[tree.layout.slot(cell, o)];
             if ch >= n {
-                if dev::cell_reachable(crit, tlo, thi, th, &t.boxes[(ch - n) as usize]) {
+                let cc = (ch - n) as usize;
+                if !dev::cell_reachable(crit, tlo, thi, th, &t.boxes[cc]) {
+                    continue;
+                }
+                let c = tree.count[cc];
+                if c > dev::SPH_BUCKET {
                     stack.push(ch - n);
+                    continue;
+                }
+                for k in t.start[cc]..t.start[cc] + c {
+                    let j = tree.sort[k as usize];
+                    if dev::body_reachable(
+                        crit,
+                        tlo,
+                        thi,
+                        th,
+                        bodies[j as usize].pos(),
+                        h[j as usize],
+                    ) {
+                        list.push(j);
+                    }
                 }
             } else if ch >= 0 {
                 if tree.next[ch as usize] >= 0 {
@@ -613,10 +668,7 @@ pub fn iterate_h(
     validate(bodies, &h, true)?;
     hp.check(n)?;
     // Gather counts ignore the cells' largest h: the boxes stay valid while h changes.
-    let tree = (method != Method::Cells).then(|| {
-        let boxes = cell_boxes(bodies, &h, &tree);
-        SphTree { tree, boxes }
-    });
+    let tree = (method != Method::Cells).then(|| SphTree::with_tree(tree, bodies, &h));
     let mut state: Vec<dev::HState> = h.iter().map(|&x| dev::HState::start(x)).collect();
     let mut counts = vec![0u32; n];
     let mut passes = Vec::new();

@@ -220,6 +220,8 @@ impl DeviceSph {
                     &mut next_group,
                     &self.tree.child,
                     &self.tree.next,
+                    &self.tree.start,
+                    &self.tree.count,
                     &self.boxes,
                     self.layout,
                     c,

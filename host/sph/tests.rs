@@ -135,7 +135,8 @@ fn cell_boxes_bound_their_particles() {
     let (lo, hi) = bounds(&b);
     assert_eq!((root.lo, root.hi), (lo, hi));
     assert_eq!(root.hmax, h.iter().cloned().fold(0.0, f32::max));
-    // Every cell's box holds the particles of its sort range exactly.
+    // Every cell's box holds the particles of its sort range exactly, and the group walks read
+    // the same ranges.
     let nn = t.tree.n as i32;
     let mut start = vec![0u32; t.tree.cells()];
     fn place(t: &cpu::SphTree, cell: i32, s: u32, start: &mut [u32]) {
@@ -157,6 +158,8 @@ fn cell_boxes_bound_their_particles() {
     }
     place(&t, t.tree.root(), 0, &mut start);
     for c in t.tree.header.bottom..t.tree.cells() as i32 {
+        // The walks' ranges (`cpu::cell_starts`, iterative) equal this recursive placement.
+        assert_eq!(t.start[c as usize], start[c as usize], "start of cell {c}");
         let s = start[c as usize] as usize;
         let members = &t.tree.sort[s..s + t.tree.count[c as usize] as usize];
         let want = members.iter().fold(dev::CellBox::EMPTY, |bx, &i| {

@@ -276,6 +276,26 @@ generic_shuffle!(
     shuffle_xor, shfl_xor
 );
 
+/// Inclusive prefix sum of `value` over the warp's lanes (lane `l` gets the sum of lanes
+/// `0..=l`), five shuffles.
+///
+/// # Safety
+/// The whole warp calls it together (see the module docs).
+#[inline(always)]
+pub unsafe fn inclusive_scan_u32(value: u32) -> u32 {
+    let mut v = value;
+    let mut d = 1;
+    while d < 32 {
+        // SAFETY: forwarded contract (all 32 lanes).
+        let (y, ok) = unsafe { shfl_up(FULL_MASK, v, d) };
+        if ok {
+            v += y;
+        }
+        d *= 2;
+    }
+    v
+}
+
 /// `op` over the lanes of each aligned group of `width` lanes (a power of two ≤ 32), left in
 /// every lane of the group: a butterfly of `log2(width)` [`shuffle_xor`]s. `op` must be
 /// associative and commutative (sum, min, max, …); the result is the same in every lane.

@@ -393,8 +393,11 @@ crate::static_shared!(sph_group_li: [u32; GROUP_WARPS * GROUP_LIST]);
 /// warp walks the tree once for the box and largest `h` of its group's served particles — or,
 /// while that box is too wide for their h ([`group_too_wide`]), once per aligned lane range of a
 /// depth-first split ([`next_lanes`]) — popping up to `GROUP_POP` cells
-/// a step whose children lanes `8s..8s+8` test ([`cell_reachable`], [`body_reachable`]); candidate
-/// particles go to a list in shared memory that every lane tests against its own particle.
+/// a step whose children lanes `8s..8s+8` test ([`cell_reachable`], [`body_reachable`]); a
+/// reachable cell of at most [`SPH_BUCKET`] particles is not descended but read as its range
+/// `start[c]..start[c] + count[c]` of `sort` (as `bh_sort` left them; `start` null: descended);
+/// candidate particles go to a list in shared memory that every lane tests against its own
+/// particle.
 /// Outputs per `mode` (module docs). `GROUP_BLOCK`-thread blocks, any grid.
 #[crate::kernel]
 pub unsafe fn sph_group(
@@ -407,6 +410,8 @@ pub unsafe fn sph_group(
     next_group: *mut u32,
     child: *const i32,
     next: *const i32,
+    start: *const i32,
+    count: *const u32,
     boxes: *const CellBox,
     layout: Layout,
     crit: u32,
@@ -433,7 +438,22 @@ pub unsafe fn sph_group(
         by_mode!(
             mode,
             group(
-                bodies, h, n, sort, groups, ngroups, next_group, child, next, boxes, layout, crit,
+                bodies,
+                h,
+                n,
+                sort,
+                groups,
+                ngroups,
+                next_group,
+                Tree {
+                    child,
+                    next,
+                    start,
+                    count,
+                    boxes,
+                    layout
+                },
+                crit,
                 &o
             )
         )
@@ -445,6 +465,19 @@ const NOTHING: u32 = 0;
 const LIST: u32 = 1;
 const OPEN: u32 = 2;
 const CHAIN: u32 = 3;
+/// A reachable cell of at most [`SPH_BUCKET`] particles: its range in the tree order.
+const RANGE: u32 = 4;
+
+/// The octree as a group walk reads it; `start` null: no ranges (every cell is descended).
+#[derive(Clone, Copy)]
+struct Tree {
+    child: *const i32,
+    next: *const i32,
+    start: *const i32,
+    count: *const u32,
+    boxes: *const CellBox,
+    layout: Layout,
+}
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -456,10 +489,7 @@ unsafe fn group<S: LaneSink>(
     groups: *const [u32; 2],
     ngroups: u32,
     next_group: *mut u32,
-    child: *const i32,
-    next: *const i32,
-    boxes: *const CellBox,
-    layout: Layout,
+    t: Tree,
     crit: u32,
     o: &Outputs,
 ) {
@@ -495,10 +525,8 @@ unsafe fn group<S: LaneSink>(
                     bodies,
                     h,
                     n,
-                    child,
-                    next,
-                    boxes,
-                    layout,
+                    sort,
+                    &t,
                     crit,
                     stack,
                     lpos,
@@ -578,10 +606,8 @@ unsafe fn walk<S: Sink>(
     bodies: *const Body,
     h: *const f32,
     n: u32,
-    child: *const i32,
-    next: *const i32,
-    boxes: *const CellBox,
-    layout: Layout,
+    sort: *const u32,
+    t: &Tree,
     crit: u32,
     stack: *mut i32,
     lpos: *mut Body,
@@ -618,21 +644,32 @@ unsafe fn walk<S: Sink>(
             *len = 0;
         };
         if lane == 0 {
-            *stack = layout.root();
+            *stack = t.layout.root();
         }
         let mut sp = 1usize;
         let (slot, octant) = ((lane / 8) as usize, lane % 8);
         while sp > 0 {
             let (np, cell) = pop_cells(stack, &mut sp, slot);
             let (mut what, mut ch, mut q, mut hj) = (NOTHING, EMPTY, Body::default(), 0.0);
+            let (mut rs, mut rc) = (0u32, 0u32);
             if slot < np {
-                ch = *child.add(layout.slot(cell, octant));
+                ch = *t.child.add(t.layout.slot(cell, octant));
                 if ch >= ni {
-                    if cell_reachable(crit, tlo, thi, th, &*boxes.add((ch - ni) as usize)) {
+                    let cc = (ch - ni) as usize;
+                    if cell_reachable(crit, tlo, thi, th, &*t.boxes.add(cc)) {
                         what = OPEN;
+                        if !t.start.is_null() {
+                            rc = *t.count.add(cc);
+                            if rc <= SPH_BUCKET {
+                                what = RANGE;
+                                rs = *t.start.add(cc) as u32;
+                            } else {
+                                rc = 0;
+                            }
+                        }
                     }
                 } else if ch >= 0 {
-                    if *next.add(ch as usize) >= 0 {
+                    if *t.next.add(ch as usize) >= 0 {
                         what = CHAIN;
                     } else {
                         q = *bodies.add(ch as usize);
@@ -671,8 +708,47 @@ unsafe fn walk<S: Sink>(
                         *li.add(len) = j as u32;
                     }
                     len += 1;
-                    j = *next.add(j as usize);
+                    j = *t.next.add(j as usize);
                 }
+            }
+            // The small cells' particles, 32 a round across the warp: lane `l` takes entry
+            // `base + l` of the ranges laid end to end, found by a binary search over the lanes'
+            // exclusive offsets (the last lane whose offset is at most the entry).
+            let incl = inclusive_scan_u32(rc);
+            let excl = incl - rc;
+            let total = shfl_idx(FULL_MASK, incl, 31).0;
+            let mut base = 0;
+            while base < total {
+                if len > GROUP_LIST - crate::WARP_SIZE as usize {
+                    flush(&mut len, s, tested);
+                }
+                let e = base + lane;
+                let mut at = 0u32;
+                let mut step = crate::WARP_SIZE / 2;
+                while step > 0 {
+                    if shfl_idx(FULL_MASK, excl, at + step).0 <= e {
+                        at += step;
+                    }
+                    step /= 2;
+                }
+                let k = shfl_idx(FULL_MASK, rs, at).0 + (e - shfl_idx(FULL_MASK, excl, at).0);
+                let mut pick = false;
+                let mut j = 0u32;
+                if e < total {
+                    j = *sort.add(k as usize);
+                    q = *bodies.add(j as usize);
+                    hj = *h.add(j as usize);
+                    pick = body_reachable(crit, tlo, thi, th, q.pos(), hj);
+                }
+                let take = ballot(FULL_MASK, pick);
+                if pick {
+                    let at = len + (take & below).count_ones() as usize;
+                    *lpos.add(at) = q;
+                    *lh.add(at) = hj;
+                    *li.add(at) = j;
+                }
+                len += take.count_ones() as usize;
+                base += crate::WARP_SIZE;
             }
             if len > GROUP_LIST - crate::WARP_SIZE as usize {
                 flush(&mut len, s, tested);

@@ -525,6 +525,14 @@ pub const GROUP_SPLIT: f32 = 2.0;
 /// group) it changes the total by under 1%.
 pub const GROUP_H_SPREAD: f32 = 1.5;
 
+/// A group walk lists a reachable cell of at most this many particles as the particles' range
+/// in the tree order (`start`, `count`; `bh_sort`) instead of descending into it: the bottom
+/// levels of the tree are where a walk pops most of its cells. The candidates stay the same
+/// (each particle still passes [`body_reachable`]); on the CPU twin's count (2^18 particles, 64
+/// neighbours) cells popped fall 8.6× (uniform) and 7.4× (Plummer), and the ranges' particles
+/// are loaded 32 at a time.
+pub const SPH_BUCKET: u32 = 16;
+
 /// Whether the members' box `[tlo, thi]` is too wide for one walk at smallest positive
 /// smoothing length `hmin` (`+inf` when no member has h > 0: a walk that reaches nothing), or
 /// their h too spread (largest `hmax`).
