@@ -392,6 +392,9 @@ pub struct RunSummary {
     pub block: Option<(u64, String)>,
     pub first: Diagnostics,
     pub last: Diagnostics,
+    /// Largest |E − E₀|/|E₀| over the diagnostics (the end point alone can land near zero
+    /// while the energy wanders in between).
+    pub energy_max_dev: f64,
     pub interrupted: bool,
     pub dir: PathBuf,
 }
@@ -732,6 +735,10 @@ pub fn run(
         block,
         first,
         last: d,
+        energy_max_dev: history
+            .iter()
+            .map(|h| ((h.total - first.total) / first.total).abs())
+            .fold(0.0, f64::max),
         interrupted,
         dir: dir.path().to_path_buf(),
     };
@@ -896,7 +903,8 @@ pub fn timing_table(s: &RunSummary) -> String {
     let t = &s.gpu_times;
     let mut out = format!(
         "# nbody run: {} particles, {} steps to t = {:.3} on the {} backend\n\n\
-         wall {:.2} s ({:.2} steps/s), output {:.2} s, |ΔE/E| = {:.3e}{}\n\n",
+         wall {:.2} s ({:.2} steps/s), output {:.2} s, |ΔE/E| = {:.3e} at the end, {:.3e} at \
+         most over the run{}\n\n",
         s.n,
         s.steps,
         s.time,
@@ -905,6 +913,7 @@ pub fn timing_table(s: &RunSummary) -> String {
         s.steps as f64 / s.wall_s.max(1e-9),
         s.io_s,
         s.energy_drift(),
+        s.energy_max_dev,
         if s.interrupted { " (interrupted)" } else { "" }
     );
     if s.snapshots.0 > 0 {

@@ -57,7 +57,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         name: "collision",
         title: TITLE.into(),
         headline: format!(
-            "{} particles, {} steps, {:.2} steps/s{}, |ΔE/E| = {:.2e}",
+            "{} particles, {} steps, {:.2} steps/s{}, |ΔE/E| = {:.2e} at the end, {:.2e} at most",
             summary.n,
             summary.steps,
             summary.steps as f64 / summary.wall_s.max(1e-9),
@@ -66,7 +66,8 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
             } else {
                 String::new()
             },
-            summary.energy_drift()
+            summary.energy_drift(),
+            summary.energy_max_dev
         ),
         figures: vec![
             ("energy".into(), "energy conservation".into()),
