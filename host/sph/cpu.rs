@@ -26,7 +26,8 @@ impl Sink for Collect {
 pub struct SphTree {
     pub tree: Tree,
     pub boxes: Vec<CellBox>,
-    /// Each cell's first position in `tree.sort` (`bh_sort`'s `start`).
+    /// Each cell's first position in `tree.sort` (`bh_sort`'s `start`); empty: the group walk
+    /// descends every cell ([`Self::without_ranges`]).
     pub start: Vec<u32>,
 }
 
@@ -34,6 +35,15 @@ impl SphTree {
     /// Valid input per [`validate`].
     pub fn new(bodies: &[Body], h: &[f32]) -> Self {
         Self::with_tree(bh::cpu::build_tree(bodies), bodies, h)
+    }
+
+    /// The same tree whose group walks read no ranges (as `sph_group` given a null `start`):
+    /// the combined walk's reference, which visits cells as it does.
+    pub fn without_ranges(self) -> Self {
+        SphTree {
+            start: Vec::new(),
+            ..self
+        }
     }
 
     /// The boxes and starts of a built `tree`.
@@ -281,7 +291,7 @@ pub fn group_candidates(
                     continue;
                 }
                 let c = tree.count[cc];
-                if c > dev::SPH_BUCKET {
+                if t.start.is_empty() || c > dev::SPH_BUCKET {
                     stack.push(ch - n);
                     continue;
                 }
