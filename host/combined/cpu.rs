@@ -144,5 +144,11 @@ pub fn separate_density(bodies: &[Body], h: &[f32], t: &SphTree, o: &Options) ->
 
 /// [`combined`] of both parts, building the tree (valid input per [`super::validate`]).
 pub fn evaluate(bodies: &[Body], h: &[f32], o: &Options) -> Results {
-    combined(bodies, h, &SphTree::new(bodies, h), o, PART_BOTH)
+    combined(
+        bodies,
+        h,
+        &SphTree::new(bodies, h).without_ranges(),
+        o,
+        PART_BOTH,
+    )
 }

@@ -98,7 +98,7 @@ pub fn compare(
             })
         }
         Backend::Cpu => {
-            let t = SphTree::new(bodies, h);
+            let t = SphTree::new(bodies, h).without_ranges();
             let (mut tc, mut tg, mut td) = (vec![], vec![], vec![]);
             let (mut combined, mut separate) = (Results::default(), Results::default());
             for _ in 0..repeats {

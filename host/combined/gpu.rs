@@ -278,7 +278,8 @@ impl DeviceCombined {
     }
 
     /// The existing neighbour walk on this tree: `sph_group` under the gather criterion, in
-    /// density mode (`o.kernel`) or, with `count`, count mode; its outputs (the other vector
+    /// density mode (`o.kernel`) or, with `count`, count mode, descending every cell (no
+    /// ranges: `sph::SPH_BUCKET`) as the combined walk does; its outputs (the other vector
     /// empty) and milliseconds.
     pub fn sph_group(
         &mut self,
@@ -310,8 +311,10 @@ impl DeviceCombined {
             &mut next_group,
             &self.tree.child,
             &self.tree.next,
-            &self.tree.start,
-            &self.tree.count,
+            // No ranges: the separate walk visits cells as the combined walk does (its
+            // bit-for-bit reference).
+            crate::runtime::Null,
+            crate::runtime::Null,
             &self.boxes,
             self.layout,
             sdev::GATHER,

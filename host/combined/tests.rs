@@ -88,7 +88,7 @@ fn acc_bits(a: &[Accel]) -> Vec<f32> {
 #[test]
 fn combined_equals_the_separate_walks_bit_for_bit() {
     for (what, b, h) in cases() {
-        let t = SphTree::new(&b, &h);
+        let t = SphTree::new(&b, &h).without_ranges();
         for (theta, eps, quad, kernel) in [
             (0.5, 0.05, false, SmoothingKernel::CubicSpline),
             (0.7, 0.0, true, SmoothingKernel::CubicSpline),

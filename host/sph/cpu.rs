@@ -26,7 +26,8 @@ impl Sink for Collect {
 pub struct SphTree {
     pub tree: Tree,
     pub boxes: Vec<CellBox>,
-    /// Each cell's first position in `tree.sort` (`bh_sort`'s `start`).
+    /// Each cell's first position in `tree.sort` (`bh_sort`'s `start`); empty: the group walk
+    /// descends every cell ([`Self::without_ranges`]).
     pub start: Vec<u32>,
 }
 
@@ -34,6 +35,15 @@ impl SphTree {
     /// Valid input per [`validate`].
     pub fn new(bodies: &[Body], h: &[f32]) -> Self {
         Self::with_tree(bh::cpu::build_tree(bodies), bodies, h)
+    }
+
+    /// The same tree whose group walks read no ranges (as `sph_group` given a null `start`):
+    /// the combined walk's reference, which visits cells as it does.
+    pub fn without_ranges(self) -> Self {
+        SphTree {
+            start: Vec::new(),
+            ..self
+        }
     }
 
     /// The boxes and starts of a built `tree`.
@@ -281,7 +291,7 @@ pub fn group_candidates(
                     continue;
                 }
                 let c = tree.count[cc];
-                if c > dev::SPH_BUCKET {
+                if t.start.is_empty() || c > dev::SPH_BUCKET {
                     stack.push(ch - n);
                     continue;
                 }
@@ -648,7 +658,8 @@ pub fn guess_h(bodies: &[Body], tree: &Tree, target: f32) -> Vec<f32> {
 
 /// Smoothing lengths iterated until each particle's gather count is `target ± tol`
 /// (`warpkit_device::sph::update_h`), from `h0` (default: the local-density guess, [`guess_h`]).
-/// Each pass searches only the particles still iterating.
+/// Each pass searches only the particles still iterating, counting at the rungs of their
+/// ladders (`warpkit_device::sph::ladder`).
 pub fn iterate_h(
     method: Method,
     bodies: &[Body],
@@ -670,6 +681,10 @@ pub fn iterate_h(
     // Gather counts ignore the cells' largest h: the boxes stay valid while h changes.
     let tree = (method != Method::Cells).then(|| SphTree::with_tree(tree, bodies, &h));
     let mut state: Vec<dev::HState> = h.iter().map(|&x| dev::HState::start(x)).collect();
+    // Each pass searches out to the largest rung of each particle's ladder.
+    for (x, s) in h.iter_mut().zip(&state) {
+        *x = dev::walk_radius(s);
+    }
     let mut counts = vec![0u32; n];
     let mut passes = Vec::new();
     while (passes.len() as u32) < hp.max_iter {
@@ -682,7 +697,7 @@ pub fn iterate_h(
             tree.as_ref(),
             Criterion::Gather,
             Some(&active),
-            |_| Count(0),
+            |i| dev::Ladder::new(&state[i as usize]),
         );
         let groups = match &tree {
             Some(t) if method == Method::Group => {
@@ -702,11 +717,12 @@ pub fn iterate_h(
         };
         for (i, c) in found.into_iter().enumerate() {
             if let Some(c) = c {
-                counts[i] = c.0;
                 pass.active += 1;
-                pass.found += c.0 as u64;
-                state[i] = dev::update_h(state[i], c.0, hp.target, hp.tol);
-                h[i] = state[i].h;
+                pass.found += c.c[dev::LADDER - 1] as u64;
+                let (s, at) = dev::update_h(state[i], &c.c, hp.target, hp.tol);
+                state[i] = s;
+                counts[i] = at;
+                h[i] = dev::walk_radius(&s);
             }
         }
         pass.ms = t.elapsed().as_secs_f64() * 1e3;
@@ -719,7 +735,7 @@ pub fn iterate_h(
         .filter(|&i| state[i as usize].state != dev::H_CONVERGED)
         .collect();
     Ok(HIteration {
-        h,
+        h: state.iter().map(|s| s.h).collect(),
         counts,
         iterations: passes.len() as u32,
         unconverged,

@@ -532,7 +532,8 @@ impl DeviceSph {
 
     /// The smoothing-length iteration on the device, from the current h or (`guess`) from each
     /// particle's local-density guess (`sph_h_guess`): each pass counts the gather neighbours of
-    /// the particles still iterating and steps them (`sph_h_update`); the host reads two
+    /// the particles still iterating at the rungs of their ladders (`MODE_LADDER`, searched out
+    /// to the largest, `sph_h_walk`) and steps them (`sph_h_update`); the host reads two
     /// counters per pass. Leaves the final h on the device (boxes recomputed). Milliseconds of
     /// the device passes (the guess included).
     pub fn iterate_h(
@@ -569,6 +570,12 @@ impl DeviceSph {
             gpu.upload(&start)?
         };
         let mut counts = gpu.alloc_poisoned::<u32>(self.n)?;
+        let mut ladder = gpu.alloc_poisoned::<u32>(self.n * dev::LADDER)?;
+        // Each pass searches every particle still iterating out to its ladder's largest rung.
+        // SAFETY: state and h hold n entries.
+        ms += gpu
+            .time(|| unsafe { gpu.launch(k::sph_h_walk, cfg, (&state, n32, &mut self.h)) })?
+            .1;
         let mut passes = Vec::new();
         let mut active = n32;
         // The group search walks only the groups with a particle still iterating: gathered
@@ -588,25 +595,26 @@ impl DeviceSph {
                 gpu,
                 method,
                 Criterion::Gather,
-                dev::MODE_COUNT,
+                dev::MODE_LADDER,
                 0,
-                Some(&mut counts),
+                Some(&mut ladder),
                 None,
                 None,
                 None,
                 Some(&state),
                 Some(&mut tested),
             )?;
-            // SAFETY: counts, state, h hold n entries; stats 2.
+            // SAFETY: ladder holds LADDER entries per particle; counts, state, h n; stats 2.
             pass_ms += gpu
                 .time(|| unsafe {
                     let args = (
-                        &counts,
+                        &ladder,
                         n32,
                         hp.target,
                         hp.tol,
                         &mut state,
                         &mut self.h,
+                        &mut counts,
                         &mut stats,
                     );
                     gpu.launch(k::sph_h_update, cfg, args)

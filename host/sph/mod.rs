@@ -240,7 +240,8 @@ impl HParams {
 pub struct HIteration {
     /// Final smoothing lengths (for converged particles, the one their count was taken at).
     pub h: Vec<f32>,
-    /// Gather counts of the last pass.
+    /// Gather counts at the final h (converged particles; the others: at the largest rung of
+    /// their last pass).
     pub counts: Vec<u32>,
     /// Count passes run.
     pub iterations: u32,

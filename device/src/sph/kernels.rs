@@ -1,6 +1,8 @@
 //! SPH kernels. Searches take `mode` ([`MODE_COUNT`]: `counts[i]`; [`MODE_FILL`]: row `i` of a
 //! CSR list, `list[offsets[i]..offsets[i+1]]`, never written past its end; [`MODE_DENSITY`]:
-//! `rho[i]` with smoothing kernel `kernel`); pointers a mode does not use may be null. A search
+//! `rho[i]` with smoothing kernel `kernel`; [`MODE_LADDER`]: the counts at the rungs of each
+//! target's [`ladder`], `counts[LADDER i..LADDER (i + 1)]`, `state` given); pointers a mode does
+//! not use may be null. A search
 //! given `state` (non-null) serves only the particles still iterating ([`HState::iterating`]),
 //! writing nothing for the others; given `tested` (non-null) it adds the pairs its active
 //! targets tested (distance evaluations) to `*tested`.
@@ -73,6 +75,24 @@ impl LaneSink for Density {
     }
 }
 
+impl LaneSink for Ladder {
+    #[inline(always)]
+    unsafe fn start(o: &Outputs, i: u32, _: f32) -> Self {
+        // SAFETY: per the contract (this mode gives the state).
+        Ladder::new(unsafe { &*o.state.add(i as usize) })
+    }
+    #[inline(always)]
+    unsafe fn finish(self, o: &Outputs, i: u32) {
+        // SAFETY: per the contract (`counts` holds LADDER entries per particle in this mode).
+        unsafe {
+            let at = o.counts.add(i as usize * LADDER);
+            for k in 0..LADDER {
+                *at.add(k) = self.c[k];
+            }
+        }
+    }
+}
+
 /// Writes a target's neighbours into its CSR row, never past the row's end.
 struct Fill {
     list: *mut u32,
@@ -140,6 +160,7 @@ macro_rules! by_mode {
         match $mode {
             MODE_COUNT => $f::<Count>($($a),*),
             MODE_FILL => $f::<Fill>($($a),*),
+            MODE_LADDER => $f::<Ladder>($($a),*),
             _ => $f::<Density>($($a),*),
         }
     };
@@ -972,6 +993,20 @@ pub unsafe fn sph_h_guess(
     }
 }
 
+/// Each particle's search radius for the next count pass of the h iteration:
+/// `h[i] = walk_radius(state[i])`. Any grid of `CELL_BLOCK`-thread blocks.
+#[crate::kernel]
+pub unsafe fn sph_h_walk(state: *const HState, n: u32, h: *mut f32) {
+    let mut i = index_1d();
+    // SAFETY: i < n; both arrays hold n.
+    unsafe {
+        while i < n {
+            *h.add(i as usize) = walk_radius(&*state.add(i as usize));
+            i += grid_size_1d();
+        }
+    }
+}
+
 struct DeviceCountTree {
     layout: Layout,
     child: *const i32,
@@ -1038,18 +1073,21 @@ pub unsafe fn sph_active_groups(
     }
 }
 
-/// One step of [`update_h`] per particle still iterating, from `counts` (its gather count at the
-/// current `h`): updates `state` and `h`; adds the particles still iterating afterwards to
-/// `stats[0]` and the counts of those it stepped to `stats[1]` (both zero before the launch).
-/// Any grid of `CELL_BLOCK`-thread blocks.
+/// One step of [`update_h`] per particle still iterating, from `ladder` (its gather counts at
+/// the rungs of its [`ladder`], `LADDER` per particle): updates `state`, sets `h` to the new
+/// [`walk_radius`] and `counts` to the count at the new h when it converged (else at the
+/// largest rung); adds the particles still iterating afterwards to `stats[0]` and their counts
+/// at the largest rung to `stats[1]` (both zero before the launch). Any grid of
+/// `CELL_BLOCK`-thread blocks.
 #[crate::kernel]
 pub unsafe fn sph_h_update(
-    counts: *const u32,
+    ladder: *const u32,
     n: u32,
     target: f32,
     tol: f32,
     state: *mut HState,
     h: *mut f32,
+    counts: *mut u32,
     stats: *mut u64,
 ) {
     let lane = lane_id();
@@ -1063,12 +1101,13 @@ pub unsafe fn sph_h_update(
             if i < n as usize {
                 let s0 = *state.add(i);
                 if s0.iterating() {
-                    let c = *counts.add(i);
-                    let s = update_h(s0, c, target, tol);
+                    let c: [u32; LADDER] = core::array::from_fn(|k| *ladder.add(i * LADDER + k));
+                    let (s, at) = update_h(s0, &c, target, tol);
                     *state.add(i) = s;
-                    *h.add(i) = s.h;
+                    *h.add(i) = walk_radius(&s);
+                    *counts.add(i) = at;
                     still += s.iterating() as u64;
-                    found += c as u64;
+                    found += c[LADDER - 1] as u64;
                 }
             }
             base += grid_size_1d();
