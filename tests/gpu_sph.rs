@@ -304,7 +304,7 @@ fn gpu_guess_and_active_passes_equal_the_cpu() {
                 .iterate_h(&gpu, method, &HParams::default(), false)
                 .unwrap();
             assert!(g.unconverged.is_empty(), "{what}: {}", g.report());
-            assert!(g.passes.windows(2).all(|w| w[1].active < w[0].active));
+            assert!(g.passes.windows(2).all(|w| w[1].active <= w[0].active));
             let want = cpu::counts(Method::Cells, &b, &g.h, Criterion::Gather).unwrap();
             assert_eq!(g.counts, want, "{what}");
             println!("{what}: {} in {ms:.3} ms\n{}", g.report(), g.pass_table());

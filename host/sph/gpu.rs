@@ -576,6 +576,10 @@ impl DeviceSph {
         ms += gpu
             .time(|| unsafe { gpu.launch(k::sph_h_walk, cfg, (&state, n32, &mut self.h)) })?
             .1;
+        if method == Method::Cells {
+            // The cell grid is as wide as the largest search radius.
+            self.h_host = gpu.download(&self.h)?;
+        }
         let mut passes = Vec::new();
         let mut active = n32;
         // The group search walks only the groups with a particle still iterating: gathered

@@ -435,12 +435,13 @@ fn local_density_guess_is_near_the_converged_h() {
             q(0.01),
             q(0.99)
         );
-        // Each pass searches only the particles still iterating; the first tests fewer than 20
-        // pairs per neighbour found, and the whole iteration converges in at most 12 passes.
+        // Each pass searches only the particles still iterating (never more than the last; a
+        // pass may only narrow brackets); the first tests fewer than 20 pairs per neighbour
+        // found, and the ladder converges in at most 8 passes (one count a pass took 12).
         assert_eq!(r.passes[0].active, 1 << 14);
-        assert!(r.passes.windows(2).all(|w| w[1].active < w[0].active));
+        assert!(r.passes.windows(2).all(|w| w[1].active <= w[0].active));
         assert!(r.passes[0].tested_per_found() < 20.0, "{}", r.pass_table());
-        assert!(r.iterations <= 12, "{scene:?}: {}", r.pass_table());
+        assert!(r.iterations <= 8, "{scene:?}: {}", r.pass_table());
         assert!(r.pass_table().lines().count() == r.passes.len() + 2);
     }
 }

@@ -371,8 +371,9 @@ pub const H_STUCK: u32 = 2;
 
 /// One particle's smoothing-length iteration: the current `h`, the bracket `[lo, hi]` known so
 /// far (`lo = 0`, `hi = +inf` while unknown) with the gather counts measured at its ends
-/// (`nlo < target < nhi`), which end moved last (`side`: -1 lo, +1 hi, 0 none) and its state.
-/// 32 bytes (two vector loads on the device).
+/// (`nlo < target < nhi`), the window `[wlo, whi]` of the bracket that the next [`ladder`]
+/// fills (set by [`update_h`] once bracketed) and its state. 32 bytes (two vector loads on the
+/// device).
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct HState {
@@ -382,8 +383,8 @@ pub struct HState {
     pub state: u32,
     pub nlo: f32,
     pub nhi: f32,
-    pub side: i32,
-    pub _pad: u32,
+    pub wlo: f32,
+    pub whi: f32,
 }
 
 impl HState {
@@ -395,8 +396,8 @@ impl HState {
             state: H_ITERATING,
             nlo: 0.0,
             nhi: 0.0,
-            side: 0,
-            _pad: 0,
+            wlo: 0.0,
+            whi: 0.0,
         }
     }
     /// Whether the particle still needs a count pass.
@@ -425,15 +426,19 @@ const LADDER_SPREAD: [f32; LADDER] = [
     1.100000000,
 ];
 
+/// Half-width factor of the window a bracketed particle's next ladder fills, around the false
+/// position estimate (see [`update_h`]).
+const LADDER_WINDOW: f32 = 1.15;
+
 /// The radii, ascending, that a count pass of the h iteration counts each particle's gather
 /// neighbours at: spread around `s.h` until the target is bracketed, then spaced evenly in
-/// volume strictly inside the bracket `(lo, hi)` (each pass narrows it about ninefold, so a
-/// ±2 tolerance at 64 neighbours is met in two or three passes where one count per pass took
-/// five to twelve). The pass walks with the largest ([`walk_radius`]).
+/// volume strictly inside the window `(wlo, whi)` of the bracket (each pass narrows it about
+/// ninefold, so a ±2 tolerance at 64 neighbours is met in two or three passes where one count
+/// per pass took five to twelve). The pass walks with the largest ([`walk_radius`]).
 #[inline(always)]
 pub fn ladder(s: &HState) -> [f32; LADDER] {
     if s.lo > 0.0 && s.hi.is_finite() {
-        let (v0, v1) = (s.lo * s.lo * s.lo, s.hi * s.hi * s.hi);
+        let (v0, v1) = (s.wlo * s.wlo * s.wlo, s.whi * s.whi * s.whi);
         core::array::from_fn(|k| cbrt(v0 + (k + 1) as f32 / (LADDER + 1) as f32 * (v1 - v0)))
     } else {
         core::array::from_fn(|k| s.h * LADDER_SPREAD[k])
@@ -486,8 +491,9 @@ impl Sink for Ladder {
 /// - A rung within `tol` of the target converges, at the rung closest to it (the smallest of
 ///   equals).
 /// - Otherwise the rungs below and above the target narrow the bracket `[lo, hi]`; once both
-///   ends are known the next ladder fills it. Until then `h` moves by the Newton step on
-///   `N ∝ h³` from the end rung nearest the target, at most a factor 2 (Gadget-2's update).
+///   ends are known the next ladder fills a window of it around the false-position estimate
+///   (in volume, from the ends' counts). Until then `h` moves by the Newton step on `N ∝ h³`
+///   from the end rung nearest the target, at most a factor 2 (Gadget-2's update).
 /// - A bracket of relative width 1e-5 holds no float32 h worth trying further (a count that
 ///   jumps over the target: coincident particles): stuck.
 #[inline(always)]
@@ -523,7 +529,15 @@ pub fn update_h(s: HState, c: &[u32; LADDER], target: f32, tol: f32) -> (HState,
     }
     let bracketed = n.hi.is_finite() && n.lo > 0.0;
     n.h = if bracketed {
-        cbrt(0.5 * (n.lo * n.lo * n.lo + n.hi * n.hi * n.hi))
+        // False position in volume between the ends and their counts; the next ladder fills
+        // ±15% in h around it, inside the bracket: a wide bracket (its top engulfing a dense
+        // core) is not walked out to its top.
+        let (v0, v1) = (n.lo * n.lo * n.lo, n.hi * n.hi * n.hi);
+        let f = ((target - n.nlo) / (n.nhi - n.nlo)).clamp(0.0, 1.0);
+        let est = cbrt(v0 + f * (v1 - v0));
+        n.wlo = (est / LADDER_WINDOW).max(n.lo);
+        n.whi = (est * LADDER_WINDOW).min(n.hi);
+        est
     } else if (c[LADDER - 1] as f32) < target {
         let ct = c[LADDER - 1] as f32;
         r[LADDER - 1] * cbrt((target / ct.max(1.0)).clamp(1.0, 8.0))
@@ -750,6 +764,8 @@ mod tests {
         let b = HState {
             lo: 1.0,
             hi: 1.1,
+            wlo: 1.0,
+            whi: 1.1,
             ..HState::start(1.05)
         };
         let r = ladder(&b);
