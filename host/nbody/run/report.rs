@@ -119,11 +119,11 @@ pub(super) fn force_error_sample(
             let mut a = [0.0f64; 3];
             for (q, &m) in p.pos.iter().zip(&p.mass) {
                 let d = [q[0] - x[0], q[1] - x[1], q[2] - x[2]];
-                let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2;
-                if r2 > 0.0 {
-                    let f = m / (r2 * r2.sqrt());
+                // The particle itself (and a coincident one) pulls nothing.
+                if d != [0.0; 3] {
+                    let (aj, _) = crate::device::nbody::pair_accel_pot(d, m, eps2);
                     for c in 0..3 {
-                        a[c] += f * d[c];
+                        a[c] += aj[c];
                     }
                 }
             }
