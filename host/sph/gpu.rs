@@ -205,7 +205,7 @@ impl DeviceSph {
             }
             Method::Group => {
                 let mut next_group = gpu.alloc_zeros::<u32>(1)?;
-                let cfg = gpu.resident_grid(k::sph_group, k::GROUP_BLOCK)?;
+
                 let (groups, ngroups) = match &self.walk {
                     Some(a) => (&a.groups, a.n),
                     None => (&self.groups, self.ngroups),
@@ -234,9 +234,15 @@ impl DeviceSph {
                     state,
                     tested,
                 );
-                Ok(gpu
-                    .time(|| unsafe { gpu.launch(k::sph_group, cfg, args) })?
-                    .1)
+                // The ladder has an entry of its own (its registers would be every mode's).
+                let ms = if mode == dev::MODE_LADDER {
+                    let cfg = gpu.resident_grid(k::sph_group_ladder, k::GROUP_BLOCK)?;
+                    gpu.time(|| unsafe { gpu.launch(k::sph_group_ladder, cfg, args) })?
+                } else {
+                    let cfg = gpu.resident_grid(k::sph_group, k::GROUP_BLOCK)?;
+                    gpu.time(|| unsafe { gpu.launch(k::sph_group, cfg, args) })?
+                };
+                Ok(ms.1)
             }
             Method::Cells => {
                 let g = grid(&self.host_bodies, &self.h_host);

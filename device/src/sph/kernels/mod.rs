@@ -166,6 +166,18 @@ macro_rules! by_mode {
     };
 }
 
+/// [`by_mode!`] without [`MODE_LADDER`] (density in its place), for a kernel whose ladder runs
+/// as an entry of its own: the ladder's sixteen live values raised every mode's registers.
+macro_rules! by_mode_but_ladder {
+    ($mode:expr, $f:ident($($a:expr),* $(,)?)) => {
+        match $mode {
+            MODE_COUNT => $f::<Count>($($a),*),
+            MODE_FILL => $f::<Fill>($($a),*),
+            _ => $f::<Density>($($a),*),
+        }
+    };
+}
+
 // ---------------------------------------------------------------------------------------------
 // cell boxes: bottom-up over the existing octree
 // ---------------------------------------------------------------------------------------------
@@ -419,7 +431,9 @@ crate::static_shared!(sph_group_li: [u32; GROUP_WARPS * GROUP_LIST]);
 /// `start[c]..start[c] + count[c]` of `sort` (as `bh_sort` left them; `start` null: descended);
 /// candidate particles go to a list in shared memory that every lane tests against its own
 /// particle.
-/// Outputs per `mode` (module docs). `GROUP_BLOCK`-thread blocks, any grid.
+/// Outputs per `mode` (module docs; [`MODE_LADDER`] runs as [`sph_group_ladder`], whose
+/// sixteen live values would raise every mode's registers here). `GROUP_BLOCK`-thread blocks,
+/// any grid.
 #[crate::kernel]
 pub unsafe fn sph_group(
     bodies: *const Body,
@@ -454,31 +468,68 @@ pub unsafe fn sph_group(
         state,
         tested,
     };
+    let t = Tree {
+        child,
+        next,
+        start,
+        count,
+        boxes,
+        layout,
+    };
     // SAFETY: forwarded contract.
     unsafe {
-        by_mode!(
+        by_mode_but_ladder!(
             mode,
-            group(
-                bodies,
-                h,
-                n,
-                sort,
-                groups,
-                ngroups,
-                next_group,
-                Tree {
-                    child,
-                    next,
-                    start,
-                    count,
-                    boxes,
-                    layout
-                },
-                crit,
-                &o
-            )
+            group(bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o)
         )
     }
+}
+
+/// [`sph_group`] in [`MODE_LADDER`] (its `mode` and `kernel` are ignored; `state` given).
+#[crate::kernel]
+pub unsafe fn sph_group_ladder(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    sort: *const u32,
+    groups: *const [u32; 2],
+    ngroups: u32,
+    next_group: *mut u32,
+    child: *const i32,
+    next: *const i32,
+    start: *const i32,
+    count: *const u32,
+    boxes: *const CellBox,
+    layout: Layout,
+    crit: u32,
+    _mode: u32,
+    _kernel: u32,
+    counts: *mut u32,
+    _offsets: *const u32,
+    _list: *mut u32,
+    _rho: *mut f32,
+    state: *const HState,
+    tested: *mut u64,
+) {
+    let o = Outputs {
+        kernel: 0,
+        counts,
+        offsets: core::ptr::null(),
+        list: core::ptr::null_mut(),
+        rho: core::ptr::null_mut(),
+        state,
+        tested,
+    };
+    let t = Tree {
+        child,
+        next,
+        start,
+        count,
+        boxes,
+        layout,
+    };
+    // SAFETY: forwarded contract.
+    unsafe { group::<Ladder>(bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o) }
 }
 
 /// What one child slot asks of the group walk.
