@@ -128,11 +128,7 @@ pub fn separate_density(bodies: &[Body], h: &[f32], t: &SphTree, o: &Options) ->
     let sph = crate::sph::cpu::search(Method::Group, bodies, h, Some(t), Criterion::Gather, |i| {
         CountDensity {
             count: Count(0),
-            density: Density {
-                kernel: k,
-                h: h[i as usize],
-                rho: 0.0,
-            },
+            density: Density::new(k, h[i as usize]),
         }
     });
     Results {

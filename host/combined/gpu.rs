@@ -315,6 +315,7 @@ impl DeviceCombined {
             // bit-for-bit reference).
             crate::runtime::Null,
             crate::runtime::Null,
+            crate::runtime::Null,
             &self.boxes,
             self.layout,
             sdev::GATHER,

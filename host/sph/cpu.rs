@@ -586,16 +586,12 @@ pub fn density(
 ) -> Result<Vec<f32>, SphError> {
     validate(bodies, h, true)?;
     let k = kernel.code();
-    Ok(
-        search(method, bodies, h, None, Criterion::Gather, |i| Density {
-            kernel: k,
-            h: h[i as usize],
-            rho: 0.0,
-        })
-        .into_iter()
-        .map(|d| d.rho)
-        .collect(),
-    )
+    Ok(search(method, bodies, h, None, Criterion::Gather, |i| {
+        Density::new(k, h[i as usize])
+    })
+    .into_iter()
+    .map(|d| d.rho)
+    .collect())
 }
 
 /// Float64 density by direct summation over all particles for the targets `targets`.

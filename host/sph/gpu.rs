@@ -33,6 +33,8 @@ pub struct DeviceSph {
     pub tree: TreeBuffers,
     pub layout: bdev::Layout,
     pub sort: CudaSlice<u32>,
+    /// The particles in tree order (`sph_tree_order`): what the group walk's ranges read.
+    pub sorted: CudaSlice<Body>,
     pub groups: CudaSlice<[u32; 2]>,
     pub ngroups: u32,
     pub boxes: CudaSlice<CellBox>,
@@ -95,6 +97,15 @@ impl DeviceSph {
             })?
             .1;
         let ngroups = gpu.download(&t.header)?[0].groups;
+        let mut sorted = gpu.alloc_poisoned::<Body>(n)?;
+        // SAFETY: sort is a permutation of 0..n (bh_sort); both arrays hold n entries.
+        let order_ms = gpu
+            .time(|| unsafe {
+                let cfg = grid_cfg(gpu, n, k::CELL_BLOCK);
+                let args = (&oct.bodies, &sort, n32, &mut sorted);
+                gpu.launch(k::sph_tree_order, cfg, args)
+            })?
+            .1;
         let mut s = DeviceSph {
             n,
             bodies: oct.bodies,
@@ -102,10 +113,11 @@ impl DeviceSph {
             tree: t,
             layout,
             sort,
+            sorted,
             groups,
             ngroups,
             boxes: gpu.alloc_poisoned(layout.cells as usize)?,
-            tree_ms: oct.times.tree() + sort_ms,
+            tree_ms: oct.times.tree() + sort_ms + order_ms,
             boxes_ms: 0.0,
             h_host: h.to_vec(),
             walk: None,
@@ -222,6 +234,7 @@ impl DeviceSph {
                     &self.tree.next,
                     &self.tree.start,
                     &self.tree.count,
+                    &self.sorted,
                     &self.boxes,
                     self.layout,
                     c,

@@ -145,11 +145,7 @@ mod tests {
         let inter = GatherDensity;
         let h = 1.0f32;
         let mut t = Gather::at([0.0; 3], h, crate::sph::CUBIC_SPLINE);
-        let mut want = Density {
-            kernel: crate::sph::CUBIC_SPLINE,
-            h,
-            rho: 0.0,
-        };
+        let mut want = Density::new(crate::sph::CUBIC_SPLINE, h);
         let mut count = 0;
         for (k, x) in [0.0f32, 0.5, 1.0, 1.0f32.next_down(), 2.0]
             .iter()

@@ -245,18 +245,34 @@ impl Sink for Count {
     }
 }
 
-/// SPH density by summation, `ρ_i = Σ_j m_j W(r_ij, h_i)` (the target's own term included).
+/// SPH density by summation, `ρ_i = Σ_j m_j W(r_ij, h_i)` (the target's own term included):
+/// one division per target and, on the device, the approximate square root per neighbour
+/// ([`kernel_w_at`]; a `sqrt.rn` and a division per pair made the density pass half as slow
+/// again as the count; on the host both are the correctly rounded ones).
 #[derive(Clone, Copy, Debug)]
 pub struct Density {
     pub kernel: u32,
-    pub h: f32,
+    pub inv_h: f32,
     pub rho: f32,
+}
+
+impl Density {
+    /// A target with smoothing length `h` (support) and no density yet.
+    #[inline(always)]
+    pub fn new(kernel: u32, h: f32) -> Self {
+        Density {
+            kernel,
+            inv_h: 1.0 / h,
+            rho: 0.0,
+        }
+    }
 }
 
 impl Sink for Density {
     #[inline(always)]
     fn take(&mut self, _: u32, r2: f32, mj: f32) {
-        self.rho = math::fma(mj, kernel_w(self.kernel, r2, self.h), self.rho);
+        let w = kernel_w_at(self.kernel, math::sqrt_approx(r2), self.inv_h);
+        self.rho = math::fma(mj, w, self.rho);
     }
 }
 

@@ -62,11 +62,7 @@ impl LaneSink for Count {
 impl LaneSink for Density {
     #[inline(always)]
     unsafe fn start(o: &Outputs, _: u32, hi: f32) -> Self {
-        Density {
-            kernel: o.kernel,
-            h: hi,
-            rho: 0.0,
-        }
+        Density::new(o.kernel, hi)
     }
     #[inline(always)]
     unsafe fn finish(self, o: &Outputs, i: u32) {
@@ -176,6 +172,18 @@ macro_rules! by_mode_but_ladder {
             _ => $f::<Density>($($a),*),
         }
     };
+}
+
+/// The particles in tree order, `sorted[k] = bodies[sort[k]]` for `k < n` (`sort` a
+/// permutation of `0..n`), for the group walk's ranges. `CELL_BLOCK`-thread blocks, any grid.
+#[crate::kernel]
+pub unsafe fn sph_tree_order(bodies: *const Body, sort: *const u32, n: u32, sorted: *mut Body) {
+    let mut k = index_1d();
+    while k < n {
+        // SAFETY: k < n, sort[k] < n; both arrays hold n entries.
+        unsafe { *sorted.add(k as usize) = *bodies.add(*sort.add(k as usize) as usize) };
+        k += grid_size_1d();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -447,6 +455,7 @@ pub unsafe fn sph_group(
     next: *const i32,
     start: *const i32,
     count: *const u32,
+    sorted: *const Body,
     boxes: *const CellBox,
     layout: Layout,
     crit: u32,
@@ -473,6 +482,7 @@ pub unsafe fn sph_group(
         next,
         start,
         count,
+        sorted,
         boxes,
         layout,
     };
@@ -499,6 +509,7 @@ pub unsafe fn sph_group_ladder(
     next: *const i32,
     start: *const i32,
     count: *const u32,
+    sorted: *const Body,
     boxes: *const CellBox,
     layout: Layout,
     crit: u32,
@@ -525,6 +536,7 @@ pub unsafe fn sph_group_ladder(
         next,
         start,
         count,
+        sorted,
         boxes,
         layout,
     };
@@ -540,13 +552,16 @@ const CHAIN: u32 = 3;
 /// A reachable cell of at most [`SPH_BUCKET`] particles: its range in the tree order.
 const RANGE: u32 = 4;
 
-/// The octree as a group walk reads it; `start` null: no ranges (every cell is descended).
+/// The octree as a group walk reads it; `start` null: no ranges (every cell is descended);
+/// else `sorted[k]` is the particle `sort[k]` (the ranges' particles read in one load, not
+/// through `sort`: the walk's steps are chains of dependent loads).
 #[derive(Clone, Copy)]
 struct Tree {
     child: *const i32,
     next: *const i32,
     start: *const i32,
     count: *const u32,
+    sorted: *const Body,
     boxes: *const CellBox,
     layout: Layout,
 }
@@ -728,17 +743,19 @@ unsafe fn walk<S: Sink>(
                 ch = *t.child.add(t.layout.slot(cell, octant));
                 if ch >= ni {
                     let cc = (ch - ni) as usize;
+                    // Loaded before the box test decides, so the three loads overlap.
+                    if !t.start.is_null() {
+                        rc = *t.count.add(cc);
+                        rs = *t.start.add(cc) as u32;
+                    }
                     if cell_reachable(crit, tlo, thi, th, &*t.boxes.add(cc)) {
                         what = OPEN;
-                        if !t.start.is_null() {
-                            rc = *t.count.add(cc);
-                            if rc <= SPH_BUCKET {
-                                what = RANGE;
-                                rs = *t.start.add(cc) as u32;
-                            } else {
-                                rc = 0;
-                            }
+                        if !t.start.is_null() && rc <= SPH_BUCKET {
+                            what = RANGE;
                         }
+                    }
+                    if what != RANGE {
+                        rc = 0;
                     }
                 } else if ch >= 0 {
                     if *t.next.add(ch as usize) >= 0 {
@@ -808,8 +825,13 @@ unsafe fn walk<S: Sink>(
                 let mut j = 0u32;
                 if e < total {
                     j = *sort.add(k as usize);
-                    q = *bodies.add(j as usize);
-                    hj = *h.add(j as usize);
+                    q = *t.sorted.add(k as usize);
+                    // The gather test never reads the candidate's h.
+                    hj = if crit == GATHER {
+                        0.0
+                    } else {
+                        *h.add(j as usize)
+                    };
                     pick = body_reachable(crit, tlo, thi, th, q.pos(), hj);
                 }
                 let take = ballot(FULL_MASK, pick);
