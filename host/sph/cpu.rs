@@ -259,13 +259,16 @@ fn vote<S: Sink + Send>(
 
 /// The candidates of one warp group's walk (`sph_group`'s decisions): particles of reachable
 /// cells that the group's box can reach — a cell of at most `SPH_BUCKET` read as its range of
-/// the tree order — and every particle of a reachable chain.
+/// the tree order — and every particle of a reachable chain. With `per_target` (the h
+/// iteration's walks, `sph_group_ladder_few`), a walk of at most `FEW_LANES` targets also asks
+/// that one target's own sphere reach each cell and particle.
 pub fn group_candidates(
     bodies: &[Body],
     h: &[f32],
     t: &SphTree,
     crit: u32,
     lanes: &[u32],
+    per_target: bool,
 ) -> Vec<u32> {
     let tree = &t.tree;
     let n = tree.n as i32;
@@ -280,6 +283,13 @@ pub fn group_candidates(
         }
         th = th.max(h[i as usize]);
     }
+    let few = per_target && lanes.len() <= dev::FEW_LANES;
+    let pts: Vec<([f32; 3], f32)> = lanes
+        .iter()
+        .map(|&i| (bodies[i as usize].pos(), h[i as usize]))
+        .collect();
+    let any =
+        |reach: &dyn Fn([f32; 3], f32) -> bool| !few || pts.iter().any(|&(q, hq)| reach(q, hq));
     let mut list = Vec::new();
     let mut stack = vec![tree.root()];
     while let Some(cell) = stack.pop() {
@@ -287,7 +297,10 @@ pub fn group_candidates(
             let ch = tree.child[tree.layout.slot(cell, o)];
             if ch >= n {
                 let cc = (ch - n) as usize;
-                if !dev::cell_reachable(crit, tlo, thi, th, &t.boxes[cc]) {
+                let b = &t.boxes[cc];
+                if !(dev::cell_reachable(crit, tlo, thi, th, b)
+                    && any(&|q, hq| dev::cell_reachable(crit, q, q, hq, b)))
+                {
                     continue;
                 }
                 let c = tree.count[cc];
@@ -297,14 +310,10 @@ pub fn group_candidates(
                 }
                 for k in t.start[cc]..t.start[cc] + c {
                     let j = tree.sort[k as usize];
-                    if dev::body_reachable(
-                        crit,
-                        tlo,
-                        thi,
-                        th,
-                        bodies[j as usize].pos(),
-                        h[j as usize],
-                    ) {
+                    let (q, hj) = (bodies[j as usize].pos(), h[j as usize]);
+                    if dev::body_reachable(crit, tlo, thi, th, q, hj)
+                        && any(&|x, hx| dev::body_reachable(crit, x, x, hx, q, hj))
+                    {
                         list.push(j);
                     }
                 }
@@ -317,7 +326,9 @@ pub fn group_candidates(
                     }
                 } else {
                     let (q, hj) = (bodies[ch as usize].pos(), h[ch as usize]);
-                    if dev::body_reachable(crit, tlo, thi, th, q, hj) {
+                    if dev::body_reachable(crit, tlo, thi, th, q, hj)
+                        && any(&|x, hx| dev::body_reachable(crit, x, x, hx, q, hj))
+                    {
                         list.push(ch as u32);
                     }
                 }
@@ -437,7 +448,7 @@ fn group<S: Sink + Send>(
             group_walks(bodies, h, lanes, is)
                 .into_iter()
                 .flat_map(|members| {
-                    let cand = group_candidates(bodies, h, t, crit, &members);
+                    let cand = group_candidates(bodies, h, t, crit, &members, subset);
                     members
                         .iter()
                         .map(|&i| {

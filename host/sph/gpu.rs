@@ -49,11 +49,22 @@ pub struct DeviceSph {
 }
 
 /// The walks of the group search's next pass (`sph_active_groups`: a warp group each, or a lane
-/// range of a split one, with particles still iterating): `groups[..n]`.
+/// range of a split one, with particles still iterating): `groups[..n]`, and the walks of at
+/// most `FEW_LANES` served particles at the back, `groups[cap - few..]` (`sph_group_ladder_few`).
 struct ActiveGroups {
     groups: CudaSlice<[u32; 2]>,
     count: CudaSlice<u32>,
     n: u32,
+    few: u32,
+}
+
+impl ActiveGroups {
+    /// Reads the two counts `sph_active_groups` left.
+    fn read(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
+        let c = gpu.download(&self.count)?;
+        (self.n, self.few) = (c[0], c[1]);
+        Ok(())
+    }
 }
 
 fn grid_cfg(gpu: &Gpu, n: usize, block: u32) -> LaunchConfig {
@@ -216,46 +227,81 @@ impl DeviceSph {
                     .1)
             }
             Method::Group => {
-                let mut next_group = gpu.alloc_zeros::<u32>(1)?;
-
-                let (groups, ngroups) = match &self.walk {
-                    Some(a) => (&a.groups, a.n),
-                    None => (&self.groups, self.ngroups),
+                // The ladder's walks of few served particles (the back of the active list) run
+                // in an entry of their own (sph_group_ladder_few).
+                let (groups, ngroups, few) = match &self.walk {
+                    Some(a) => (&a.groups, a.n, a.few),
+                    None => (&self.groups, self.ngroups, 0),
                 };
-                let args = (
-                    &self.bodies,
-                    &self.h,
-                    n32,
-                    &self.sort,
-                    groups,
-                    ngroups,
-                    &mut next_group,
-                    &self.tree.child,
-                    &self.tree.next,
-                    &self.tree.start,
-                    &self.tree.count,
-                    &self.sorted,
-                    &self.boxes,
-                    self.layout,
-                    c,
-                    mode,
-                    kernel,
-                    counts,
-                    offsets,
-                    list,
-                    rho,
-                    state,
-                    tested,
-                );
-                // The ladder has an entry of its own (its registers would be every mode's).
-                let ms = if mode == dev::MODE_LADDER {
-                    let cfg = gpu.resident_grid(k::sph_group_ladder, k::GROUP_BLOCK)?;
-                    gpu.time(|| unsafe { gpu.launch(k::sph_group_ladder, cfg, args) })?
+                macro_rules! launch {
+                    ($entry:expr, $groups:expr, $ngroups:expr, $counts:expr, $list:expr, $rho:expr,
+                     $tested:expr) => {{
+                        let mut next_group = gpu.alloc_zeros::<u32>(1)?;
+                        let args = (
+                            &self.bodies,
+                            &self.h,
+                            n32,
+                            &self.sort,
+                            $groups,
+                            $ngroups,
+                            &mut next_group,
+                            &self.tree.child,
+                            &self.tree.next,
+                            &self.tree.start,
+                            &self.tree.count,
+                            &self.sorted,
+                            &self.boxes,
+                            self.layout,
+                            c,
+                            mode,
+                            kernel,
+                            $counts,
+                            offsets,
+                            $list,
+                            $rho,
+                            state,
+                            $tested,
+                        );
+                        let cfg = gpu.resident_grid($entry, k::GROUP_BLOCK)?;
+                        gpu.time(|| unsafe { gpu.launch($entry, cfg, args) })?.1
+                    }};
+                }
+                if mode == dev::MODE_LADDER {
+                    // The ladder has entries of its own (its registers would be every mode's).
+                    let (mut counts, mut tested) = (counts, tested);
+                    let mut ms = launch!(
+                        k::sph_group_ladder,
+                        groups,
+                        ngroups,
+                        counts.as_deref_mut(),
+                        crate::runtime::Null,
+                        crate::runtime::Null,
+                        tested.as_deref_mut()
+                    );
+                    if few > 0 {
+                        let back = groups.slice(self.n - few as usize..self.n);
+                        ms += launch!(
+                            k::sph_group_ladder_few,
+                            &back,
+                            few,
+                            counts,
+                            crate::runtime::Null,
+                            crate::runtime::Null,
+                            tested
+                        );
+                    }
+                    Ok(ms)
                 } else {
-                    let cfg = gpu.resident_grid(k::sph_group, k::GROUP_BLOCK)?;
-                    gpu.time(|| unsafe { gpu.launch(k::sph_group, cfg, args) })?
-                };
-                Ok(ms.1)
+                    Ok(launch!(
+                        k::sph_group,
+                        groups,
+                        ngroups,
+                        counts,
+                        list,
+                        rho,
+                        tested
+                    ))
+                }
             }
             Method::Cells => {
                 let g = grid(&self.host_bodies, &self.h_host);
@@ -477,11 +523,12 @@ impl DeviceSph {
             Some(a) => a,
             None => self.walk.insert(ActiveGroups {
                 groups: gpu.alloc_poisoned(self.n)?,
-                count: gpu.alloc_zeros(1)?,
+                count: gpu.alloc_zeros(2)?,
                 n: self.ngroups,
+                few: 0,
             }),
         };
-        a.count = gpu.alloc_zeros(1)?;
+        a.count = gpu.alloc_zeros(2)?;
         let cfg = grid_cfg(
             gpu,
             self.ngroups as usize * crate::device::WARP_SIZE as usize,
@@ -499,6 +546,7 @@ impl DeviceSph {
                     self.ngroups,
                     state,
                     &mut a.groups,
+                    self.n as u32,
                     &mut a.count,
                 );
                 gpu.launch(k::sph_active_groups, cfg, args)
@@ -516,10 +564,12 @@ impl DeviceSph {
     ) -> Result<Vec<[u32; 2]>, SphGpuError> {
         let state = gpu.upload(state)?;
         self.gather_groups(gpu, &state)?;
-        let a = self.walk.take().expect("gathered above");
-        let n = gpu.download(&a.count)?[0] as usize;
+        let mut a = self.walk.take().expect("gathered above");
+        a.read(gpu)?;
         let mut g = gpu.download(&a.groups)?;
-        g.truncate(n);
+        let back = g.split_off(self.n - a.few as usize);
+        g.truncate(a.n as usize);
+        g.extend(back);
         g.sort_unstable();
         Ok(g)
     }
@@ -606,8 +656,7 @@ impl DeviceSph {
         let group = method == Method::Group;
         if group {
             ms += self.gather_groups(gpu, &state)?;
-            let a = self.walk.as_mut().expect("gathered above");
-            a.n = gpu.download(&a.count)?[0];
+            self.walk.as_mut().expect("gathered above").read(gpu)?;
         }
         // Gather counts ignore the cells' largest h, so the boxes need no update inside the loop;
         // the linked cells' grid (sized by the largest h) is rebuilt by each pass.
@@ -643,7 +692,7 @@ impl DeviceSph {
                     gpu.launch(k::sph_h_update, cfg, args)
                 })?
                 .1;
-            let walked = self.walk.as_ref().map_or(0, |a| a.n);
+            let walked = self.walk.as_ref().map_or(0, |a| a.n + a.few);
             if group {
                 pass_ms += self.gather_groups(gpu, &state)?;
             }
@@ -653,7 +702,7 @@ impl DeviceSph {
             }
             let st = gpu.download(&stats)?;
             if let Some(a) = self.walk.as_mut() {
-                a.n = gpu.download(&a.count)?[0];
+                a.read(gpu)?;
             }
             passes.push(super::HPass {
                 active,

@@ -631,6 +631,13 @@ pub const GROUP_H_SPREAD: f32 = 1.5;
 /// are loaded 32 at a time.
 pub const SPH_BUCKET: u32 = 16;
 
+/// In the h iteration, a group walk of at most this many served targets also tests each cell
+/// and candidate against every target's own sphere (a point box grown by its h), not only
+/// against the targets' box: in the late passes a few halo particles of a Plummer sphere, far
+/// apart, share a walk whose box grown by their largest h reaches the dense centre that none
+/// of their spheres reaches (one such walk of 8 targets listed 42 000 candidates).
+pub const FEW_LANES: usize = 8;
+
 /// Whether the members' box `[tlo, thi]` is too wide for one walk at smallest positive
 /// smoothing length `hmin` (`+inf` when no member has h > 0: a walk that reaches nothing), or
 /// their h too spread (largest `hmax`).

@@ -428,6 +428,7 @@ crate::static_shared!(sph_group_stack: [i32; GROUP_WARPS * GROUP_STACK]);
 crate::static_shared!(sph_group_list: [Body; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(sph_group_lh: [f32; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(sph_group_li: [u32; GROUP_WARPS * GROUP_LIST]);
+crate::static_shared!(sph_group_few: [[f32; 4]; GROUP_WARPS * FEW_LANES]);
 
 /// Neighbours by warp groups (`groups[g]` = (first, size ≤ 32) in `sort`, as `bh_sort` packs
 /// them; `ngroups` of them, handed out by the counter `*next_group`, zero before the launch): a
@@ -490,59 +491,81 @@ pub unsafe fn sph_group(
     unsafe {
         by_mode_but_ladder!(
             mode,
-            group(bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o)
+            group(
+                bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o, false
+            )
         )
     }
 }
 
-/// [`sph_group`] in [`MODE_LADDER`] (its `mode` and `kernel` are ignored; `state` given).
-#[crate::kernel]
-pub unsafe fn sph_group_ladder(
-    bodies: *const Body,
-    h: *const f32,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    ngroups: u32,
-    next_group: *mut u32,
-    child: *const i32,
-    next: *const i32,
-    start: *const i32,
-    count: *const u32,
-    sorted: *const Body,
-    boxes: *const CellBox,
-    layout: Layout,
-    crit: u32,
-    _mode: u32,
-    _kernel: u32,
-    counts: *mut u32,
-    _offsets: *const u32,
-    _list: *mut u32,
-    _rho: *mut f32,
-    state: *const HState,
-    tested: *mut u64,
-) {
-    let o = Outputs {
-        kernel: 0,
-        counts,
-        offsets: core::ptr::null(),
-        list: core::ptr::null_mut(),
-        rho: core::ptr::null_mut(),
-        state,
-        tested,
+macro_rules! ladder_entry {
+    ($(#[$doc:meta])* $name:ident, $few:literal) => {
+        $(#[$doc])*
+        #[crate::kernel]
+        pub unsafe fn $name(
+            bodies: *const Body,
+            h: *const f32,
+            n: u32,
+            sort: *const u32,
+            groups: *const [u32; 2],
+            ngroups: u32,
+            next_group: *mut u32,
+            child: *const i32,
+            next: *const i32,
+            start: *const i32,
+            count: *const u32,
+            sorted: *const Body,
+            boxes: *const CellBox,
+            layout: Layout,
+            crit: u32,
+            _mode: u32,
+            _kernel: u32,
+            counts: *mut u32,
+            _offsets: *const u32,
+            _list: *mut u32,
+            _rho: *mut f32,
+            state: *const HState,
+            tested: *mut u64,
+        ) {
+            let o = Outputs {
+                kernel: 0,
+                counts,
+                offsets: core::ptr::null(),
+                list: core::ptr::null_mut(),
+                rho: core::ptr::null_mut(),
+                state,
+                tested,
+            };
+            let t = Tree {
+                child,
+                next,
+                start,
+                count,
+                sorted,
+                boxes,
+                layout,
+            };
+            // SAFETY: forwarded contract.
+            unsafe {
+                group::<Ladder>(bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o, $few)
+            }
+        }
     };
-    let t = Tree {
-        child,
-        next,
-        start,
-        count,
-        sorted,
-        boxes,
-        layout,
-    };
-    // SAFETY: forwarded contract.
-    unsafe { group::<Ladder>(bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o) }
 }
+
+ladder_entry!(
+    /// [`sph_group`] in [`MODE_LADDER`] (its `mode` and `kernel` are ignored; `state` given).
+    sph_group_ladder,
+    false
+);
+ladder_entry!(
+    /// [`sph_group_ladder`] for walks of at most [`FEW_LANES`] served targets (the back of
+    /// `sph_active_groups`' list): each cell and candidate must also reach one target's own
+    /// sphere. An entry of its own so that the per-target tests cost the other walks no
+    /// registers.
+    sph_group_ladder_few,
+    true
+);
 
 /// What one child slot asks of the group walk.
 const NOTHING: u32 = 0;
@@ -579,6 +602,7 @@ unsafe fn group<S: LaneSink>(
     t: Tree,
     crit: u32,
     o: &Outputs,
+    few_filter: bool,
 ) {
     let lane = lane_id();
     let wib = warp_idx() as usize;
@@ -590,6 +614,7 @@ unsafe fn group<S: LaneSink>(
         let lpos = sph_group_list().add(wib * GROUP_LIST);
         let lh = sph_group_lh().add(wib * GROUP_LIST);
         let li = sph_group_li().add(wib * GROUP_LIST);
+        let few = sph_group_few().add(wib * FEW_LANES);
         let take_group = || {
             let w = if lane == 0 {
                 atomic_add_u32(next_group, 1)
@@ -619,6 +644,8 @@ unsafe fn group<S: LaneSink>(
                     lpos,
                     lh,
                     li,
+                    few_filter,
+                    few,
                     p,
                     hi,
                     active,
@@ -683,7 +710,9 @@ unsafe fn lane_walks(
 }
 
 /// One walk of a group kernel's warp for the targets of lanes with `active` (box `[tlo, thi]`,
-/// largest h `th`), every active lane feeding its sink and counting its tests.
+/// largest h `th`), every active lane feeding its sink and counting its tests. With
+/// `few_filter`, a walk of at most [`FEW_LANES`] targets also asks that some target's own
+/// sphere reach each cell and candidate (their positions and h in `few`, the warp's share).
 ///
 /// # Safety
 /// As `group`: whole warp, its shares of the shared arrays, tree complete and boxed.
@@ -700,6 +729,8 @@ unsafe fn walk<S: Sink>(
     lpos: *mut Body,
     lh: *mut f32,
     li: *mut u32,
+    few_filter: bool,
+    few: *mut [f32; 4],
     p: [f32; 3],
     hi: f32,
     active: bool,
@@ -714,6 +745,30 @@ unsafe fn walk<S: Sink>(
     let below = lanemask_lt();
     // SAFETY: per the contract.
     unsafe {
+        let (mut kf, mut is_few) = (0usize, false);
+        if few_filter {
+            let served = ballot(FULL_MASK, active);
+            kf = served.count_ones() as usize;
+            is_few = kf <= FEW_LANES;
+            if is_few && active {
+                *few.add((served & below).count_ones() as usize) = [p[0], p[1], p[2], hi];
+            }
+            sync_warp(FULL_MASK); // the few targets are visible to every lane
+        }
+        // Whether `reach(q, h)` holds for some one of the few targets (always, for other
+        // walks): each target's point box, so the test is exactly the pair's.
+        let any_few = |reach: &dyn Fn([f32; 3], f32) -> bool| {
+            if !is_few {
+                return true;
+            }
+            for l in 0..kf {
+                let e = *few.add(l);
+                if reach([e[0], e[1], e[2]], e[3]) {
+                    return true;
+                }
+            }
+            false
+        };
         let mut len = 0usize;
         let flush = |len: &mut usize, s: &mut S, tested: &mut u64| {
             sync_warp(FULL_MASK); // entries written by other lanes are visible
@@ -748,7 +803,10 @@ unsafe fn walk<S: Sink>(
                         rc = *t.count.add(cc);
                         rs = *t.start.add(cc) as u32;
                     }
-                    if cell_reachable(crit, tlo, thi, th, &*t.boxes.add(cc)) {
+                    let b = *t.boxes.add(cc);
+                    if cell_reachable(crit, tlo, thi, th, &b)
+                        && any_few(&|q, hq| cell_reachable(crit, q, q, hq, &b))
+                    {
                         what = OPEN;
                         if !t.start.is_null() && rc <= SPH_BUCKET {
                             what = RANGE;
@@ -763,7 +821,9 @@ unsafe fn walk<S: Sink>(
                     } else {
                         q = *bodies.add(ch as usize);
                         hj = *h.add(ch as usize);
-                        if body_reachable(crit, tlo, thi, th, q.pos(), hj) {
+                        if body_reachable(crit, tlo, thi, th, q.pos(), hj)
+                            && any_few(&|x, hx| body_reachable(crit, x, x, hx, q.pos(), hj))
+                        {
                             what = LIST;
                         }
                     }
@@ -832,7 +892,8 @@ unsafe fn walk<S: Sink>(
                     } else {
                         *h.add(j as usize)
                     };
-                    pick = body_reachable(crit, tlo, thi, th, q.pos(), hj);
+                    pick = body_reachable(crit, tlo, thi, th, q.pos(), hj)
+                        && any_few(&|x, hx| body_reachable(crit, x, x, hx, q.pos(), hj));
                 }
                 let take = ballot(FULL_MASK, pick);
                 if pick {
