@@ -441,6 +441,8 @@ fn group<S: Sink + Send>(
     } else {
         &t.tree.groups
     };
+    // The h iteration's small passes test each few target's own sphere (`sph_group_ladder_few`).
+    let per_target = subset && groups.len() <= dev::FEW_PASS_WALKS as usize;
     groups
         .par_iter()
         .flat_map_iter(|&[first, size]| {
@@ -448,7 +450,7 @@ fn group<S: Sink + Send>(
             group_walks(bodies, h, lanes, is)
                 .into_iter()
                 .flat_map(|members| {
-                    let cand = group_candidates(bodies, h, t, crit, &members, subset);
+                    let cand = group_candidates(bodies, h, t, crit, &members, per_target);
                     members
                         .iter()
                         .map(|&i| {

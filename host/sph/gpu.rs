@@ -227,16 +227,16 @@ impl DeviceSph {
                     .1)
             }
             Method::Group => {
-                // The ladder's walks of few served particles (the back of the active list) run
-                // in an entry of their own (sph_group_ladder_few).
                 let (groups, ngroups, few) = match &self.walk {
                     Some(a) => (&a.groups, a.n, a.few),
                     None => (&self.groups, self.ngroups, 0),
                 };
+                // Each launch's group counter, zeroed once for both.
+                let mut next = gpu.alloc_zeros::<u32>(2)?;
+                let (mut next0, mut next1) = next.split_at_mut(1);
                 macro_rules! launch {
-                    ($entry:expr, $groups:expr, $ngroups:expr, $counts:expr, $list:expr, $rho:expr,
-                     $tested:expr) => {{
-                        let mut next_group = gpu.alloc_zeros::<u32>(1)?;
+                    ($entry:expr, $groups:expr, $ngroups:expr, $next:expr, $counts:expr,
+                     $list:expr, $rho:expr, $tested:expr) => {{
                         let args = (
                             &self.bodies,
                             &self.h,
@@ -244,7 +244,7 @@ impl DeviceSph {
                             &self.sort,
                             $groups,
                             $ngroups,
-                            &mut next_group,
+                            $next,
                             &self.tree.child,
                             &self.tree.next,
                             &self.tree.start,
@@ -263,44 +263,69 @@ impl DeviceSph {
                             $tested,
                         );
                         let cfg = gpu.resident_grid($entry, k::GROUP_BLOCK)?;
-                        gpu.time(|| unsafe { gpu.launch($entry, cfg, args) })?.1
+                        unsafe { gpu.launch($entry, cfg, args) }
                     }};
                 }
                 if mode == dev::MODE_LADDER {
                     // The ladder has entries of its own (its registers would be every mode's).
+                    // The walks of few served particles (the back of the active list) test each
+                    // target's own sphere (sph_group_ladder_few) in a pass of at most
+                    // FEW_PASS_WALKS walks.
+                    let filtered = ngroups + few <= dev::FEW_PASS_WALKS;
                     let (mut counts, mut tested) = (counts, tested);
-                    let mut ms = launch!(
-                        k::sph_group_ladder,
-                        groups,
-                        ngroups,
-                        counts.as_deref_mut(),
-                        crate::runtime::Null,
-                        crate::runtime::Null,
-                        tested.as_deref_mut()
-                    );
-                    if few > 0 {
-                        let back = groups.slice(self.n - few as usize..self.n);
-                        ms += launch!(
-                            k::sph_group_ladder_few,
-                            &back,
-                            few,
-                            counts,
+                    let back = groups.slice(self.n - few as usize..self.n);
+                    let ms = gpu.time(|| {
+                        launch!(
+                            k::sph_group_ladder,
+                            groups,
+                            ngroups,
+                            &mut next0,
+                            counts.as_deref_mut(),
                             crate::runtime::Null,
                             crate::runtime::Null,
-                            tested
-                        );
-                    }
-                    Ok(ms)
+                            tested.as_deref_mut()
+                        )?;
+                        if few > 0 && filtered {
+                            launch!(
+                                k::sph_group_ladder_few,
+                                &back,
+                                few,
+                                &mut next1,
+                                counts,
+                                crate::runtime::Null,
+                                crate::runtime::Null,
+                                tested
+                            )?;
+                        } else if few > 0 {
+                            launch!(
+                                k::sph_group_ladder,
+                                &back,
+                                few,
+                                &mut next1,
+                                counts,
+                                crate::runtime::Null,
+                                crate::runtime::Null,
+                                tested
+                            )?;
+                        }
+                        Ok(())
+                    })?;
+                    Ok(ms.1)
                 } else {
-                    Ok(launch!(
-                        k::sph_group,
-                        groups,
-                        ngroups,
-                        counts,
-                        list,
-                        rho,
-                        tested
-                    ))
+                    Ok(gpu
+                        .time(|| {
+                            launch!(
+                                k::sph_group,
+                                groups,
+                                ngroups,
+                                &mut next0,
+                                counts,
+                                list,
+                                rho,
+                                tested
+                            )
+                        })?
+                        .1)
                 }
             }
             Method::Cells => {

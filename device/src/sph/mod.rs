@@ -638,6 +638,14 @@ pub const SPH_BUCKET: u32 = 16;
 /// of their spheres reaches (one such walk of 8 targets listed 42 000 candidates).
 pub const FEW_LANES: usize = 8;
 
+/// A pass of the h iteration applies the [`FEW_LANES`] test only when it has at most this many
+/// walks, about as many as an H200 holds warps of the ladder's search (3168): such a pass lasts
+/// as long as its longest walk, which the test shortens (Plummer 2^20's fourth pass: 5.7 →
+/// 0.43 ms). A fuller pass is paced by throughput, where the plain walk's fewer registers and
+/// tests win (uniform 2^20: its second pass, 44 669 walks, 1.11 → 1.25 ms with the test). A
+/// constant, not the device's count, so that the CPU twin tests the same pairs.
+pub const FEW_PASS_WALKS: u32 = 3072;
+
 /// Whether the members' box `[tlo, thi]` is too wide for one walk at smallest positive
 /// smoothing length `hmin` (`+inf` when no member has h > 0: a walk that reaches nothing), or
 /// their h too spread (largest `hmax`).
