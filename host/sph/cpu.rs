@@ -260,7 +260,7 @@ fn vote<S: Sink + Send>(
 /// The candidates of one warp group's walk (`sph_group`'s decisions): particles of reachable
 /// cells that the group's box can reach — a cell of at most `SPH_BUCKET` read as its range of
 /// the tree order — and every particle of a reachable chain. With `per_target` (the h
-/// iteration's walks, `sph_group_ladder_few`), a walk of at most `FEW_LANES` targets also asks
+/// iteration's small passes, `sph_group_ladder_few`), the walk also asks
 /// that one target's own sphere reach each cell and particle.
 pub fn group_candidates(
     bodies: &[Body],
@@ -283,7 +283,7 @@ pub fn group_candidates(
         }
         th = th.max(h[i as usize]);
     }
-    let few = per_target && lanes.len() <= dev::FEW_LANES;
+    let few = per_target;
     let pts: Vec<([f32; 3], f32)> = lanes
         .iter()
         .map(|&i| (bodies[i as usize].pos(), h[i as usize]))

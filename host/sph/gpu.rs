@@ -49,22 +49,11 @@ pub struct DeviceSph {
 }
 
 /// The walks of the group search's next pass (`sph_active_groups`: a warp group each, or a lane
-/// range of a split one, with particles still iterating): `groups[..n]`, and the walks of at
-/// most `FEW_LANES` served particles at the back, `groups[cap - few..]` (`sph_group_ladder_few`).
+/// range of a split one, with particles still iterating): `groups[..n]`.
 struct ActiveGroups {
     groups: CudaSlice<[u32; 2]>,
     count: CudaSlice<u32>,
     n: u32,
-    few: u32,
-}
-
-impl ActiveGroups {
-    /// Reads the two counts `sph_active_groups` left.
-    fn read(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
-        let c = gpu.download(&self.count)?;
-        (self.n, self.few) = (c[0], c[1]);
-        Ok(())
-    }
 }
 
 fn grid_cfg(gpu: &Gpu, n: usize, block: u32) -> LaunchConfig {
@@ -227,106 +216,50 @@ impl DeviceSph {
                     .1)
             }
             Method::Group => {
-                let (groups, ngroups, few) = match &self.walk {
-                    Some(a) => (&a.groups, a.n, a.few),
-                    None => (&self.groups, self.ngroups, 0),
+                let mut next_group = gpu.alloc_zeros::<u32>(1)?;
+
+                let (groups, ngroups) = match &self.walk {
+                    Some(a) => (&a.groups, a.n),
+                    None => (&self.groups, self.ngroups),
                 };
-                // Each launch's group counter, zeroed once for both.
-                let mut next = gpu.alloc_zeros::<u32>(2)?;
-                let (mut next0, mut next1) = next.split_at_mut(1);
-                macro_rules! launch {
-                    ($entry:expr, $groups:expr, $ngroups:expr, $next:expr, $counts:expr,
-                     $list:expr, $rho:expr, $tested:expr) => {{
-                        let args = (
-                            &self.bodies,
-                            &self.h,
-                            n32,
-                            &self.sort,
-                            $groups,
-                            $ngroups,
-                            $next,
-                            &self.tree.child,
-                            &self.tree.next,
-                            &self.tree.start,
-                            &self.tree.count,
-                            &self.sorted,
-                            &self.boxes,
-                            self.layout,
-                            c,
-                            mode,
-                            kernel,
-                            $counts,
-                            offsets,
-                            $list,
-                            $rho,
-                            state,
-                            $tested,
-                        );
-                        let cfg = gpu.resident_grid($entry, k::GROUP_BLOCK)?;
-                        unsafe { gpu.launch($entry, cfg, args) }
-                    }};
-                }
-                if mode == dev::MODE_LADDER {
-                    // The ladder has entries of its own (its registers would be every mode's).
-                    // The walks of few served particles (the back of the active list) test each
-                    // target's own sphere (sph_group_ladder_few) in a pass of at most
-                    // FEW_PASS_WALKS walks.
-                    let filtered = ngroups + few <= dev::FEW_PASS_WALKS;
-                    let (mut counts, mut tested) = (counts, tested);
-                    let back = groups.slice(self.n - few as usize..self.n);
-                    let ms = gpu.time(|| {
-                        launch!(
-                            k::sph_group_ladder,
-                            groups,
-                            ngroups,
-                            &mut next0,
-                            counts.as_deref_mut(),
-                            crate::runtime::Null,
-                            crate::runtime::Null,
-                            tested.as_deref_mut()
-                        )?;
-                        if few > 0 && filtered {
-                            launch!(
-                                k::sph_group_ladder_few,
-                                &back,
-                                few,
-                                &mut next1,
-                                counts,
-                                crate::runtime::Null,
-                                crate::runtime::Null,
-                                tested
-                            )?;
-                        } else if few > 0 {
-                            launch!(
-                                k::sph_group_ladder,
-                                &back,
-                                few,
-                                &mut next1,
-                                counts,
-                                crate::runtime::Null,
-                                crate::runtime::Null,
-                                tested
-                            )?;
-                        }
-                        Ok(())
-                    })?;
-                    Ok(ms.1)
+                let args = (
+                    &self.bodies,
+                    &self.h,
+                    n32,
+                    &self.sort,
+                    groups,
+                    ngroups,
+                    &mut next_group,
+                    &self.tree.child,
+                    &self.tree.next,
+                    &self.tree.start,
+                    &self.tree.count,
+                    &self.sorted,
+                    &self.boxes,
+                    self.layout,
+                    c,
+                    mode,
+                    kernel,
+                    counts,
+                    offsets,
+                    list,
+                    rho,
+                    state,
+                    tested,
+                );
+                // The ladder has entries of its own (its registers would be every mode's); a
+                // pass of few walks tests each served target's own sphere (FEW_PASS_WALKS).
+                let ms = if mode == dev::MODE_LADDER && ngroups <= dev::FEW_PASS_WALKS {
+                    let cfg = gpu.resident_grid(k::sph_group_ladder_few, k::GROUP_BLOCK)?;
+                    gpu.time(|| unsafe { gpu.launch(k::sph_group_ladder_few, cfg, args) })?
+                } else if mode == dev::MODE_LADDER {
+                    let cfg = gpu.resident_grid(k::sph_group_ladder, k::GROUP_BLOCK)?;
+                    gpu.time(|| unsafe { gpu.launch(k::sph_group_ladder, cfg, args) })?
                 } else {
-                    Ok(gpu
-                        .time(|| {
-                            launch!(
-                                k::sph_group,
-                                groups,
-                                ngroups,
-                                &mut next0,
-                                counts,
-                                list,
-                                rho,
-                                tested
-                            )
-                        })?
-                        .1)
-                }
+                    let cfg = gpu.resident_grid(k::sph_group, k::GROUP_BLOCK)?;
+                    gpu.time(|| unsafe { gpu.launch(k::sph_group, cfg, args) })?
+                };
+                Ok(ms.1)
             }
             Method::Cells => {
                 let g = grid(&self.host_bodies, &self.h_host);
@@ -548,12 +481,11 @@ impl DeviceSph {
             Some(a) => a,
             None => self.walk.insert(ActiveGroups {
                 groups: gpu.alloc_poisoned(self.n)?,
-                count: gpu.alloc_zeros(2)?,
+                count: gpu.alloc_zeros(1)?,
                 n: self.ngroups,
-                few: 0,
             }),
         };
-        a.count = gpu.alloc_zeros(2)?;
+        a.count = gpu.alloc_zeros(1)?;
         let cfg = grid_cfg(
             gpu,
             self.ngroups as usize * crate::device::WARP_SIZE as usize,
@@ -571,7 +503,6 @@ impl DeviceSph {
                     self.ngroups,
                     state,
                     &mut a.groups,
-                    self.n as u32,
                     &mut a.count,
                 );
                 gpu.launch(k::sph_active_groups, cfg, args)
@@ -589,12 +520,10 @@ impl DeviceSph {
     ) -> Result<Vec<[u32; 2]>, SphGpuError> {
         let state = gpu.upload(state)?;
         self.gather_groups(gpu, &state)?;
-        let mut a = self.walk.take().expect("gathered above");
-        a.read(gpu)?;
+        let a = self.walk.take().expect("gathered above");
+        let n = gpu.download(&a.count)?[0] as usize;
         let mut g = gpu.download(&a.groups)?;
-        let back = g.split_off(self.n - a.few as usize);
-        g.truncate(a.n as usize);
-        g.extend(back);
+        g.truncate(n);
         g.sort_unstable();
         Ok(g)
     }
@@ -681,7 +610,8 @@ impl DeviceSph {
         let group = method == Method::Group;
         if group {
             ms += self.gather_groups(gpu, &state)?;
-            self.walk.as_mut().expect("gathered above").read(gpu)?;
+            let a = self.walk.as_mut().expect("gathered above");
+            a.n = gpu.download(&a.count)?[0];
         }
         // Gather counts ignore the cells' largest h, so the boxes need no update inside the loop;
         // the linked cells' grid (sized by the largest h) is rebuilt by each pass.
@@ -717,7 +647,7 @@ impl DeviceSph {
                     gpu.launch(k::sph_h_update, cfg, args)
                 })?
                 .1;
-            let walked = self.walk.as_ref().map_or(0, |a| a.n + a.few);
+            let walked = self.walk.as_ref().map_or(0, |a| a.n);
             if group {
                 pass_ms += self.gather_groups(gpu, &state)?;
             }
@@ -727,7 +657,7 @@ impl DeviceSph {
             }
             let st = gpu.download(&stats)?;
             if let Some(a) = self.walk.as_mut() {
-                a.read(gpu)?;
+                a.n = gpu.download(&a.count)?[0];
             }
             passes.push(super::HPass {
                 active,

@@ -631,20 +631,17 @@ pub const GROUP_H_SPREAD: f32 = 1.5;
 /// are loaded 32 at a time.
 pub const SPH_BUCKET: u32 = 16;
 
-/// In the h iteration, a group walk of at most this many served targets also tests each cell
-/// and candidate against every target's own sphere (a point box grown by its h), not only
-/// against the targets' box: in the late passes a few halo particles of a Plummer sphere, far
-/// apart, share a walk whose box grown by their largest h reaches the dense centre that none
-/// of their spheres reaches (one such walk of 8 targets listed 42 000 candidates).
-pub const FEW_LANES: usize = 8;
-
-/// A pass of the h iteration applies the [`FEW_LANES`] test only when it has at most this many
-/// walks, about as many as an H200 holds warps of the ladder's search (3168): such a pass lasts
-/// as long as its longest walk, which the test shortens (Plummer 2^20's fourth pass: 5.7 →
-/// 0.43 ms). A fuller pass is paced by throughput, where the plain walk's fewer registers and
-/// tests win (uniform 2^20: its second pass, 44 669 walks, 1.11 → 1.25 ms with the test). A
-/// constant, not the device's count, so that the CPU twin tests the same pairs.
-pub const FEW_PASS_WALKS: u32 = 3072;
+/// A pass of the h iteration with at most this many walks (`sph_group_ladder_few`) also tests
+/// each cell and candidate against every served target's own sphere (a point box grown by its
+/// h), not only against the targets' box. Such a pass (2.6 walks per H200 warp slot of the
+/// ladder's search at most) lasts about as long as its longest walk, and its longest walks are
+/// a Plummer halo's: particles far apart whose box grown by their largest h reaches the dense
+/// centre that none of their spheres reaches (one walk of 8 targets listed 42 000 candidates;
+/// Plummer 2^20's fourth pass took 5.7 ms, 0.43 with the test for walks of ≤ 8 targets). A
+/// fuller pass is paced by throughput, where the plain walk's fewer registers and tests win
+/// (uniform 2^20's second pass, 44 669 walks: 1.11 ms plain, 1.25 with the test). A constant,
+/// not the device's count, so that the CPU twin tests the same pairs.
+pub const FEW_PASS_WALKS: u32 = 8192;
 
 /// Whether the members' box `[tlo, thi]` is too wide for one walk at smallest positive
 /// smoothing length `hmin` (`+inf` when no member has h > 0: a walk that reaches nothing), or

@@ -77,14 +77,13 @@ impl CountTree for DeviceCountTree {
 /// size]` (`w < ngroups`, members `sort[first..first + size]`, size ≤ 32), each walk `sph_group`
 /// would make for its members still iterating (`state`; [`lane_walks`]: the group, or the lane
 /// ranges `[a, a + w)` of its split) becomes a group of its own, `[first + a, min(w, size - a)]`,
-/// written to `active_groups[count[0]]`, `count[0]` counted up — or, a walk of at most
-/// [`FEW_LANES`] served particles (for `sph_group_ladder_few`), to `active_groups[cap - 1 -
-/// count[1]]`, `count[1]` counted up (both zero before the launch; the order is the atomics'). `sph_group` given these walks each of them once, with the same served lanes,
+/// written to `active_groups[*count]`, `*count` counted up (zero before the launch; the order is
+/// the atomic's). `sph_group` given these walks each of them once, with the same served lanes,
 /// box and largest h (a range's box is not too wide, or it is one lane), so it tests the same
 /// pairs as given every group — without handing out the converged groups, and with a split
 /// group's walks spread over warps instead of run one after another by one warp. `bodies`, `h`
-/// hold the particles; `active_groups` holds `cap` ≥ n entries (walks serve disjoint, non-empty
-/// sets of particles). One warp per group; any grid of `CELL_BLOCK`-thread blocks.
+/// hold the particles; `active_groups` holds n entries (walks serve disjoint, non-empty sets of
+/// particles). One warp per group; any grid of `CELL_BLOCK`-thread blocks.
 #[crate::kernel]
 pub unsafe fn sph_active_groups(
     bodies: *const Body,
@@ -94,7 +93,6 @@ pub unsafe fn sph_active_groups(
     ngroups: u32,
     state: *const HState,
     active_groups: *mut [u32; 2],
-    cap: u32,
     count: *mut u32,
 ) {
     let lane = lane_id();
@@ -111,17 +109,10 @@ pub unsafe fn sph_active_groups(
             if ballot(FULL_MASK, live) != 0 {
                 let p = (*bodies.add(i)).pos();
                 let hi = *h.add(i);
-                lane_walks(p, hi, live, |active, a, wl, _, _, _| {
-                    let served = ballot(FULL_MASK, active).count_ones() as usize;
+                lane_walks(p, hi, live, |_, a, wl, _, _, _| {
                     if lane == 0 {
-                        let g = [first + a, wl.min(size - a)];
-                        if served <= FEW_LANES {
-                            let k = atomic_add_u32(count.add(1), 1);
-                            *active_groups.add((cap - 1 - k) as usize) = g;
-                        } else {
-                            let k = atomic_add_u32(count, 1);
-                            *active_groups.add(k as usize) = g;
-                        }
+                        let k = atomic_add_u32(count, 1);
+                        *active_groups.add(k as usize) = [first + a, wl.min(size - a)];
                     }
                 });
             }

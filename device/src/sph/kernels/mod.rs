@@ -428,7 +428,7 @@ crate::static_shared!(sph_group_stack: [i32; GROUP_WARPS * GROUP_STACK]);
 crate::static_shared!(sph_group_list: [Body; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(sph_group_lh: [f32; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(sph_group_li: [u32; GROUP_WARPS * GROUP_LIST]);
-crate::static_shared!(sph_group_few: [[f32; 4]; GROUP_WARPS * FEW_LANES]);
+crate::static_shared!(sph_group_few: [[f32; 4]; GROUP_WARPS * crate::WARP_SIZE as usize]);
 
 /// Neighbours by warp groups (`groups[g]` = (first, size ≤ 32) in `sort`, as `bh_sort` packs
 /// them; `ngroups` of them, handed out by the counter `*next_group`, zero before the launch): a
@@ -559,10 +559,9 @@ ladder_entry!(
     false
 );
 ladder_entry!(
-    /// [`sph_group_ladder`] for walks of at most [`FEW_LANES`] served targets (the back of
-    /// `sph_active_groups`' list): each cell and candidate must also reach one target's own
-    /// sphere. An entry of its own so that the per-target tests cost the other walks no
-    /// registers.
+    /// [`sph_group_ladder`] for a pass of few walks ([`FEW_PASS_WALKS`]): each cell and
+    /// candidate must also reach one served target's own sphere. An entry of its own so that
+    /// the per-target tests cost the fuller passes no registers.
     sph_group_ladder_few,
     true
 );
@@ -614,7 +613,7 @@ unsafe fn group<S: LaneSink>(
         let lpos = sph_group_list().add(wib * GROUP_LIST);
         let lh = sph_group_lh().add(wib * GROUP_LIST);
         let li = sph_group_li().add(wib * GROUP_LIST);
-        let few = sph_group_few().add(wib * FEW_LANES);
+        let few = sph_group_few().add(wib * crate::WARP_SIZE as usize);
         let take_group = || {
             let w = if lane == 0 {
                 atomic_add_u32(next_group, 1)
@@ -711,8 +710,8 @@ unsafe fn lane_walks(
 
 /// One walk of a group kernel's warp for the targets of lanes with `active` (box `[tlo, thi]`,
 /// largest h `th`), every active lane feeding its sink and counting its tests. With
-/// `few_filter`, a walk of at most [`FEW_LANES`] targets also asks that some target's own
-/// sphere reach each cell and candidate (their positions and h in `few`, the warp's share).
+/// `few_filter`, the walk also asks that some served target's own sphere reach each cell and
+/// candidate (their positions and h in `few`, the warp's share).
 ///
 /// # Safety
 /// As `group`: whole warp, its shares of the shared arrays, tree complete and boxed.
@@ -745,20 +744,19 @@ unsafe fn walk<S: Sink>(
     let below = lanemask_lt();
     // SAFETY: per the contract.
     unsafe {
-        let (mut kf, mut is_few) = (0usize, false);
+        let mut kf = 0usize;
         if few_filter {
             let served = ballot(FULL_MASK, active);
             kf = served.count_ones() as usize;
-            is_few = kf <= FEW_LANES;
-            if is_few && active {
+            if active {
                 *few.add((served & below).count_ones() as usize) = [p[0], p[1], p[2], hi];
             }
-            sync_warp(FULL_MASK); // the few targets are visible to every lane
+            sync_warp(FULL_MASK); // the served targets are visible to every lane
         }
-        // Whether `reach(q, h)` holds for some one of the few targets (always, for other
-        // walks): each target's point box, so the test is exactly the pair's.
+        // Whether `reach(q, h)` holds for some one of the served targets (always, without
+        // `few_filter`): each target's point box, so the test is exactly the pair's.
         let any_few = |reach: &dyn Fn([f32; 3], f32) -> bool| {
-            if !is_few {
+            if !few_filter {
                 return true;
             }
             for l in 0..kf {
