@@ -259,9 +259,9 @@ fn vote<S: Sink + Send>(
 
 /// The candidates of one warp group's walk (`sph_group`'s decisions): particles of reachable
 /// cells that the group's box can reach — a cell of at most `SPH_BUCKET` read as its range of
-/// the tree order — and every particle of a reachable chain. With `per_target` (the h
-/// iteration's small passes, `sph_group_ladder_few`), the walk also asks
-/// that one target's own sphere reach each cell and particle.
+/// the tree order — and every particle of a reachable chain. With `per_target` (a search
+/// of few walks, `sph_group_few`), the walk also asks that one served target's own sphere
+/// reach each cell and particle.
 pub fn group_candidates(
     bodies: &[Body],
     h: &[f32],
@@ -441,8 +441,8 @@ fn group<S: Sink + Send>(
     } else {
         &t.tree.groups
     };
-    // The h iteration's small passes test each few target's own sphere (`sph_group_ladder_few`).
-    let per_target = subset && groups.len() <= dev::FEW_PASS_WALKS as usize;
+    // A search of few walks tests each served target's own sphere (`sph_group_few`).
+    let per_target = groups.len() <= dev::FEW_PASS_WALKS as usize;
     groups
         .par_iter()
         .flat_map_iter(|&[first, size]| {

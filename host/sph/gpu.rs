@@ -248,13 +248,16 @@ impl DeviceSph {
                     tested,
                 );
                 // The ladder has entries of its own (its registers would be every mode's); a
-                // pass of few walks tests each served target's own sphere (FEW_PASS_WALKS).
+                // search of few walks tests each served target's own sphere (FEW_PASS_WALKS).
                 let ms = if mode == dev::MODE_LADDER && ngroups <= dev::FEW_PASS_WALKS {
                     let cfg = gpu.resident_grid(k::sph_group_ladder_few, k::GROUP_BLOCK)?;
                     gpu.time(|| unsafe { gpu.launch(k::sph_group_ladder_few, cfg, args) })?
                 } else if mode == dev::MODE_LADDER {
                     let cfg = gpu.resident_grid(k::sph_group_ladder, k::GROUP_BLOCK)?;
                     gpu.time(|| unsafe { gpu.launch(k::sph_group_ladder, cfg, args) })?
+                } else if ngroups <= dev::FEW_PASS_WALKS {
+                    let cfg = gpu.resident_grid(k::sph_group_few, k::GROUP_BLOCK)?;
+                    gpu.time(|| unsafe { gpu.launch(k::sph_group_few, cfg, args) })?
                 } else {
                     let cfg = gpu.resident_grid(k::sph_group, k::GROUP_BLOCK)?;
                     gpu.time(|| unsafe { gpu.launch(k::sph_group, cfg, args) })?

@@ -631,17 +631,18 @@ pub const GROUP_H_SPREAD: f32 = 1.5;
 /// are loaded 32 at a time.
 pub const SPH_BUCKET: u32 = 16;
 
-/// A pass of the h iteration with at most this many walks (`sph_group_ladder_few`) also tests
-/// each cell and candidate against every served target's own sphere (a point box grown by its
-/// h), not only against the targets' box. Such a pass (2.6 walks per H200 warp slot of the
+/// A group search of at most this many walks (`sph_group_few`, `sph_group_ladder_few`: the
+/// h iteration's late passes, the searches of sets up to about 2^19 particles) also tests each
+/// cell and candidate against every served target's own sphere (a point box grown by its h),
+/// not only against the targets' box. Such a search (five walks per H200 warp slot of the
 /// ladder's search at most) lasts about as long as its longest walk, and its longest walks are
 /// a Plummer halo's: particles far apart whose box grown by their largest h reaches the dense
 /// centre that none of their spheres reaches (one walk of 8 targets listed 42 000 candidates;
-/// Plummer 2^20's fourth pass took 5.7 ms, 0.43 with the test for walks of ≤ 8 targets). A
-/// fuller pass is paced by throughput, where the plain walk's fewer registers and tests win
-/// (uniform 2^20's second pass, 44 669 walks: 1.11 ms plain, 1.25 with the test). A constant,
-/// not the device's count, so that the CPU twin tests the same pairs.
-pub const FEW_PASS_WALKS: u32 = 8192;
+/// with the test, Plummer 2^18's h iteration took 2.6 ms instead of 69). A fuller search is
+/// paced by throughput, where the plain walk's fewer registers and tests win (uniform 2^20's
+/// second pass, 44 669 walks: 1.11 ms plain, 1.25 with the test). A constant, not the device's
+/// count, so that the CPU twin tests the same pairs.
+pub const FEW_PASS_WALKS: u32 = 16384;
 
 /// Whether the members' box `[tlo, thi]` is too wide for one walk at smallest positive
 /// smoothing length `hmin` (`+inf` when no member has h > 0: a walk that reaches nothing), or

@@ -428,75 +428,89 @@ crate::static_shared!(sph_group_stack: [i32; GROUP_WARPS * GROUP_STACK]);
 crate::static_shared!(sph_group_list: [Body; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(sph_group_lh: [f32; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(sph_group_li: [u32; GROUP_WARPS * GROUP_LIST]);
-crate::static_shared!(sph_group_few: [[f32; 4]; GROUP_WARPS * crate::WARP_SIZE as usize]);
+crate::static_shared!(sph_group_served: [[f32; 4]; GROUP_WARPS * crate::WARP_SIZE as usize]);
 
-/// Neighbours by warp groups (`groups[g]` = (first, size ≤ 32) in `sort`, as `bh_sort` packs
-/// them; `ngroups` of them, handed out by the counter `*next_group`, zero before the launch): a
-/// warp walks the tree once for the box and largest `h` of its group's served particles — or,
-/// while that box is too wide for their h ([`group_too_wide`]), once per aligned lane range of a
-/// depth-first split ([`next_lanes`]) — popping up to `GROUP_POP` cells
-/// a step whose children lanes `8s..8s+8` test ([`cell_reachable`], [`body_reachable`]); a
-/// reachable cell of at most [`SPH_BUCKET`] particles is not descended but read as its range
-/// `start[c]..start[c] + count[c]` of `sort` (as `bh_sort` left them; `start` null: descended);
-/// candidate particles go to a list in shared memory that every lane tests against its own
-/// particle.
-/// Outputs per `mode` (module docs; [`MODE_LADDER`] runs as [`sph_group_ladder`], whose
-/// sixteen live values would raise every mode's registers here). `GROUP_BLOCK`-thread blocks,
-/// any grid.
-#[crate::kernel]
-pub unsafe fn sph_group(
-    bodies: *const Body,
-    h: *const f32,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    ngroups: u32,
-    next_group: *mut u32,
-    child: *const i32,
-    next: *const i32,
-    start: *const i32,
-    count: *const u32,
-    sorted: *const Body,
-    boxes: *const CellBox,
-    layout: Layout,
-    crit: u32,
-    mode: u32,
-    kernel: u32,
-    counts: *mut u32,
-    offsets: *const u32,
-    list: *mut u32,
-    rho: *mut f32,
-    state: *const HState,
-    tested: *mut u64,
-) {
-    let o = Outputs {
-        kernel,
-        counts,
-        offsets,
-        list,
-        rho,
-        state,
-        tested,
+macro_rules! group_entry {
+    ($(#[$doc:meta])* $name:ident, $few:literal) => {
+        $(#[$doc])*
+        #[crate::kernel]
+        pub unsafe fn $name(
+            bodies: *const Body,
+            h: *const f32,
+            n: u32,
+            sort: *const u32,
+            groups: *const [u32; 2],
+            ngroups: u32,
+            next_group: *mut u32,
+            child: *const i32,
+            next: *const i32,
+            start: *const i32,
+            count: *const u32,
+            sorted: *const Body,
+            boxes: *const CellBox,
+            layout: Layout,
+            crit: u32,
+            mode: u32,
+            kernel: u32,
+            counts: *mut u32,
+            offsets: *const u32,
+            list: *mut u32,
+            rho: *mut f32,
+            state: *const HState,
+            tested: *mut u64,
+        ) {
+            let o = Outputs {
+                kernel,
+                counts,
+                offsets,
+                list,
+                rho,
+                state,
+                tested,
+            };
+            let t = Tree {
+                child,
+                next,
+                start,
+                count,
+                sorted,
+                boxes,
+                layout,
+            };
+            // SAFETY: forwarded contract.
+            unsafe {
+                by_mode_but_ladder!(
+                    mode,
+                    group(bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o, $few)
+                )
+            }
+        }
     };
-    let t = Tree {
-        child,
-        next,
-        start,
-        count,
-        sorted,
-        boxes,
-        layout,
-    };
-    // SAFETY: forwarded contract.
-    unsafe {
-        by_mode_but_ladder!(
-            mode,
-            group(
-                bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o, false
-            )
-        )
-    }
 }
+
+group_entry!(
+    /// Neighbours by warp groups (`groups[g]` = (first, size ≤ 32) in `sort`, as `bh_sort` packs
+    /// them; `ngroups` of them, handed out by the counter `*next_group`, zero before the launch): a
+    /// warp walks the tree once for the box and largest `h` of its group's served particles — or,
+    /// while that box is too wide for their h ([`group_too_wide`]), once per aligned lane range of a
+    /// depth-first split ([`next_lanes`]) — popping up to `GROUP_POP` cells
+    /// a step whose children lanes `8s..8s+8` test ([`cell_reachable`], [`body_reachable`]); a
+    /// reachable cell of at most [`SPH_BUCKET`] particles is not descended but read as its range
+    /// `start[c]..start[c] + count[c]` of `sort` (as `bh_sort` left them; `start` null: descended);
+    /// candidate particles go to a list in shared memory that every lane tests against its own
+    /// particle.
+    /// Outputs per `mode` (module docs; [`MODE_LADDER`] runs as [`sph_group_ladder`], whose
+    /// sixteen live values would raise every mode's registers here). `GROUP_BLOCK`-thread blocks,
+    /// any grid.
+    sph_group,
+    false
+);
+group_entry!(
+    /// [`sph_group`] for a search of few groups ([`FEW_PASS_WALKS`]): each cell and candidate
+    /// must also reach one served target's own sphere.
+    sph_group_few,
+    true
+);
 
 macro_rules! ladder_entry {
     ($(#[$doc:meta])* $name:ident, $few:literal) => {
@@ -613,7 +627,7 @@ unsafe fn group<S: LaneSink>(
         let lpos = sph_group_list().add(wib * GROUP_LIST);
         let lh = sph_group_lh().add(wib * GROUP_LIST);
         let li = sph_group_li().add(wib * GROUP_LIST);
-        let few = sph_group_few().add(wib * crate::WARP_SIZE as usize);
+        let few = sph_group_served().add(wib * crate::WARP_SIZE as usize);
         let take_group = || {
             let w = if lane == 0 {
                 atomic_add_u32(next_group, 1)
