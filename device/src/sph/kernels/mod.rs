@@ -430,8 +430,17 @@ crate::static_shared!(sph_group_lh: [f32; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(sph_group_li: [u32; GROUP_WARPS * GROUP_LIST]);
 crate::static_shared!(sph_group_served: [[f32; 4]; GROUP_WARPS * crate::WARP_SIZE as usize]);
 
+/// Defines a group-search entry: `search` runs the mode's sink ([`by_mode_but_ladder!`]),
+/// `ladder` the [`Ladder`] (its `mode` and `kernel` are ignored); `$few` the per-target test.
 macro_rules! group_entry {
-    ($(#[$doc:meta])* $name:ident, $few:literal) => {
+    (@run search, $few:literal, $mode:ident, $($a:expr),*) => {
+        by_mode_but_ladder!($mode, group($($a,)* $few))
+    };
+    (@run ladder, $few:literal, $mode:ident, $($a:expr),*) => {{
+        let _ = $mode;
+        group::<Ladder>($($a,)* $few)
+    }};
+    ($(#[$doc:meta])* $name:ident, $kind:ident, $few:literal) => {
         $(#[$doc])*
         #[crate::kernel]
         pub unsafe fn $name(
@@ -479,9 +488,9 @@ macro_rules! group_entry {
             };
             // SAFETY: forwarded contract.
             unsafe {
-                by_mode_but_ladder!(
-                    mode,
-                    group(bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o, $few)
+                group_entry!(
+                    @run $kind, $few, mode,
+                    bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o
                 )
             }
         }
@@ -503,80 +512,28 @@ group_entry!(
     /// sixteen live values would raise every mode's registers here). `GROUP_BLOCK`-thread blocks,
     /// any grid.
     sph_group,
+    search,
     false
 );
 group_entry!(
     /// [`sph_group`] for a search of few groups ([`FEW_PASS_WALKS`]): each cell and candidate
     /// must also reach one served target's own sphere.
     sph_group_few,
+    search,
     true
 );
-
-macro_rules! ladder_entry {
-    ($(#[$doc:meta])* $name:ident, $few:literal) => {
-        $(#[$doc])*
-        #[crate::kernel]
-        pub unsafe fn $name(
-            bodies: *const Body,
-            h: *const f32,
-            n: u32,
-            sort: *const u32,
-            groups: *const [u32; 2],
-            ngroups: u32,
-            next_group: *mut u32,
-            child: *const i32,
-            next: *const i32,
-            start: *const i32,
-            count: *const u32,
-            sorted: *const Body,
-            boxes: *const CellBox,
-            layout: Layout,
-            crit: u32,
-            _mode: u32,
-            _kernel: u32,
-            counts: *mut u32,
-            _offsets: *const u32,
-            _list: *mut u32,
-            _rho: *mut f32,
-            state: *const HState,
-            tested: *mut u64,
-        ) {
-            let o = Outputs {
-                kernel: 0,
-                counts,
-                offsets: core::ptr::null(),
-                list: core::ptr::null_mut(),
-                rho: core::ptr::null_mut(),
-                state,
-                tested,
-            };
-            let t = Tree {
-                child,
-                next,
-                start,
-                count,
-                sorted,
-                boxes,
-                layout,
-            };
-            // SAFETY: forwarded contract.
-            unsafe {
-                group::<Ladder>(bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o, $few)
-            }
-        }
-    };
-}
-
-ladder_entry!(
+group_entry!(
     /// [`sph_group`] in [`MODE_LADDER`] (its `mode` and `kernel` are ignored; `state` given).
     sph_group_ladder,
+    ladder,
     false
 );
-ladder_entry!(
+group_entry!(
     /// [`sph_group_ladder`] for a pass of few walks ([`FEW_PASS_WALKS`]): each cell and
     /// candidate must also reach one served target's own sphere. An entry of its own so that
     /// the per-target tests cost the fuller passes no registers.
     sph_group_ladder_few,
+    ladder,
     true
 );
 
