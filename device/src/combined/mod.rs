@@ -108,9 +108,9 @@ impl Gather {
 
 /// The near-field interaction: a listed body within the target's `h` (strictly, as
 /// `crate::sph::is_neighbour` under [`GATHER`]) is counted and adds `m_j W(r_ij, h_i)` to the
-/// density (the target itself included), as `crate::sph::Density` adds it but with one division
-/// per target and the approximate square root (`crate::sph::kernel_w_at`; on the host both are
-/// the correctly rounded ones, so the CPU twin sums exactly what the SPH search's does).
+/// density (the target itself included), as `crate::sph::Density` adds it: one division per
+/// target and the approximate square root (`crate::sph::kernel_w_at`; on the host both are the
+/// correctly rounded ones, so the CPU twin sums exactly what the SPH search's does).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GatherDensity;
 

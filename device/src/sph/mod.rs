@@ -220,9 +220,10 @@ pub fn kernel_w(kernel: u32, r2: f32, h: f32) -> f32 {
 }
 
 /// `W(r, h)` from the distance `r` and `inv = 1/h`, the one copy of the scaling: [`kernel_w`]
-/// takes `r = √r²` correctly rounded; the combined gravity + density walk (`crate::combined`),
-/// which sums many neighbours of one target, divides once and takes `math::sqrt_approx` (there a
-/// `sqrt.rn` with its slow-path subroutine cost 16 registers of 96).
+/// takes `r = √r²` correctly rounded; the searches' [`Density`] and the combined gravity +
+/// density walk (`crate::combined`), which sum many neighbours of one target, divide once and
+/// take `math::sqrt_approx` (in the combined walk a `sqrt.rn` with its slow-path subroutine cost
+/// 16 registers of 96).
 #[inline(always)]
 pub fn kernel_w_at(kernel: u32, r: f32, inv: f32) -> f32 {
     kernel_shape(kernel, r * inv) * (inv * inv * inv)
