@@ -283,13 +283,13 @@ pub fn group_candidates(
         }
         th = th.max(h[i as usize]);
     }
-    let few = per_target;
     let pts: Vec<([f32; 3], f32)> = lanes
         .iter()
         .map(|&i| (bodies[i as usize].pos(), h[i as usize]))
         .collect();
-    let any =
-        |reach: &dyn Fn([f32; 3], f32) -> bool| !few || pts.iter().any(|&(q, hq)| reach(q, hq));
+    let any = |reach: &dyn Fn([f32; 3], f32) -> bool| {
+        !per_target || pts.iter().any(|&(q, hq)| reach(q, hq))
+    };
     let mut list = Vec::new();
     let mut stack = vec![tree.root()];
     while let Some(cell) = stack.pop() {

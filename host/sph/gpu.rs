@@ -217,7 +217,6 @@ impl DeviceSph {
             }
             Method::Group => {
                 let mut next_group = gpu.alloc_zeros::<u32>(1)?;
-
                 let (groups, ngroups) = match &self.walk {
                     Some(a) => (&a.groups, a.n),
                     None => (&self.groups, self.ngroups),
