@@ -18,17 +18,17 @@ pub struct CombinedArgs {
     pub seed: u64,
     /// One smoothing length (support radius) for every particle (default: the sphere of
     /// --neighbours particles at the box's mean density).
-    #[arg(long, conflicts_with = "adapt")]
+    #[arg(long, conflicts_with = "adapt", allow_negative_numbers = true)]
     pub h: Option<f32>,
     /// Target gather count, for the default h and --adapt.
-    #[arg(long, default_value_t = 64.0)]
+    #[arg(long, default_value_t = 64.0, allow_negative_numbers = true)]
     pub neighbours: f32,
     /// Iterate per-particle h to --neighbours ± 2 first (the SPH group search), untimed here.
     #[arg(long)]
     pub adapt: bool,
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub theta: f32,
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     pub eps: f32,
     /// Quadrupole moments in the cells' gravity (both walks).
     #[arg(long)]
@@ -42,19 +42,29 @@ pub struct CombinedArgs {
 
 /// Runs the command; prints the times as a Markdown table.
 pub fn run(choice: BackendChoice, a: CombinedArgs) -> anyhow::Result<()> {
-    let mut bodies = scene::generate(a.scene, a.n, a.seed);
-    scene::shuffle(&mut bodies, a.seed);
-    let n = bodies.len();
+    if a.repeats == 0 {
+        return Err(crate::bh::InputError::NoRepeats.into());
+    }
+    let hp = HParams {
+        target: a.neighbours,
+        ..HParams::default()
+    };
+    // --neighbours sets the default h and --adapt's target: checked itself, not reported as
+    // the h it gives.
+    if a.adapt || a.h.is_none() {
+        hp.check(if a.adapt { a.n } else { usize::MAX })?;
+    }
     let (backend, notice) = backend::select(choice)?;
     if let Some(m) = notice {
         eprintln!("note: {m}");
     }
+    // The count before a scene of that size is generated (`--n` near usize::MAX panicked).
+    crate::bh::check_count(&backend, a.n)?;
+    let mut bodies = scene::generate(a.scene, a.n, a.seed);
+    scene::shuffle(&mut bodies, a.seed);
+    let n = bodies.len();
     let h0 = vec![a.h.unwrap_or_else(|| initial_h(&bodies, a.neighbours)); n];
     let h = if a.adapt {
-        let hp = HParams {
-            target: a.neighbours,
-            ..HParams::default()
-        };
         let o = crate::sph::SearchOptions {
             method: Method::Group,
             criterion: crate::sph::Criterion::Gather,

@@ -73,6 +73,34 @@ pub(crate) fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
     let backend = select(choice)?;
     let on_gpu = backend.is_gpu();
     let m = a.m.unwrap_or(if on_gpu { 1 << 20 } else { 1 << 15 });
+    let grid = a.grid.unwrap_or(if on_gpu { 100 } else { 32 });
+    // Counts before anything of that size is generated (a huge --m, --grid or --random
+    // panicked or aborted in the allocator). Sources are a tree's bodies; queries are checked
+    // against the index limit and (12 bytes each, about 48 with the results) memory.
+    warpkit::bh::check_count(&backend, m)?;
+    let queries = match a.random {
+        Some(n) => Some(n),
+        None => grid.checked_pow(3),
+    };
+    let nq = match queries {
+        Some(n) if n <= s::MAX_QUERIES => n,
+        _ => {
+            let what = match a.random {
+                Some(n) => format!("--random {n}:"),
+                None => format!("--grid {grid}: {grid}³"),
+            };
+            return Err(s::SbhError::TooManyQueries(what).into());
+        }
+    };
+    if let Some(avail) = warpkit::backend::available_memory()
+        && nq.saturating_mul(48) > avail
+    {
+        bail!(
+            "{nq} queries need about {} MiB of memory; {} MiB are available",
+            nq * 48 >> 20,
+            avail >> 20
+        );
+    }
     let k = a.kernel.spec(a.param.unwrap_or(a.kernel.default_param()));
     let src = if a.kernel == Kernel::Winding {
         s::sphere_sources(m, 0.3, a.seed)
@@ -81,7 +109,7 @@ pub(crate) fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
     };
     let mut q = match a.random {
         Some(n) => s::random_queries(n, a.seed),
-        None => s::grid_queries(a.grid.unwrap_or(if on_gpu { 100 } else { 32 })),
+        None => s::grid_queries(grid),
     };
     if a.shuffle {
         warpkit::bh::scene::shuffle(&mut q, a.seed);

@@ -143,6 +143,8 @@ pub enum SbhError {
     TooMany(usize),
     #[error("no queries")]
     NoQueries,
+    #[error("{0} queries exceed the 2^30 that 32-bit query indices address")]
+    TooManyQueries(String),
     #[error("source {index} has a non-finite coordinate or weight ({body:?})")]
     NonFiniteSource { index: usize, body: Body },
     #[error(
@@ -167,7 +169,7 @@ pub enum SbhError {
     QueryOnSource { query: usize, body: usize },
     #[error("invalid query order: {0} (it must be a permutation of the query indices)")]
     Order(String),
-    #[error("S = {0} samples per stratum: it must be ≥ 1")]
+    #[error("S = {0} samples per stratum: it must be in 1..={MAX_SAMPLES}")]
     Samples(u32),
     #[error("levels = {0} is invalid: octree levels per estimator level are 1 or 2")]
     Levels(u32),
@@ -263,9 +265,17 @@ pub fn validate(src: &Sources, queries: &[[f32; 3]], k: KernelSpec) -> Result<()
     Ok(())
 }
 
+/// The most paths per stratum: far beyond the paper's 1–64 (the error falls as 1/√S; S = 4096
+/// on a 4³ grid takes a second), and small enough that a near stratum's 3S draws and their draw
+/// indices cannot wrap (S near 2^32 wrapped `3 * samples` and ran for hours on a 4³ grid).
+pub const MAX_SAMPLES: u32 = 1 << 12;
+
+/// The most queries: their indices are 32-bit, as the sources'.
+pub const MAX_QUERIES: usize = 1 << 30;
+
 /// Checks an estimator's sample count.
 pub fn validate_samples(samples: u32) -> Result<(), SbhError> {
-    if samples == 0 {
+    if samples == 0 || samples > MAX_SAMPLES {
         Err(SbhError::Samples(samples))
     } else {
         Ok(())

@@ -418,6 +418,12 @@ fn bad_input_is_refused() {
         cpu::estimate(&src, &t, &q, &p, false),
         Err(SbhError::Samples(0))
     );
+    // Past the cap, 3S wrapped in u32 (and S near 2^32 ran for hours).
+    let p = SbhParams::new(k, MAX_SAMPLES + 1, 1);
+    assert_eq!(
+        cpu::estimate(&src, &t, &q, &p, false),
+        Err(SbhError::Samples(MAX_SAMPLES + 1))
+    );
     for beta in [0.0, -1.0, f32::NAN] {
         assert!(matches!(
             cpu::barnes_hut(&src, &t, &q, k, beta),

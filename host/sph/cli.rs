@@ -17,12 +17,12 @@ pub struct NeighboursArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// One smoothing length (support radius) for every particle.
-    #[arg(long, conflicts_with = "neighbours")]
+    #[arg(long, conflicts_with = "neighbours", allow_negative_numbers = true)]
     pub h: Option<f32>,
     /// Iterate per-particle h to this gather count (± --tol) instead of a fixed h.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub neighbours: Option<f32>,
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     pub tol: f32,
     #[arg(long, value_enum, default_value_t = Method::Group)]
     pub method: Method,
@@ -35,20 +35,26 @@ pub struct NeighboursArgs {
 
 /// Runs the command; prints the h used, count statistics, and times.
 pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
-    let mut bodies = scene::generate(a.scene, a.n, a.seed);
-    scene::shuffle(&mut bodies, a.seed);
-    let n = bodies.len();
     let target = a.neighbours.unwrap_or(64.0);
-    let h0 = vec![a.h.unwrap_or_else(|| initial_h(&bodies, target)); n];
     let hp = HParams {
         target,
         tol: a.tol,
         ..HParams::default()
     };
+    // The options and the count before a scene of that size is generated: `--n` near
+    // usize::MAX panicked in the allocator, and `--neighbours 0` was reported as h = 0.
+    if a.neighbours.is_some() {
+        hp.check(a.n)?;
+    }
     let (backend, notice) = backend::select(choice)?;
     if let Some(m) = notice {
         eprintln!("note: {m}");
     }
+    crate::bh::check_count(&backend, a.n)?;
+    let mut bodies = scene::generate(a.scene, a.n, a.seed);
+    scene::shuffle(&mut bodies, a.seed);
+    let n = bodies.len();
+    let h0 = vec![a.h.unwrap_or_else(|| initial_h(&bodies, target)); n];
     println!(
         "{:?} n={n} method {:?} criterion {:?} on {}",
         a.scene,
