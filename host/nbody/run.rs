@@ -272,6 +272,19 @@ impl RunConfig {
         if self.ic.kind != IcKind::Snapshot && self.ic.n > 1 << 30 {
             return bad(format!("ic.n = {} exceeds 2^30 particles", self.ic.n));
         }
+        // Host memory before the particles are generated (issue 17: `--n 1000000000` aborted
+        // in the allocator).
+        if self.ic.kind != IcKind::Snapshot
+            && let Some(avail) = crate::backend::available_memory()
+            && self.ic.n.saturating_mul(BYTES_PER_PARTICLE) > avail
+        {
+            return bad(format!(
+                "ic.n = {} needs about {} MiB of memory; {} MiB are available",
+                self.ic.n,
+                self.ic.n * BYTES_PER_PARTICLE >> 20,
+                avail >> 20
+            ));
+        }
         if self.output.format == SnapshotFormat::Hdf5 && !cfg!(feature = "hdf5") {
             return bad(format!("output.format = \"hdf5\": {}", snapshot::NO_HDF5));
         }
@@ -301,6 +314,10 @@ impl RunConfig {
         (self.run.t_end / self.run.dt).round() as u64
     }
 }
+
+/// Host bytes a run needs per particle, roughly: 65 in `Particles`, as much again in a
+/// snapshot's copy, and the integrator's state.
+const BYTES_PER_PARTICLE: usize = 256;
 
 /// The deepest block-step level: the shortest step is `dt / 2^20`.
 pub const BLOCK_MAX_LEVEL: u32 = 20;
@@ -529,7 +546,6 @@ pub fn run(
     )?;
     let config_text =
         toml::to_string_pretty(c).map_err(|e| RunError::Config(format!("serialising: {e}")))?;
-    dir.write("config.toml", config_text.as_bytes())?;
 
     let t0 = Instant::now();
     let particles = initial_conditions(&c.ic, c.run.eps)?;
@@ -539,6 +555,17 @@ pub fn run(
         c.ic.kind,
         t0.elapsed().as_secs_f64()
     );
+    // Particles that no snapshot can hold (gas from a restart file) are refused now, not by
+    // the final snapshot after the whole run; and before config.toml replaces a previous run's.
+    let mut sorted = particles.clone();
+    sorted.sort_by_type_and_id();
+    snapshot::check_writable(&sorted, Precision::Single).map_err(|e| {
+        RunError::Config(format!(
+            "the run's snapshots cannot hold these initial conditions ({e})"
+        ))
+    })?;
+    drop(sorted);
+    dir.write("config.toml", config_text.as_bytes())?;
     let format = c.output.format;
     let ext = format.extension();
     let mut io_s = 0.0;
