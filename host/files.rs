@@ -12,6 +12,8 @@ pub enum OutputPathError {
     IsDirectory { path: PathBuf },
     #[error("cannot write {path}: the directory {dir} does not exist")]
     NoDirectory { path: PathBuf, dir: PathBuf },
+    #[error("cannot write {path}: {dir} is not a directory")]
+    NotADirectory { path: PathBuf, dir: PathBuf },
     #[error("cannot write {path} in {dir}")]
     NotWritable {
         path: PathBuf,
@@ -30,6 +32,13 @@ pub fn check_output(path: &Path) -> Result<(), OutputPathError> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    if dir.exists() && !dir.is_dir() {
+        // A file where the directory should be: not "does not exist".
+        return Err(OutputPathError::NotADirectory {
+            path: path.into(),
+            dir,
+        });
+    }
     if !dir.is_dir() {
         return Err(OutputPathError::NoDirectory {
             path: path.into(),
@@ -102,6 +111,13 @@ mod tests {
             Err(OutputPathError::NoDirectory { .. })
         ));
         assert!(check_output(Path::new("plain-name.npy")).is_ok());
+        // A file where the directory should be is named as such, not as missing.
+        std::fs::write(dir.join("f"), b"").unwrap();
+        assert!(matches!(
+            check_output(&dir.join("f/a.npy")),
+            Err(OutputPathError::NotADirectory { .. })
+        ));
+        std::fs::remove_file(dir.join("f")).unwrap();
         // A failed write leaves neither the file nor its temporary.
         let path = dir.join("x.txt");
         let e = write_atomically(&path, |w| {

@@ -260,6 +260,27 @@ fn bad_input_is_rejected_before_any_work() {
         validate(&zero, &ok),
         Err(InputError::NonPositiveMass { index: 0, .. })
     ));
+    // Finite, but the root box's extent max − min is not in float32: NaN accelerations.
+    let mut far = b.clone();
+    far[2].x = 3e38;
+    far[5].x = -3e38;
+    assert!(matches!(
+        validate(&far, &ok),
+        Err(InputError::FarCoordinate { index: 2, .. })
+    ));
+    far[2].x = warpkit::bh::MAX_COORD;
+    far[5].x = -warpkit::bh::MAX_COORD;
+    assert!(validate(&far, &ok).is_ok());
+    // At the limit the tree's accelerations are finite.
+    let cpu = warpkit::backend::Backend::Cpu;
+    let run = warpkit::bh::evaluate(&cpu, &far, &ok, &Default::default()).unwrap();
+    assert!(
+        run.acc
+            .iter()
+            .all(|a| [a.x, a.y, a.z].iter().all(|v| v.is_finite())),
+        "{:?}",
+        run.acc
+    );
     assert!(matches!(
         validate(&b, &Params { theta: -0.1, ..ok }),
         Err(InputError::Theta(_))

@@ -56,6 +56,10 @@ pub enum InputError {
     NonFinite { index: usize, body: Body },
     #[error("body {index} has mass {mass}; masses must be positive")]
     NonPositiveMass { index: usize, mass: f32 },
+    #[error(
+        "body {index} has a coordinate beyond ±{MAX_COORD:e} ({body:?}): the tree's float32 boxes would overflow"
+    )]
+    FarCoordinate { index: usize, body: Body },
     #[error("θ = {0} is invalid: it must be finite and ≥ 0")]
     Theta(f32),
     #[error("ε = {0} is invalid: it must be finite and ≥ 0")]
@@ -128,9 +132,16 @@ pub fn validate(bodies: &[Body], p: &Params) -> Result<(), InputError> {
         if b.m <= 0.0 {
             return Err(InputError::NonPositiveMass { index, mass: b.m });
         }
+        if [b.x, b.y, b.z].iter().any(|v| v.abs() > MAX_COORD) {
+            return Err(InputError::FarCoordinate { index, body: *b });
+        }
     }
     Ok(())
 }
+
+/// The largest |coordinate| a tree takes: the root box's centre (min + max) / 2 and extent
+/// max − min stay finite in float32 (bodies at ±3e38 gave NaN accelerations, silently).
+pub const MAX_COORD: f32 = f32::MAX / 4.0;
 
 /// Cells to allocate first for `n` bodies; the build doubles it on overflow. Lattice, uniform and
 /// Plummer trees hold 0.14–0.48 cells per body (`repro storage`'s scene table), so one per body

@@ -97,6 +97,16 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
     };
     if let Some(path) = &a.output {
         warpkit::files::check_output(path)?;
+        // The accelerations must not replace the bodies they came from.
+        if let Some(input) = &a.input
+            && let (Ok(i), Ok(o)) = (std::fs::canonicalize(input), std::fs::canonicalize(path))
+            && i == o
+        {
+            bail!(
+                "--output {} is the --input file: the accelerations would replace the bodies",
+                path.display()
+            );
+        }
     }
     let o = Options {
         sorted: a.mode == Mode::Sorted,
