@@ -97,7 +97,7 @@ pub(crate) fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
     {
         bail!(
             "{nq} queries need about {} MiB of memory; {} MiB are available",
-            nq * 48 >> 20,
+            (nq * 48) >> 20,
             avail >> 20
         );
     }

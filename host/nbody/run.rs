@@ -281,7 +281,7 @@ impl RunConfig {
             return bad(format!(
                 "ic.n = {} needs about {} MiB of memory; {} MiB are available",
                 self.ic.n,
-                self.ic.n * BYTES_PER_PARTICLE >> 20,
+                (self.ic.n * BYTES_PER_PARTICLE) >> 20,
                 avail >> 20
             ));
         }
@@ -536,14 +536,12 @@ pub fn run(
 ) -> Result<RunSummary, RunError> {
     c.validate()?;
     // The output directory first: a run must not fail at its end for want of a place to write.
-    let dir = OutDir::create(
-        c.output.dir.parent().unwrap_or(Path::new(".")),
-        &c.output
-            .dir
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "nbody-out".into()),
-    )?;
+    // `--out .` or `/` (no file name) is that directory itself, not `nbody-out` in the current
+    // one.
+    let dir = match (c.output.dir.parent(), c.output.dir.file_name()) {
+        (Some(parent), Some(name)) => OutDir::create(parent, &name.to_string_lossy())?,
+        _ => OutDir::create(&c.output.dir, "")?,
+    };
     let config_text =
         toml::to_string_pretty(c).map_err(|e| RunError::Config(format!("serialising: {e}")))?;
 
