@@ -230,9 +230,16 @@ pub enum FemError {
          indefinite (missing Dirichlet conditions?)"
     )]
     Singular { iteration: usize, curvature: f64 },
+    #[error(
+        "the load vector's norm is {0:e}: it must be finite in float64 (scale the loads or the units)"
+    )]
+    LoadOverflow(f64),
     #[error("CG did not converge in {iterations} iterations (relative residual {residual:e})")]
     NotConverged { iterations: usize, residual: f64 },
-    #[error("diagonal entry of DOF {dof} is {value:e}; Jacobi needs it positive")]
+    #[error(
+        "diagonal entry of DOF {dof} (node {}) is {value:e}; Jacobi needs it positive (a node that no element uses has none)",
+        .dof / 3
+    )]
     NonPositiveDiagonal { dof: usize, value: f64 },
     #[error("{path}: {source}")]
     Io {

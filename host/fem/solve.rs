@@ -249,6 +249,16 @@ pub fn inverse_diagonal(pattern: &Pattern, values: &[f64]) -> Result<Vec<f64>, F
 pub type Solver<'a> =
     dyn FnOnce(&Pattern, &[f64], &[f64], f64, usize) -> Result<(Vec<f64>, CgStats), FemError> + 'a;
 
+/// Refuses a right-hand side whose norm overflows (`--load 1e300`): CG's first curvature is then
+/// NaN, which read as a singular system.
+pub(crate) fn check_load_norm(bnorm: f64) -> Result<(), FemError> {
+    if bnorm.is_finite() {
+        Ok(())
+    } else {
+        Err(FemError::LoadOverflow(bnorm))
+    }
+}
+
 /// Solves K u = b by conjugate gradients with the Jacobi (diagonal) preconditioner, to
 /// ‖r‖ ≤ `rtol` ‖b‖. A breakdown (pᵀKp ≤ 0, e.g. a singular K) and non-convergence are errors.
 pub fn pcg(
@@ -262,6 +272,7 @@ pub fn pcg(
     let inv_diag = inverse_diagonal(pattern, values)?;
     let dot = |a: &[f64], b: &[f64]| -> f64 { a.par_iter().zip(b).map(|(x, y)| x * y).sum() };
     let bnorm = dot(b, b).sqrt();
+    check_load_norm(bnorm)?;
     let mut u = vec![0.0; n];
     if bnorm == 0.0 {
         return Ok((

@@ -31,6 +31,7 @@ pub fn pcg(
         .filter(|&n| n <= u32::MAX / crate::device::WARP_SIZE)
         .ok_or_else(|| FemError::MeshSize(format!("{rows} rows: too many for the GPU PCG")))?;
     let bnorm = b.iter().map(|v| v * v).sum::<f64>().sqrt();
+    crate::fem::solve::check_load_norm(bnorm)?;
     if bnorm == 0.0 {
         let stats = CgStats {
             iterations: 0,
