@@ -399,6 +399,9 @@ fn selftest(choice: BackendChoice, n: usize, seed: u64) -> Result<()> {
     Ok(())
 }
 
+/// The most timed repeats per point `repro` takes.
+const MAX_REPEATS: usize = 1 << 20;
+
 /// `warpkit repro`'s options after the name.
 struct ReproOpts {
     out: Option<PathBuf>,
@@ -423,6 +426,10 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
     if repeats == Some(0) {
         return Err(warpkit::bh::InputError::NoRepeats.into());
     }
+    if let Some(r) = repeats.filter(|&r| r > MAX_REPEATS) {
+        // A count near usize::MAX panicked reserving the timings.
+        bail!("--repeats {r}: at most {MAX_REPEATS} timed runs per point");
+    }
     if name == warpkit::repro::Name::Multigpu && choice != BackendChoice::Cpu {
         // Before any thread: a wheel's libnccl.so.2 needs a libnccl.so link on the library path
         // at process start (host/multi/nccl.rs); without NCCL the run uses one GPU.
@@ -431,6 +438,25 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
     let backend = select(choice)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(backend.name()));
     if let Some(tar) = &tar {
+        // Not DIR itself, nor a file among a reproduction's outputs (DIR/<name>/...): packed
+        // at the end, the archive replaced one of the files it was to hold.
+        let names: Vec<&str> = match name {
+            warpkit::repro::Name::All => {
+                use clap::ValueEnum;
+                warpkit::repro::Name::value_variants()
+                    .iter()
+                    .map(|n| n.as_str())
+                    .collect()
+            }
+            n => vec![n.as_str()],
+        };
+        if *tar == out || names.iter().any(|n| tar.starts_with(out.join(n))) {
+            bail!(
+                "--tar {}: the archive must not be DIR ({}) or inside a reproduction's directory",
+                tar.display(),
+                out.display()
+            );
+        }
         // An archive inside DIR may name a directory that the run creates: create it now.
         if tar.parent().is_some_and(|p| p.starts_with(&out)) {
             std::fs::create_dir_all(tar.parent().unwrap())
