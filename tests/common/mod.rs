@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use warpkit::runtime::Gpu;
 
+pub mod cli;
+
 /// The GPU for `#[ignore = "needs a CUDA GPU"]` tests: failing to open it fails the test.
 pub fn gpu() -> Gpu {
     Gpu::new(0).unwrap_or_else(|e| panic!("GPU test without a usable GPU: {e}"))
