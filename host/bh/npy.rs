@@ -24,12 +24,24 @@ pub enum NpyError {
         cols: usize,
         found: String,
     },
+    #[error(
+        "{path}: value {value:e} (row {row}, column {col}) is beyond float32's range (±3.4e38), \
+         which warpkit computes in"
+    )]
+    Range {
+        path: String,
+        row: usize,
+        col: usize,
+        value: f64,
+    },
 }
 
 /// Why a file's bytes are not an N×`cols` float array; the path is added by the caller.
 enum Refusal {
     Format(String),
     Shape(String),
+    /// A finite float64 that float32 cannot hold: element (row, column) and its value.
+    Range(usize, usize, f64),
 }
 
 /// Reads an N×4 array of (x, y, z, m), float32 or float64 (converted), either byte order, C or
@@ -46,6 +58,12 @@ pub fn read_bodies(path: &Path) -> Result<Vec<Body>, NpyError> {
             path: p,
             cols: 4,
             found,
+        },
+        Refusal::Range(row, col, value) => NpyError::Range {
+            path: p,
+            row,
+            col,
+            value,
         },
     })?;
     Ok(v.chunks_exact(4)
@@ -122,11 +140,25 @@ fn read_rows(bytes: &[u8], cols: usize) -> Result<Vec<f32>, Refusal> {
     let npy = NpyFile::with_header(header, data);
     let flat = if width == 4 {
         npy.into_vec::<f32>()
+            .map_err(|e| Refusal::Format(e.to_string()))?
     } else {
-        npy.into_vec::<f64>()
-            .map(|v| v.into_iter().map(|x| x as f32).collect())
-    }
-    .map_err(|e| Refusal::Format(e.to_string()))?;
+        let v = npy
+            .into_vec::<f64>()
+            .map_err(|e| Refusal::Format(e.to_string()))?;
+        // A finite value beyond float32 would become ±inf and be reported as non-finite.
+        if let Some(k) = v
+            .iter()
+            .position(|x| x.is_finite() && !(*x as f32).is_finite())
+        {
+            let (row, col) = if fortran {
+                (k % n as usize, k / n as usize)
+            } else {
+                (k / cols, k % cols)
+            };
+            return Err(Refusal::Range(row, col, v[k]));
+        }
+        v.into_iter().map(|x| x as f32).collect()
+    };
     if !fortran {
         return Ok(flat);
     }
@@ -284,6 +316,36 @@ mod tests {
             &data,
         );
         assert_eq!(read_bytes("fortran", &file).unwrap(), bodies_of(&ROWS));
+    }
+
+    /// A float64 value beyond float32 is named with its row and column (C and Fortran order),
+    /// not left to become inf and be reported as non-finite.
+    #[test]
+    fn float64_beyond_float32_is_a_range_error() {
+        let mut rows = [[1.0f64, 2.0, 3.0, 4.0], [11.0, 12.0, 13.0, 14.0]];
+        rows[1][2] = -1e300;
+        for fortran in [false, true] {
+            let data: Vec<u8> = if fortran {
+                (0..4)
+                    .flat_map(|j| rows.iter().map(move |r| r[j]))
+                    .flat_map(f64::to_le_bytes)
+                    .collect()
+            } else {
+                rows.iter()
+                    .flatten()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect()
+            };
+            let dict = format!(
+                "{{'descr': '<f8', 'fortran_order': {}, 'shape': (2, 4), }}",
+                if fortran { "True" } else { "False" }
+            );
+            let e = read_bytes("range", &npy_file(&dict, &data)).unwrap_err();
+            assert!(
+                matches!(e, NpyError::Range { row: 1, col: 2, value, .. } if value == -1e300),
+                "{e}"
+            );
+        }
     }
 
     #[test]

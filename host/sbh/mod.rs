@@ -173,7 +173,7 @@ pub enum SbhError {
     Samples(u32),
     #[error("levels = {0} is invalid: octree levels per estimator level are 1 or 2")]
     Levels(u32),
-    #[error("β = {0} is invalid: the far-field ratio must be finite and > 0")]
+    #[error("β = {0} is invalid: the far-field ratio must be > 0 (+∞ sums every pair exactly)")]
     Beta(f32),
     #[error("kernel parameter {0} is invalid: δ and ε must be finite and ≥ 0, α finite and > 0")]
     Param(f32),
