@@ -208,10 +208,14 @@ impl PtxBuilder {
                 .map(|s| s.to_string_lossy().into_owned());
             format!("{}.ptx", dir.unwrap_or_else(|| "kernels".into()))
         });
-        let ptx = out_dir.join(stem);
+        let ptx = out_dir.join(&stem);
         // One nested target dir per arch beside the outer one: `core` is built once per arch and
         // shared by every outer profile (debug, release, test), not rebuilt into each OUT_DIR.
         let target_dir = outer_target_dir(&out_dir).join(format!("nvptx-{arch}"));
+        let emitted = emit_path(&target_dir, &out_dir, &stem);
+        if let Some(dir) = emitted.parent() {
+            std::fs::create_dir_all(dir).map_err(BuildError::Io)?;
+        }
 
         let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         check_toolchain(&cargo, &crate_dir)?;
@@ -228,7 +232,7 @@ impl PtxBuilder {
             cmd.arg("--locked");
         }
         cmd.arg("--")
-            .arg(format!("--emit=asm={}", ptx.display()))
+            .arg(format!("--emit=asm={}", emitted.display()))
             .args(["-C", &format!("target-cpu={arch}")])
             .env("CARGO_PROFILE_RELEASE_LTO", "fat")
             .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
@@ -251,14 +255,11 @@ impl PtxBuilder {
         if !status.success() {
             return Err(BuildError::Compile { arch });
         }
-        let text = std::fs::read_to_string(&ptx).map_err(BuildError::Io)?;
+        let text = std::fs::read_to_string(&emitted).map_err(BuildError::Io)?;
         if !text.contains(".entry") {
-            return Err(BuildError::NoKernels(ptx));
+            return Err(BuildError::NoKernels(emitted));
         }
-        let bounded = apply_launch_bounds(&text)?;
-        if bounded != text {
-            std::fs::write(&ptx, bounded).map_err(BuildError::Io)?;
-        }
+        std::fs::write(&ptx, apply_launch_bounds(&text)?).map_err(BuildError::Io)?;
         Ok(Ptx { path: ptx, arch })
     }
 }
@@ -358,6 +359,20 @@ fn check_toolchain(cargo: &std::ffi::OsStr, crate_dir: &Path) -> Result<(), Buil
     Ok(())
 }
 
+/// Where the nested build writes the module for `out_dir`: inside the nested target dir, so the
+/// file lives and dies with the fingerprint that calls it up to date (emitted straight into
+/// OUT_DIR, a deleted `target/debug` left the nested build fresh and the module missing).
+fn emit_path(target_dir: &Path, out_dir: &Path, stem: &str) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    // DefaultHasher::new() has fixed keys: the same OUT_DIR gives the same path.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    out_dir.hash(&mut h);
+    target_dir
+        .join("emit")
+        .join(format!("{:016x}", h.finish()))
+        .join(stem)
+}
+
 /// `.../target/<profile>/build/<crate>-<hash>/out` → `.../target`.
 fn outer_target_dir(out_dir: &Path) -> PathBuf {
     out_dir
@@ -417,5 +432,19 @@ mod tests {
     fn target_dir_is_beside_the_profile() {
         let out = Path::new("/x/target/release/build/k-1234/out");
         assert_eq!(outer_target_dir(out), Path::new("/x/target"));
+    }
+
+    #[test]
+    fn each_out_dir_has_its_own_emitted_module_in_the_nested_target() {
+        let t = Path::new("/x/target/nvptx-sm_90");
+        let a = emit_path(t, Path::new("/x/target/debug/build/k-1/out"), "k.ptx");
+        let b = emit_path(t, Path::new("/x/target/release/build/k-2/out"), "k.ptx");
+        assert!(
+            a.starts_with(t) && b.starts_with(t) && a.ends_with("k.ptx"),
+            "{a:?}"
+        );
+        assert_ne!(a, b);
+        let again = emit_path(t, Path::new("/x/target/debug/build/k-1/out"), "k.ptx");
+        assert_eq!(a, again);
     }
 }
