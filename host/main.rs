@@ -450,9 +450,12 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
             }
             n => vec![n.as_str()],
         };
-        if *tar == out || names.iter().any(|n| tar.starts_with(out.join(n))) {
+        // `all` also writes DIR/README.md, the index.
+        let index = name == warpkit::repro::Name::All && *tar == out.join("README.md");
+        if *tar == out || index || names.iter().any(|n| tar.starts_with(out.join(n))) {
             bail!(
-                "--tar {}: the archive must not be DIR ({}) or inside a reproduction's directory",
+                "--tar {}: the archive must not be DIR ({}), its index README.md or inside a \
+                 reproduction's directory",
                 tar.display(),
                 out.display()
             );

@@ -238,9 +238,10 @@ fn fem_load_overflow_named() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `repro --tar` naming DIR or a file among a reproduction's outputs is refused before the sweep
-/// (the archive, packed last, replaced `data.csv`; as DIR it failed after the whole sweep), and
-/// a `--repeats` near usize::MAX is refused (it panicked reserving the timings).
+/// `repro --tar` naming DIR, `all`'s index or a file among a reproduction's outputs is refused
+/// before the sweep (the archive, packed last, replaced `data.csv`; as DIR it failed after the
+/// whole sweep), and a `--repeats` near usize::MAX is refused (it panicked reserving the
+/// timings).
 #[test]
 fn repro_tar_and_repeats_checked() {
     let dir = scratch("tar");
@@ -252,6 +253,12 @@ fn repro_tar_and_repeats_checked() {
             &["--tar", "must not be DIR"],
         );
     }
+    // `all` writes DIR/README.md last: an archive there would replace it (or be replaced).
+    fails(
+        &dir,
+        &["repro", "all", "--out", "r", "--tar", "r/README.md"],
+        &["--tar", "must not be DIR"],
+    );
     fails(
         &dir,
         &[&base[..], &["--repeats", "18446744073709551615"]].concat(),
