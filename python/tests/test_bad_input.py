@@ -112,6 +112,11 @@ def test_float32_overflow_of_the_sums_is_a_value_error_not_nan():
     b[:, 3] = 1e38
     with pytest.raises(ValueError, match="overflowed float32"):
         warpkit.sbh(b, queries(), method="direct", backend="cpu")
+    # Without softening, distances of 1e-15 (squares 1e-30): NaN accelerations before.
+    b = bodies()
+    b[:, :3] *= 1e-15
+    with pytest.raises(ValueError, match="distances too small"):
+        warpkit.gravity(b, eps=0.0, backend="cpu")
 
 
 def test_coincident_bodies_without_softening_are_value_errors():

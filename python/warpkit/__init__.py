@@ -82,13 +82,14 @@ def _integer(v, what, bits):
 
 
 def _finite(a, what):
-    """``a`` when every value is finite: float32 overflow (huge masses, weights or G) would
-    otherwise come back as inf or NaN."""
+    """``a`` when every value is finite: float32 overflow (huge masses, weights or G, or with
+    eps = 0 distances whose squares underflow) would otherwise come back as inf or NaN."""
     bad = ~_np.isfinite(a)
     if bad.any():
         i = int(_np.argwhere(bad)[0][0])
-        raise ValueError(f"{what} {i} overflowed float32 ({a[i]}): the masses or weights, G or "
-                         f"the coordinates are too large for float32 arithmetic; rescale the units")
+        raise ValueError(f"{what} {i} overflowed float32 ({a[i]}): masses or weights, G or "
+                         f"coordinates too large for float32 arithmetic, or without softening "
+                         f"distances too small (their squares underflow); rescale the units")
     return a
 
 
