@@ -178,6 +178,20 @@ def test_sbh_smooth_kernel_underflow_is_a_value_error():
     np.testing.assert_allclose(got, -np.log(b[:3, 3].astype(np.float64)) / 1e4, rtol=1e-5)
 
 
+def test_sbh_options_the_method_or_kernel_would_ignore_are_value_errors():
+    b, q = bodies(), queries()
+    for match, kw in [
+        ("normals are for", {"normals": np.ones((50, 3))}),
+        ("moments='quadrupole' applies to", {"moments": "quadrupole", "method": "sbh"}),
+        ("moments='quadrupole' applies to", {"moments": "quadrupole", "method": "direct"}),
+        ("warps='rows' applies to", {"warps": "rows", "method": "bh_query"}),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            warpkit.sbh(b, q, backend="cpu", **kw)
+    assert warpkit.sbh(b, q, moments="quadrupole", warps="rows", method="bh",
+                       backend="cpu").shape == (10,)
+
+
 @pytest.mark.parametrize(
     "bad, match",
     [

@@ -196,9 +196,17 @@ def sbh(sources, queries, weights=None, *, normals=None, method="sbh", kernel="s
     ``moments`` ``"monopole"`` or ``"quadrupole"``), ``"bh_query"`` (one walk per query) or
     ``"direct"`` (float32 terms summed in float64). Values are float32 sums except ``"direct"``.
     Bad input (NaN, negative weights, wrong shapes, a query on a source of a singular kernel,
-    unknown names, coordinates beyond ±1e18; for ``"sbh"`` distinct sources closer than the
+    unknown names, coordinates beyond ±1e18, ``normals`` without ``"winding"``, ``moments`` or
+    ``warps`` with a method other than ``"bh"``; for ``"sbh"`` distinct sources closer than the
     octree's 30 levels resolve) raises ``ValueError`` before any work.
     """
+    # Options that the chosen kernel or method would ignore without a word (as the CLI refuses
+    # --quadrupole with the vote kernel).
+    if normals is not None and kernel != "winding":
+        raise ValueError(f"normals are for kernel=\"winding\"; kernel {kernel!r} has none")
+    for name, v, default in (("moments", moments, "monopole"), ("warps", warps, "morton")):
+        if v != default and method != "bh":
+            raise ValueError(f"{name}={v!r} applies to method=\"bh\" only, not {method!r}")
     samples, levels = _integer(samples, "samples", 32), _integer(levels, "levels", 32)
     seed = _integer(seed, "seed", 64)
     param = None if param is None else _scalar(param, "param")
