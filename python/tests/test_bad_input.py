@@ -77,6 +77,22 @@ def test_none_and_non_numbers_are_type_errors_naming_the_argument():
     np.testing.assert_array_equal(warpkit.gravity(b.astype(object), backend="cpu"), ref)
 
 
+def test_flags_are_true_or_false():
+    # bool("False") is True: quadrupole="False" ran with quadrupoles.
+    b, q = bodies(), queries()
+    for name, call in [
+        ("quadrupole", lambda: warpkit.gravity(b, quadrupole="False", backend="cpu")),
+        ("potential", lambda: warpkit.gravity(b, potential="no", backend="cpu")),
+        ("coherent", lambda: warpkit.sbh(b, q, coherent=None, backend="cpu")),
+        ("paper_allocation", lambda: warpkit.sbh(b, q, paper_allocation=2, backend="cpu")),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            call()
+    ref = warpkit.gravity(b, quadrupole=True, backend="cpu")
+    for v in (np.True_, 1):
+        np.testing.assert_array_equal(warpkit.gravity(b, quadrupole=v, backend="cpu"), ref)
+
+
 def test_integers_out_of_range_are_value_errors_naming_the_argument():
     # Were OverflowErrors without the argument's name.
     b, q = bodies(), queries()

@@ -81,6 +81,13 @@ def _integer(v, what, bits):
     return i
 
 
+def _flag(v, what):
+    """A True/False option: ``bool("False")`` is True, so strings and other objects are refused."""
+    if isinstance(v, (bool, _np.bool_)) or (isinstance(v, (int, _np.integer)) and v in (0, 1)):
+        return bool(v)
+    raise TypeError(f"{what} must be True or False, got {v!r}")
+
+
 def _finite(a, what):
     """``a`` when every value is finite: float32 overflow (huge masses, weights or G, or with
     eps = 0 distances whose squares underflow) would otherwise come back as inf or NaN."""
@@ -169,13 +176,14 @@ def gravity(positions, masses=None, *, eps=0.05, theta=0.5, G=1.0, quadrupole=Fa
     eps, theta, G = _scalar(eps, "eps"), _scalar(theta, "theta"), _scalar(G, "G")
     if eps == 0.0:
         _distinct(bodies)
+    quadrupole, potential = _flag(quadrupole, "quadrupole"), _flag(potential, "potential")
     if potential:
         if quadrupole or traversal != "group2":
             raise ValueError("potential=True runs the \"group2\" monopole traversal: "
                              "leave quadrupole=False and traversal=\"group2\"")
         acc, pot = _warpkit.gravity_potential(bodies, eps, theta, G, str(backend))
         return _finite(acc, "the acceleration of body"), _finite(pot, "the potential of body")
-    acc = _warpkit.gravity(bodies, eps, theta, G, bool(quadrupole), str(traversal), str(backend))
+    acc = _warpkit.gravity(bodies, eps, theta, G, quadrupole, str(traversal), str(backend))
     return _finite(acc, "the acceleration of body")
 
 
@@ -209,6 +217,8 @@ def sbh(sources, queries, weights=None, *, normals=None, method="sbh", kernel="s
             raise ValueError(f"{name}={v!r} applies to method=\"bh\" only, not {method!r}")
     samples, levels = _integer(samples, "samples", 32), _integer(levels, "levels", 32)
     seed = _integer(seed, "seed", 64)
+    coherent = _flag(coherent, "coherent")
+    paper_allocation = _flag(paper_allocation, "paper_allocation")
     param = None if param is None else _scalar(param, "param")
     beta = _scalar(beta, "beta")
     src = _bodies(sources, weights, "sources")
@@ -217,8 +227,7 @@ def sbh(sources, queries, weights=None, *, normals=None, method="sbh", kernel="s
     _sbh_coordinates(src, "source")
     _sbh_coordinates(q, "query")
     sums = _warpkit.sbh(src, q, d, str(method), str(kernel), param, samples, beta, levels, seed,
-                        bool(coherent), bool(paper_allocation), str(warps), str(moments),
-                        str(backend))
+                        coherent, paper_allocation, str(warps), str(moments), str(backend))
     return _finite(sums, "the sum at query")
 
 
