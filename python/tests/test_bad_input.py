@@ -165,6 +165,26 @@ def test_sbh_coordinates_past_the_float32_kernels_are_value_errors():
     np.testing.assert_allclose(got, shifted_sum(far, q), rtol=1e-5)
 
 
+def test_lengths_whose_float32_squares_overflow_are_value_errors():
+    # eps = 1e20 or a plummer ε of 1e20: every term read 0 (the potential of the others is
+    # -Σm/ε ≈ -1e-19 here); bodies spread over 1e22 likewise.
+    b, q = bodies(), queries()
+    with pytest.raises(ValueError, match="eps = 1e\\+20 is beyond 1e\\+18"):
+        warpkit.gravity(b, eps=1e20, potential=True, backend="cpu")
+    with pytest.raises(ValueError, match="param .ε. = 1e\\+20 is beyond"):
+        warpkit.sbh(b, q, kernel="plummer", param=1e20, method="direct", backend="cpu")
+    far = b.copy()
+    far[:, :3] *= 1e22
+    with pytest.raises(ValueError, match="body 0 has a coordinate beyond"):
+        warpkit.gravity(far, backend="cpu")
+    # The shifted kernel's δ is not squared: right at 1e30.
+    got = warpkit.sbh(b, q, param=1e30, method="direct", backend="cpu")
+    np.testing.assert_allclose(got, -b[:, 3].sum() / 1e30, rtol=1e-5)
+    # At 1e18 the potential is right.
+    _, pot = warpkit.gravity(b, eps=1e18, potential=True, backend="cpu")
+    np.testing.assert_allclose(pot, -(b[:, 3].sum() - b[:, 3]) / 1e18, rtol=1e-4)
+
+
 def test_sbh_sources_the_octree_cannot_separate_are_a_value_error():
     # One source 1e9 away puts the other 49 in one bucket past the tree's depth: the estimate was
     # biased by 25% at any number of samples.

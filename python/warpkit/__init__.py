@@ -143,19 +143,27 @@ def _distinct(bodies):
                          f"the force between them is infinite; use eps > 0")
 
 
-# The sources and queries of `sbh` stay within ±1e18: the float32 kernels square distances
-# (past about 1e19 r² overflows and a term becomes 0), and the trees' boxes must stay finite.
-_SBH_MAX_COORD = 1e18
+# Coordinates (and softening lengths) stay within ±1e18: the float32 kernels square distances,
+# and past about 1.8e19 r² overflows, a term becomes 0 (potentials and sums of zeros) and the
+# trees' boxes stop resolving.
+_MAX_COORD = 1e18
 
 
-def _sbh_coordinates(a, what):
-    far = _np.abs(a[:, :3]) > _SBH_MAX_COORD  # NaN and inf: the extension names them
+def _coordinates(a, what):
+    far = _np.abs(a[:, :3]) > _MAX_COORD  # NaN and inf: the extension names them
     far &= _np.isfinite(a[:, :3])
     if far.any():
         i = int(_np.argwhere(far)[0][0])
-        raise ValueError(f"{what} {i} has a coordinate beyond ±{_SBH_MAX_COORD:g} "
+        raise ValueError(f"{what} {i} has a coordinate beyond ±{_MAX_COORD:g} "
                          f"({a[i, :3].tolist()}): the float32 kernels square distances; "
                          f"rescale the units")
+
+
+def _length(v, what):
+    if _math.isfinite(v) and v > _MAX_COORD:
+        raise ValueError(f"{what} = {v:g} is beyond {_MAX_COORD:g}: the float32 kernels square "
+                         f"it; rescale the units")
+    return v
 
 
 def gravity(positions, masses=None, *, eps=0.05, theta=0.5, G=1.0, quadrupole=False,
@@ -168,12 +176,14 @@ def gravity(positions, masses=None, *, eps=0.05, theta=0.5, G=1.0, quadrupole=Fa
     moments (group traversals). With ``potential=True`` returns ``(acc, pot)``: ``pot`` (N,)
     float32 is each body's potential ``-G Σ_{j≠i} m_j / sqrt(r² + eps²)`` of the others, from the
     potential kernel (``"group2"`` groups, monopoles: ``quadrupole`` must stay False). Bad input
-    (NaN, non-positive masses, wrong shapes, θ < 0, two bodies at one point with ``eps=0``)
+    (NaN, non-positive masses, wrong shapes, θ < 0, two bodies at one point with ``eps=0``,
+    coordinates or ``eps`` beyond 1e18, where float32 squares overflow)
     raises ``ValueError`` before any work, arrays that are not real numbers ``TypeError``;
     accelerations that overflow float32 raise ``ValueError``.
     """
     bodies = _bodies(positions, masses, "positions")
-    eps, theta, G = _scalar(eps, "eps"), _scalar(theta, "theta"), _scalar(G, "G")
+    eps, theta, G = _length(_scalar(eps, "eps"), "eps"), _scalar(theta, "theta"), _scalar(G, "G")
+    _coordinates(bodies, "body")
     if eps == 0.0:
         _distinct(bodies)
     quadrupole, potential = _flag(quadrupole, "quadrupole"), _flag(potential, "potential")
@@ -224,8 +234,10 @@ def sbh(sources, queries, weights=None, *, normals=None, method="sbh", kernel="s
     src = _bodies(sources, weights, "sources")
     q = _points(queries, "queries")
     d = None if normals is None else _points(normals, "normals", src.shape[0])
-    _sbh_coordinates(src, "source")
-    _sbh_coordinates(q, "query")
+    _coordinates(src, "source")
+    _coordinates(q, "query")
+    if kernel == "plummer" and param is not None:
+        _length(param, "param (ε)")
     sums = _warpkit.sbh(src, q, d, str(method), str(kernel), param, samples, beta, levels, seed,
                         coherent, paper_allocation, str(warps), str(moments), str(backend))
     return _finite(sums, "the sum at query")
