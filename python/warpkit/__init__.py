@@ -181,12 +181,12 @@ def gravity(positions, masses=None, *, eps=0.05, theta=0.5, G=1.0, quadrupole=Fa
     raises ``ValueError`` before any work, arrays that are not real numbers ``TypeError``;
     accelerations that overflow float32 raise ``ValueError``.
     """
-    bodies = _bodies(positions, masses, "positions")
     eps, theta, G = _length(_scalar(eps, "eps"), "eps"), _scalar(theta, "theta"), _scalar(G, "G")
+    quadrupole, potential = _flag(quadrupole, "quadrupole"), _flag(potential, "potential")
+    bodies = _bodies(positions, masses, "positions")
     _coordinates(bodies, "body")
     if eps == 0.0:
         _distinct(bodies)
-    quadrupole, potential = _flag(quadrupole, "quadrupole"), _flag(potential, "potential")
     if potential:
         if quadrupole or traversal != "group2":
             raise ValueError("potential=True runs the \"group2\" monopole traversal: "
