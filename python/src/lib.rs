@@ -212,7 +212,8 @@ fn sbh<'py>(
     moments: &str,
     backend_choice: &str,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    use warpkit::device::sbh::SbhParams;
+    use warpkit::device::sbh::{KIND_SMOOTH as SMOOTH, SbhParams};
+    const MIN_NORMAL: f64 = f32::MIN_POSITIVE as f64;
     use warpkit::sbh::{self as s, Kernel, Moments, SbhTree, Sources, Summation, Warps};
     #[derive(Clone, Copy, PartialEq)]
     enum Method {
@@ -288,30 +289,67 @@ fn sbh<'py>(
         allocate: !paper_allocation,
     };
     let b = backend(backend_choice)?;
-    let sums: Vec<f64> = py
-        .detach(|| {
-            s::validate(&src, &q, k)?;
-            // As the CLI: every method evaluates the queries in Morton order; sums come back in
-            // the queries' own order.
-            let order = s::query_order(&q);
-            let o = Some(order.as_slice());
-            let tree = SbhTree::build(&src);
-            let quad = moments == Moments::Quadrupole;
-            let (sum, _) = Summation::build(&b, src, tree, quad)?;
-            let f32s = |v: Vec<f32>| v.into_iter().map(f64::from).collect();
-            Ok::<_, s::gpu::SbhGpuError>(match method {
-                Method::Sbh => f32s(sum.estimate(&q, &p, coherent, o)?.0),
-                Method::Bh => f32s(sum.barnes_hut_grouped(&q, k, beta, o, warps, moments)?.0),
-                Method::BhQuery => f32s(sum.barnes_hut(&q, k, beta, o)?.0),
-                Method::Direct => sum.brute_force(&q, k)?.0,
-            })
-        })
-        .map_err(sbh_error)?;
+    let sums: Vec<f64> = py.detach(|| {
+        s::validate(&src, &q, k).map_err(input)?;
+        // As the CLI: every method evaluates the queries in Morton order; sums come back in
+        // the queries' own order.
+        let order = s::query_order(&q);
+        let o = Some(order.as_slice());
+        let tree = SbhTree::build(&src);
+        if method == Method::Sbh {
+            distinct_buckets(&tree.tree, &src.bodies)?;
+        }
+        let quad = moments == Moments::Quadrupole;
+        let (sum, _) = Summation::build(&b, src, tree, quad).map_err(sbh_error)?;
+        let f32s = |v: Vec<f32>| v.into_iter().map(f64::from).collect();
+        match method {
+            Method::Sbh => sum.estimate(&q, &p, coherent, o).map(|r| f32s(r.0)),
+            Method::Bh => sum
+                .barnes_hut_grouped(&q, k, beta, o, warps, moments)
+                .map(|r| f32s(r.0)),
+            Method::BhQuery => sum.barnes_hut(&q, k, beta, o).map(|r| f32s(r.0)),
+            Method::Direct => sum.brute_force(&q, k).map(|r| r.0),
+        }
+        .map_err(sbh_error)
+    })?;
+    // The smooth distance clamps a sum below float32's smallest normal (every term e^{−α r}
+    // underflowed: each source ≳ 87/α away) to 87/α, a wrong distance; a negative sum is a noisy
+    // estimate's and stays clamped, as documented.
+    if k.kind == SMOOTH
+        && let Some(i) = sums.iter().position(|&v| (0.0..MIN_NORMAL).contains(&v))
+    {
+        return Err(PyValueError::new_err(format!(
+            "the smooth kernel's sum at query {i} underflows float32 ({:e}: every source is more \
+             than about 87/α = {:e} away); the distance would read 87/α: use a smaller param (α = {})",
+            sums[i],
+            87.3 / k.param,
+            k.param
+        )));
+    }
     Ok(sums
         .into_iter()
         .map(|v| s::field(k, v))
         .collect::<Vec<f64>>()
         .into_pyarray(py))
+}
+
+/// Sources that the octree cannot separate within `MAX_DEPTH` levels share a bucket, a chain
+/// through `next`. The stochastic estimator samples a bucket as one point: right for coincident
+/// sources, a bias (not noise: it stays at any `samples`) when they are distinct, as when one
+/// source lies 1e9 times the others' spread away.
+fn distinct_buckets(tree: &warpkit::bh::Tree, bodies: &[Body]) -> PyResult<()> {
+    let at = |b: &Body| [b.x, b.y, b.z];
+    for (i, &j) in tree.next.iter().enumerate() {
+        if j >= 0 && at(&bodies[i]) != at(&bodies[j as usize]) {
+            return Err(PyValueError::new_err(format!(
+                "sources {i} and {j} are distinct but closer than the octree resolves (2^-{} of \
+                 the sources' bounding box): method \"sbh\" would sample them as one point; \
+                 use a smaller spread of sources or method \"bh\" or \"direct\"",
+                warpkit::device::bh::MAX_DEPTH
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// CSR arrays (data, indices, indptr) of the hex8 stiffness matrix: see `warpkit.fem.assemble`.
@@ -384,9 +422,37 @@ fn nbody<'py>(
     };
     c.output.dir = out.into();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let s = py
-        .detach(|| run(&b, &c, stop))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    // The run works on its own thread while this one, without the GIL, checks for signals every
+    // 20 ms: Ctrl-C (KeyboardInterrupt) stops the run after the current step, with its final
+    // snapshot and logs as in the CLI, then raises here (a run of hours would not stop otherwise).
+    let mut interrupt = None;
+    let result = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            // CUDA's current context is per thread: the run's thread takes the backend's.
+            if let Backend::Gpu(g) = &b {
+                g.context().bind_to_thread().map_err(|e| {
+                    PyRuntimeError::new_err(format!("binding the GPU to the run's thread: {e}"))
+                })?;
+            }
+            run(&b, &c, stop.clone()).map_err(|e| PyValueError::new_err(e.to_string()))
+        });
+        while !worker.is_finished() {
+            py.detach(|| std::thread::sleep(std::time::Duration::from_millis(20)));
+            if interrupt.is_none()
+                && let Err(e) = py.check_signals()
+            {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                interrupt = Some(e);
+            }
+        }
+        worker
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    if let Some(e) = interrupt {
+        return Err(e);
+    }
+    let s = result?;
     let d = pyo3::types::PyDict::new(py);
     d.set_item("backend", s.backend)?;
     d.set_item("particles", s.n)?;

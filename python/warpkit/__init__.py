@@ -11,6 +11,10 @@ warpkit's CPU backend otherwise (``backend="auto"``, or ``"gpu"`` / ``"cpu"``).
 >>> phi = warpkit.sbh(bodies, np.zeros((5, 3), np.float32), samples=4)   # (5,) float64
 """
 
+import math as _math
+import operator as _operator
+import os as _os
+
 import numpy as _np
 
 from . import _warpkit
@@ -20,32 +24,146 @@ from ._warpkit import backend_name
 __all__ = ["gravity", "sbh", "fem", "nbody", "backend_name"]
 
 
+_F32_MAX = float(_np.finfo(_np.float32).max)
+
+
+def _real(a, what):
+    """``a`` as an array of real numbers. NumPy would cast complex numbers (dropping the imaginary
+    part) and booleans silently, and fail on None or strings without naming the argument."""
+    if a is None:
+        raise TypeError(f"{what} must be an array of real numbers, not None")
+    try:
+        arr = _np.asarray(a)
+        if arr.dtype.kind == "O":
+            arr = arr.astype(_np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{what} must be an array of real numbers: {e}") from None
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{what} must be an array of real numbers (integer or floating point), "
+                        f"got dtype {arr.dtype}")
+    return arr
+
+
+def _f32_array(a, what):
+    """``a`` (real) as float32, C-contiguous: finite values past float32's range are named here
+    (as infinities they would be reported as non-finite input)."""
+    with _np.errstate(over="ignore"):
+        out = _np.ascontiguousarray(a, dtype=_np.float32)
+    if a.dtype.itemsize > 4 or a.dtype.kind in "iu":
+        over = _np.isinf(out) & _np.isfinite(a)
+        if over.any():
+            i = tuple(int(k) for k in _np.argwhere(over)[0])
+            raise ValueError(f"{what}{list(i)} = {a[i]} is beyond float32's range (±3.4e38)")
+    return out
+
+
+def _scalar(v, what):
+    """A float parameter that the extension converts to float32: named when it is not a real
+    number or past float32's range (which would become ±inf)."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be a real number, got {v!r}") from None
+    if _math.isfinite(x) and abs(x) > _F32_MAX:
+        raise ValueError(f"{what} = {v} is beyond float32's range (±3.4e38)")
+    return x
+
+
+def _integer(v, what, bits):
+    """An unsigned integer parameter of ``bits`` bits: a float would be truncated silently, a
+    value out of range would raise an OverflowError without the argument's name."""
+    try:
+        i = _operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {v!r}") from None
+    if not 0 <= i < 1 << bits:
+        raise ValueError(f"{what} must be in 0..{(1 << bits) - 1}, got {i}")
+    return i
+
+
+def _flag(v, what):
+    """A True/False option: ``bool("False")`` is True, so strings and other objects are refused."""
+    if isinstance(v, (bool, _np.bool_)) or (isinstance(v, (int, _np.integer)) and v in (0, 1)):
+        return bool(v)
+    raise TypeError(f"{what} must be True or False, got {v!r}")
+
+
+def _finite(a, what):
+    """``a`` when every value is finite: float32 overflow (huge masses, weights or G, or with
+    eps = 0 distances whose squares underflow) would otherwise come back as inf or NaN."""
+    bad = ~_np.isfinite(a)
+    if bad.any():
+        i = int(_np.argwhere(bad)[0][0])
+        raise ValueError(f"{what} {i} overflowed float32 ({a[i]}): masses or weights, G or "
+                         f"coordinates too large for float32 arithmetic, or without softening "
+                         f"distances too small (their squares underflow); rescale the units")
+    return a
+
+
 def _bodies(positions, masses, what):
     """An (N, 4) float32 C-contiguous array from (N, 4) rows or (N, 3) positions + (N,) masses."""
-    p = _np.asarray(positions)
+    p = _real(positions, what)
     if masses is None:
         if p.ndim != 2 or p.shape[1] != 4:
             raise ValueError(f"{what} without {'masses' if what == 'positions' else 'weights'} "
                              f"must have shape (N, 4), got {p.shape}")
-        return _np.ascontiguousarray(p, dtype=_np.float32)
-    m = _np.asarray(masses)
+        return _f32_array(p, what)
+    m = _real(masses, "masses" if what == "positions" else "weights")
     if p.ndim != 2 or p.shape[1] != 3:
         raise ValueError(f"{what} must have shape (N, 3), got {p.shape}")
     if m.shape != (p.shape[0],):
         raise ValueError(f"the masses or weights must have shape ({p.shape[0]},), got {m.shape}")
     bodies = _np.empty((p.shape[0], 4), dtype=_np.float32)
-    bodies[:, :3] = p
-    bodies[:, 3] = m
+    bodies[:, :3] = _f32_array(p, what)
+    bodies[:, 3] = _f32_array(m, "masses" if what == "positions" else "weights")
     return bodies
 
 
 def _points(a, what, n=None):
     """An (n, 3) float32 C-contiguous array."""
-    a = _np.asarray(a)
+    a = _real(a, what)
     if a.ndim != 2 or a.shape[1] != 3 or (n is not None and a.shape[0] != n):
         want = f"({n}, 3)" if n is not None else "(Q, 3)"
         raise ValueError(f"{what} must have shape {want}, got {a.shape}")
-    return _np.ascontiguousarray(a, dtype=_np.float32)
+    return _f32_array(a, what)
+
+
+def _distinct(bodies):
+    """With ε = 0 two bodies at one point exert an infinite force on each other (the tree's
+    centres of mass then give values like 1e15, not a reported error)."""
+    if len(bodies) < 2:
+        return
+    p = bodies[:, :3] + _np.float32(0.0)  # -0.0 and 0.0 are one point
+    _, inverse, counts = _np.unique(p, axis=0, return_inverse=True, return_counts=True)
+    dup = _np.flatnonzero(counts[inverse.ravel()] > 1)
+    if len(dup):
+        i = int(dup[0])
+        j = int(dup[1:][(p[dup[1:]] == p[i]).all(1)][0])
+        raise ValueError(f"bodies {i} and {j} are at the same point {p[i].tolist()}: with eps = 0 "
+                         f"the force between them is infinite; use eps > 0")
+
+
+# Coordinates (and softening lengths) stay within ±1e18: the float32 kernels square distances,
+# and past about 1.8e19 r² overflows, a term becomes 0 (potentials and sums of zeros) and the
+# trees' boxes stop resolving.
+_MAX_COORD = 1e18
+
+
+def _coordinates(a, what):
+    far = _np.abs(a[:, :3]) > _MAX_COORD  # NaN and inf: the extension names them
+    far &= _np.isfinite(a[:, :3])
+    if far.any():
+        i = int(_np.argwhere(far)[0][0])
+        raise ValueError(f"{what} {i} has a coordinate beyond ±{_MAX_COORD:g} "
+                         f"({a[i, :3].tolist()}): the float32 kernels square distances; "
+                         f"rescale the units")
+
+
+def _length(v, what):
+    if _math.isfinite(v) and v > _MAX_COORD:
+        raise ValueError(f"{what} = {v:g} is beyond {_MAX_COORD:g}: the float32 kernels square "
+                         f"it; rescale the units")
+    return v
 
 
 def gravity(positions, masses=None, *, eps=0.05, theta=0.5, G=1.0, quadrupole=False,
@@ -58,17 +176,25 @@ def gravity(positions, masses=None, *, eps=0.05, theta=0.5, G=1.0, quadrupole=Fa
     moments (group traversals). With ``potential=True`` returns ``(acc, pot)``: ``pot`` (N,)
     float32 is each body's potential ``-G Σ_{j≠i} m_j / sqrt(r² + eps²)`` of the others, from the
     potential kernel (``"group2"`` groups, monopoles: ``quadrupole`` must stay False). Bad input
-    (NaN, non-positive masses, wrong shapes, θ < 0) raises ``ValueError`` before any work.
+    (NaN, non-positive masses, wrong shapes, θ < 0, two bodies at one point with ``eps=0``,
+    coordinates or ``eps`` beyond 1e18, where float32 squares overflow)
+    raises ``ValueError`` before any work, arrays that are not real numbers ``TypeError``;
+    accelerations that overflow float32 raise ``ValueError``.
     """
+    eps, theta, G = _length(_scalar(eps, "eps"), "eps"), _scalar(theta, "theta"), _scalar(G, "G")
+    quadrupole, potential = _flag(quadrupole, "quadrupole"), _flag(potential, "potential")
     bodies = _bodies(positions, masses, "positions")
+    _coordinates(bodies, "body")
+    if eps == 0.0:
+        _distinct(bodies)
     if potential:
         if quadrupole or traversal != "group2":
             raise ValueError("potential=True runs the \"group2\" monopole traversal: "
                              "leave quadrupole=False and traversal=\"group2\"")
-        return _warpkit.gravity_potential(bodies, float(eps), float(theta), float(G),
-                                          str(backend))
-    return _warpkit.gravity(bodies, float(eps), float(theta), float(G), bool(quadrupole),
-                            str(traversal), str(backend))
+        acc, pot = _warpkit.gravity_potential(bodies, eps, theta, G, str(backend))
+        return _finite(acc, "the acceleration of body"), _finite(pot, "the potential of body")
+    acc = _warpkit.gravity(bodies, eps, theta, G, quadrupole, str(traversal), str(backend))
+    return _finite(acc, "the acceleration of body")
 
 
 def sbh(sources, queries, weights=None, *, normals=None, method="sbh", kernel="shifted",
@@ -88,23 +214,50 @@ def sbh(sources, queries, weights=None, *, normals=None, method="sbh", kernel="s
     ``moments`` ``"monopole"`` or ``"quadrupole"``), ``"bh_query"`` (one walk per query) or
     ``"direct"`` (float32 terms summed in float64). Values are float32 sums except ``"direct"``.
     Bad input (NaN, negative weights, wrong shapes, a query on a source of a singular kernel,
-    unknown names) raises ``ValueError`` before any work.
+    unknown names, coordinates beyond ±1e18, ``normals`` without ``"winding"``, ``moments`` or
+    ``warps`` with a method other than ``"bh"``; for ``"sbh"`` distinct sources closer than the
+    octree's 30 levels resolve) raises ``ValueError`` before any work.
     """
-    for name, v in (("samples", samples), ("levels", levels), ("seed", seed)):
-        if int(v) < 0:  # else an OverflowError from the unsigned conversion
-            raise ValueError(f"{name} must be ≥ 0, got {v}")
+    # Options that the chosen kernel or method would ignore without a word (as the CLI refuses
+    # --quadrupole with the vote kernel).
+    if normals is not None and kernel != "winding":
+        raise ValueError(f"normals are for kernel=\"winding\"; kernel {kernel!r} has none")
+    for name, v, default in (("moments", moments, "monopole"), ("warps", warps, "morton")):
+        if v != default and method != "bh":
+            raise ValueError(f"{name}={v!r} applies to method=\"bh\" only, not {method!r}")
+    samples, levels = _integer(samples, "samples", 32), _integer(levels, "levels", 32)
+    seed = _integer(seed, "seed", 64)
+    coherent = _flag(coherent, "coherent")
+    paper_allocation = _flag(paper_allocation, "paper_allocation")
+    param = None if param is None else _scalar(param, "param")
+    beta = _scalar(beta, "beta")
     src = _bodies(sources, weights, "sources")
     q = _points(queries, "queries")
     d = None if normals is None else _points(normals, "normals", src.shape[0])
-    return _warpkit.sbh(src, q, d, str(method), str(kernel),
-                        None if param is None else float(param), int(samples), float(beta),
-                        int(levels), int(seed), bool(coherent), bool(paper_allocation),
-                        str(warps), str(moments), str(backend))
+    _coordinates(src, "source")
+    _coordinates(q, "query")
+    if kernel == "plummer" and param is not None:
+        _length(param, "param (ε)")
+    sums = _warpkit.sbh(src, q, d, str(method), str(kernel), param, samples, beta, levels, seed,
+                        coherent, paper_allocation, str(warps), str(moments), str(backend))
+    return _finite(sums, "the sum at query")
 
 
 def nbody(config=None, out="nbody-out", *, backend="auto"):
     """Runs ``warpkit nbody`` with a TOML configuration (the CLI's ``--config`` format; ``None``:
     the backend's default collision), writing into the directory ``out``; returns a summary dict
     (``backend``, ``particles``, ``steps``, ``time``, ``wall_s``, ``energy_drift``,
-    ``virial_ratio``, ``dir``). A bad configuration raises ``ValueError``."""
-    return _warpkit.nbody(config, str(out), str(backend))
+    ``virial_ratio``, ``dir``). A bad configuration raises ``ValueError``. Ctrl-C stops the run
+    after the current step (its final snapshot and logs written) and raises KeyboardInterrupt."""
+    if config is not None and not isinstance(config, str):
+        raise TypeError(f"config must be the TOML text (str) or None, got {type(config).__name__}"
+                        + (" (read the file first)" if isinstance(config, _os.PathLike) else ""))
+    try:
+        out = _os.fspath(out)
+    except TypeError:
+        raise TypeError(f"out must be a path (str or os.PathLike), got {out!r}") from None
+    if not isinstance(out, str):
+        raise TypeError(f"out must be a str path, got {out!r}")
+    if not out:
+        raise ValueError("out must name a directory (\".\" for the current one), got \"\"")
+    return _warpkit.nbody(config, out, str(backend))
