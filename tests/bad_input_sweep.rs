@@ -93,7 +93,7 @@ fn sph_and_sbh_options_validated() {
 
 /// `gravity --output` naming the `--input` file is refused (it silently replaced the bodies by
 /// the accelerations); coordinates whose root box overflows float32 are refused (they gave NaN
-/// accelerations, silently).
+/// accelerations, silently), and so are coincident bodies at ε = 0 (infinite forces).
 #[test]
 fn gravity_input_kept_and_far_bodies_refused() {
     let dir = scratch("same");
@@ -116,6 +116,43 @@ fn gravity_input_kept_and_far_bodies_refused() {
         &["body 0 has a coordinate beyond"],
     );
     assert!(!dir.join("a.npy").exists());
+    // Coincident bodies (−0 and +0 alike) without softening: infinite forces, refused; with
+    // softening they are fine.
+    let twins = [
+        0.5f32, 0.0, 1.0, 1.0, 2.0, 0.0, 0.0, 1.0, 0.5, -0.0, 1.0, 3.0,
+    ];
+    warpkit::bh::npy::write_f32(&dir.join("twins.npy"), &twins, 4).unwrap();
+    fails(
+        &dir,
+        &[
+            "gravity",
+            "--input",
+            "twins.npy",
+            "--eps",
+            "0",
+            "--output",
+            "a.npy",
+        ],
+        &["bodies 0 and 2 sit at the same point and ε = 0"],
+    );
+    assert!(!dir.join("a.npy").exists());
+    let out = run_in(
+        &dir,
+        &[
+            "gravity",
+            "--input",
+            "twins.npy",
+            "--eps",
+            "0.01",
+            "--check",
+            "0",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A file where the output's directory should be: named as such.
     fails(
         &dir,

@@ -72,6 +72,25 @@ pub enum InputError {
     NoRepeats,
     #[error("G = {0} is invalid: it must be finite")]
     G(f32),
+    #[error(
+        "bodies {0} and {1} sit at the same point and ε = 0: their force is infinite (soften with \
+         --eps > 0, or merge them)"
+    )]
+    Coincident(usize, usize),
+}
+
+/// Two bodies at the same position (−0 and +0 alike), if any: with ε = 0 their mutual force
+/// is infinite and every acceleration it reaches NaN. O(N log N), so [`validate`] (called per
+/// evaluation) leaves it to the entry points that take ε = 0 from a user.
+pub fn coincident_pair(bodies: &[Body]) -> Option<(usize, usize)> {
+    // `+ 0.0` makes −0 into +0, so equal positions have equal bits.
+    let key = |b: &Body| [b.x, b.y, b.z].map(|v| (v + 0.0).to_bits());
+    let mut order: Vec<usize> = (0..bodies.len()).collect();
+    order.sort_unstable_by_key(|&i| key(&bodies[i]));
+    order
+        .windows(2)
+        .find(|w| key(&bodies[w[0]]) == key(&bodies[w[1]]))
+        .map(|w| (w[0].min(w[1]), w[0].max(w[1])))
 }
 
 /// Checks a body count before anything of that size is allocated: the index limit, then the

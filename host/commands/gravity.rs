@@ -165,6 +165,11 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         }
     };
     warpkit::bh::validate(&bodies, &p)?;
+    if p.eps == 0.0
+        && let Some((i, j)) = warpkit::bh::coincident_pair(&bodies)
+    {
+        return Err(warpkit::bh::InputError::Coincident(i, j).into());
+    }
     warpkit::bh::check_count(&backend, bodies.len())?;
     let n = bodies.len();
     // Shuffling must not change what --output means: remember where each body came from.
