@@ -133,7 +133,7 @@ fn gravity_input_kept_and_far_bodies_refused() {
             "--output",
             "a.npy",
         ],
-        &["bodies 0 and 2 sit at the same point and ε = 0"],
+        &["bodies 0 and 2 are at the same point and ε = 0"],
     );
     assert!(!dir.join("a.npy").exists());
     let out = run_in(

@@ -73,8 +73,8 @@ pub enum InputError {
     #[error("G = {0} is invalid: it must be finite")]
     G(f32),
     #[error(
-        "bodies {0} and {1} sit at the same point and ε = 0: their force is infinite (soften with \
-         --eps > 0, or merge them)"
+        "bodies {0} and {1} are at the same point and ε = 0: their force is infinite (soften with \
+         ε > 0, or merge them)"
     )]
     Coincident(usize, usize),
 }
@@ -86,11 +86,12 @@ pub fn coincident_pair(bodies: &[Body]) -> Option<(usize, usize)> {
     // `+ 0.0` makes −0 into +0, so equal positions have equal bits.
     let key = |b: &Body| [b.x, b.y, b.z].map(|v| (v + 0.0).to_bits());
     let mut order: Vec<usize> = (0..bodies.len()).collect();
-    order.sort_unstable_by_key(|&i| key(&bodies[i]));
+    // The index breaks ties: the pair named is the first two of a group, in input order.
+    order.sort_unstable_by_key(|&i| (key(&bodies[i]), i));
     order
         .windows(2)
         .find(|w| key(&bodies[w[0]]) == key(&bodies[w[1]]))
-        .map(|w| (w[0].min(w[1]), w[0].max(w[1])))
+        .map(|w| (w[0], w[1]))
 }
 
 /// Checks a body count before anything of that size is allocated: the index limit, then the

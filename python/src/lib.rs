@@ -105,6 +105,17 @@ fn rows3<'py>(py: Python<'py>, flat: Vec<f32>) -> PyResult<Bound<'py, PyArray2<f
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// With ε = 0, two bodies at one point exert an infinite force on each other (the trees'
+/// centres of mass then give values like 1e15, not an error): refused, as the CLI does.
+fn distinct(bodies: &[Body], eps: f32) -> PyResult<()> {
+    match (eps == 0.0).then(|| warpkit::bh::coincident_pair(bodies)) {
+        Some(Some((i, j))) => Err(PyValueError::new_err(
+            warpkit::bh::InputError::Coincident(i, j).to_string(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Accelerations of an (N, 4) float32 array of bodies (x, y, z, m): see `warpkit.gravity`.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -127,6 +138,7 @@ fn gravity<'py>(
     let b = backend(backend_choice)?;
     let mut owned = Vec::new();
     let view = body_view(&bodies, &mut owned)?;
+    distinct(view, eps)?;
     let p = Params { theta, eps, g };
     let o = Options {
         sorted: true,
@@ -158,6 +170,7 @@ fn gravity_potential<'py>(
     let b = backend(backend_choice)?;
     let mut owned = Vec::new();
     let view = body_view(&bodies, &mut owned)?;
+    distinct(view, eps)?;
     let p = Params { theta, eps, g };
     let (acc, pot) = py
         .detach(|| warpkit::bh::potential(&b, view, &p))

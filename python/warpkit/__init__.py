@@ -128,21 +128,6 @@ def _points(a, what, n=None):
     return _f32_array(a, what)
 
 
-def _distinct(bodies):
-    """With ε = 0 two bodies at one point exert an infinite force on each other (the tree's
-    centres of mass then give values like 1e15, not a reported error)."""
-    if len(bodies) < 2:
-        return
-    p = bodies[:, :3] + _np.float32(0.0)  # -0.0 and 0.0 are one point
-    _, inverse, counts = _np.unique(p, axis=0, return_inverse=True, return_counts=True)
-    dup = _np.flatnonzero(counts[inverse.ravel()] > 1)
-    if len(dup):
-        i = int(dup[0])
-        j = int(dup[1:][(p[dup[1:]] == p[i]).all(1)][0])
-        raise ValueError(f"bodies {i} and {j} are at the same point {p[i].tolist()}: with eps = 0 "
-                         f"the force between them is infinite; use eps > 0")
-
-
 # Coordinates (and softening lengths) stay within ±1e18: the float32 kernels square distances,
 # and past about 1.8e19 r² overflows, a term becomes 0 (potentials and sums of zeros) and the
 # trees' boxes stop resolving.
@@ -185,8 +170,6 @@ def gravity(positions, masses=None, *, eps=0.05, theta=0.5, G=1.0, quadrupole=Fa
     quadrupole, potential = _flag(quadrupole, "quadrupole"), _flag(potential, "potential")
     bodies = _bodies(positions, masses, "positions")
     _coordinates(bodies, "body")
-    if eps == 0.0:
-        _distinct(bodies)
     if potential:
         if quadrupole or traversal != "group2":
             raise ValueError("potential=True runs the \"group2\" monopole traversal: "
