@@ -57,12 +57,12 @@ pub enum InputError {
     #[error("body {index} has mass {mass}; masses must be positive")]
     NonPositiveMass { index: usize, mass: f32 },
     #[error(
-        "body {index} has a coordinate beyond ±{MAX_COORD:e} ({body:?}): the tree's float32 boxes would overflow"
+        "body {index} has a coordinate beyond ±{MAX_COORD:e} ({body:?}): float32 squares of distances would overflow (rescale the units)"
     )]
     FarCoordinate { index: usize, body: Body },
     #[error("θ = {0} is invalid: it must be finite and ≥ 0")]
     Theta(f32),
-    #[error("ε = {0} is invalid: it must be finite and ≥ 0")]
+    #[error("ε = {0} is invalid: it must be ≥ 0 and at most {MAX_COORD:e}")]
     Eps(f32),
     #[error(
         "quadrupole moments need a warp-group traversal (--traversal group or group2); the vote kernel has monopoles only"
@@ -139,7 +139,7 @@ pub fn validate(bodies: &[Body], p: &Params) -> Result<(), InputError> {
     if !(p.theta.is_finite() && p.theta >= 0.0) {
         return Err(InputError::Theta(p.theta));
     }
-    if !(p.eps.is_finite() && p.eps >= 0.0) {
+    if !(p.eps.is_finite() && (0.0..=MAX_COORD).contains(&p.eps)) {
         return Err(InputError::Eps(p.eps));
     }
     if !p.g.is_finite() {
@@ -159,9 +159,10 @@ pub fn validate(bodies: &[Body], p: &Params) -> Result<(), InputError> {
     Ok(())
 }
 
-/// The largest |coordinate| a tree takes: the root box's centre (min + max) / 2 and extent
-/// max − min stay finite in float32 (bodies at ±3e38 gave NaN accelerations, silently).
-pub const MAX_COORD: f32 = f32::MAX / 4.0;
+/// The largest |coordinate| (and ε) the float32 kernels take: squared distances of up to 2e18
+/// stay finite (bodies at ±3e38 gave NaN accelerations, bodies 1e22 apart accelerations of 0,
+/// silently). The Python package takes the same limit (`_warpkit.MAX_COORD`).
+pub const MAX_COORD: f32 = 1e18;
 
 /// Cells to allocate first for `n` bodies; the build doubles it on overflow. Lattice, uniform and
 /// Plummer trees hold 0.14–0.48 cells per body (`repro storage`'s scene table), so one per body

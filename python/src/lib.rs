@@ -491,5 +491,7 @@ fn _warpkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fem_assemble, m)?)?;
     m.add_function(wrap_pyfunction!(nbody, m)?)?;
     m.add_function(wrap_pyfunction!(backend_name, m)?)?;
+    // The coordinate limit of the float32 kernels, checked in Python before a call.
+    m.add("MAX_COORD", f64::from(warpkit::bh::MAX_COORD))?;
     Ok(())
 }

@@ -128,10 +128,10 @@ def _points(a, what, n=None):
     return _f32_array(a, what)
 
 
-# Coordinates (and softening lengths) stay within ±1e18: the float32 kernels square distances,
-# and past about 1.8e19 r² overflows, a term becomes 0 (potentials and sums of zeros) and the
-# trees' boxes stop resolving.
-_MAX_COORD = 1e18
+# Coordinates (and softening lengths) stay within ±1e18 (`warpkit::bh::MAX_COORD`): the float32
+# kernels square distances, and past about 1.8e19 r² overflows, a term becomes 0 (potentials and
+# sums of zeros) and the trees' boxes stop resolving.
+_MAX_COORD = _warpkit.MAX_COORD
 
 
 def _coordinates(a, what):
@@ -145,7 +145,8 @@ def _coordinates(a, what):
 
 
 def _length(v, what):
-    if _math.isfinite(v) and v > _MAX_COORD:
+    # Compared as the float32 the kernels get (the limit is a float32 too).
+    if _math.isfinite(v) and float(_np.float32(v)) > _MAX_COORD:
         raise ValueError(f"{what} = {v:g} is beyond {_MAX_COORD:g}: the float32 kernels square "
                          f"it; rescale the units")
     return v
