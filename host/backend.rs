@@ -66,6 +66,20 @@ pub fn select(choice: BackendChoice) -> Result<(Backend, Option<String>), GpuErr
     }
 }
 
+/// When `need` bytes exceed the host's available memory: "about N MiB of memory; M MiB are
+/// available", for a message that names what needs them.
+pub fn memory_shortfall(need: usize) -> Option<String> {
+    available_memory()
+        .filter(|&avail| need > avail)
+        .map(|avail| {
+            format!(
+                "about {} MiB of memory; {} MiB are available",
+                need >> 20,
+                avail >> 20
+            )
+        })
+}
+
 /// `MemAvailable` from `/proc/meminfo`, in bytes.
 pub fn available_memory() -> Option<usize> {
     let s = std::fs::read_to_string("/proc/meminfo").ok()?;

@@ -254,15 +254,8 @@ pub fn check_memory(backend: &Backend, n: usize) -> Result<(), String> {
             }
         }
         Backend::Cpu => {
-            let need = need + n * 48;
-            if let Some(avail) = crate::backend::available_memory()
-                && need > avail
-            {
-                return Err(format!(
-                    "needs about {} MiB of memory; {} MiB are available",
-                    need >> 20,
-                    avail >> 20
-                ));
+            if let Some(s) = crate::backend::memory_shortfall(need + n * 48) {
+                return Err(format!("needs {s}"));
             }
         }
     }

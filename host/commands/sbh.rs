@@ -92,14 +92,8 @@ pub(crate) fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
             return Err(s::SbhError::TooManyQueries(what).into());
         }
     };
-    if let Some(avail) = warpkit::backend::available_memory()
-        && nq.saturating_mul(48) > avail
-    {
-        bail!(
-            "{nq} queries need about {} MiB of memory; {} MiB are available",
-            (nq * 48) >> 20,
-            avail >> 20
-        );
+    if let Some(s) = warpkit::backend::memory_shortfall(nq.saturating_mul(48)) {
+        bail!("{nq} queries need {s}");
     }
     let k = a.kernel.spec(a.param.unwrap_or(a.kernel.default_param()));
     let src = if a.kernel == Kernel::Winding {

@@ -296,13 +296,11 @@ pub fn estimate_bytes(elements: usize, nodes: usize, gpu: bool) -> (usize, usize
 pub fn check_memory(elements: usize, nodes: usize, gpu: bool) -> Result<(), FemError> {
     let (host, _) = estimate_bytes(elements, nodes, gpu);
     let need = host.saturating_add(nodes.saturating_mul(3 * 8 * 8));
-    match crate::backend::available_memory() {
-        Some(avail) if need > avail => Err(FemError::MeshSize(format!(
-            "{elements} elements on {nodes} nodes need about {} MiB of memory; {} MiB are available",
-            need >> 20,
-            avail >> 20
+    match crate::backend::memory_shortfall(need) {
+        Some(s) => Err(FemError::MeshSize(format!(
+            "{elements} elements on {nodes} nodes need {s}"
         ))),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 

@@ -275,15 +275,10 @@ impl RunConfig {
         // Host memory before the particles are generated (issue 17: `--n 1000000000` aborted
         // in the allocator).
         if self.ic.kind != IcKind::Snapshot
-            && let Some(avail) = crate::backend::available_memory()
-            && self.ic.n.saturating_mul(BYTES_PER_PARTICLE) > avail
+            && let Some(s) =
+                crate::backend::memory_shortfall(self.ic.n.saturating_mul(BYTES_PER_PARTICLE))
         {
-            return bad(format!(
-                "ic.n = {} needs about {} MiB of memory; {} MiB are available",
-                self.ic.n,
-                (self.ic.n * BYTES_PER_PARTICLE) >> 20,
-                avail >> 20
-            ));
+            return bad(format!("ic.n = {} needs {s}", self.ic.n));
         }
         if self.output.format == SnapshotFormat::Hdf5 && !cfg!(feature = "hdf5") {
             return bad(format!("output.format = \"hdf5\": {}", snapshot::NO_HDF5));

@@ -14,7 +14,7 @@
 
 use super::output::{Csv, OutDir, Report, Table, progress};
 use super::plot::{self, Axis, BarChart, LineChart, Scale, Series};
-use super::{ReproError, Settings, Summary, available_memory, finish, fmt_ms, meta};
+use super::{ReproError, Settings, Summary, finish, fmt_ms, meta};
 use crate::backend::Backend;
 use crate::device::fem::{BLOCK_TABLE, ENTRIES, GEOMETRY_VALUES, NODES};
 use crate::device::rng;
@@ -240,17 +240,8 @@ pub fn check_sizes(backend: &Backend, sizes: &[usize]) -> Result<(), ReproError>
             );
         }
         let (host, _) = estimate_bytes(n, backend.is_gpu());
-        if let Some(avail) = available_memory()
-            && host > avail
-        {
-            return bad(
-                n,
-                format!(
-                    "{n}³ elements need about {} MiB of host memory; {} MiB are available",
-                    host >> 20,
-                    avail >> 20
-                ),
-            );
+        if let Some(s) = crate::backend::memory_shortfall(host) {
+            return bad(n, format!("{n}³ elements need {s}"));
         }
     }
     Ok(())

@@ -37,7 +37,7 @@ pub mod sort;
 pub mod storage;
 pub mod theta;
 
-use crate::backend::{Backend, available_memory};
+use crate::backend::Backend;
 use crate::bh::gpu::BhError;
 use output::{OutDir, OutputError, Report};
 use std::path::PathBuf;

@@ -19,7 +19,7 @@
 
 use super::output::{Csv, OutDir, Report, Table, progress};
 use super::plot::{self, Axis, HeatMap, LineChart, Scale, Series};
-use super::{ReproError, Settings, Summary, available_memory, finish, fmt_ms, fmt_n, meta};
+use super::{ReproError, Settings, Summary, finish, fmt_ms, fmt_n, meta};
 use crate::backend::Backend;
 use crate::device::sbh::{KernelSpec, SbhParams, WIDE_LEVELS};
 use crate::sbh::{self as sb, ErrorStats, Kernel, Moments, SbhTree, Summation, Warps};
@@ -247,14 +247,8 @@ pub fn check_grid(backend: &Backend, grid: usize) -> Result<(), ReproError> {
     }
     // Queries in two orders, a float64 reference per order, results, errors.
     let need = grid.pow(3) * (2 * 12 + 2 * 8 + 4 + 8) * 2;
-    if let Some(avail) = available_memory()
-        && need > avail
-    {
-        return bad(format!(
-            "needs about {} MiB of memory; {} MiB are available",
-            need >> 20,
-            avail >> 20
-        ));
+    if let Some(s) = crate::backend::memory_shortfall(need) {
+        return bad(format!("needs {s}"));
     }
     sb::check_device_memory(backend, grid.pow(3)).or_else(bad)
 }

@@ -31,7 +31,8 @@ def assemble(nodes, elements, *, young, poisson, backend="auto"):
             i = tuple(int(k) for k in _np.argwhere(bad)[0])
             raise ValueError(f"elements{list(i)} = {e[i]}: node indices must be integers")
     if e.size:
-        bad = (e < 0) | (e >= len(x))
+        # Only what the cast would wrap: an index past the mesh's nodes is the library's check.
+        bad = (e < 0) | (e > _np.iinfo(_np.uint32).max)
         if bad.any():
             i = tuple(int(k) for k in _np.argwhere(bad)[0])
             raise ValueError(f"elements{list(i)} = {e[i]}: node indices must lie in "
