@@ -1,6 +1,7 @@
 //! The N-body loop on the GPU against the float64 CPU reference: forces and potential of the first
 //! state, a short run's energy and Lagrangian radii, no particle lost or duplicated by the
-//! tree-order gathers, and a blow-up stopped with the particle named.
+//! tree-order gathers (which also give the closing kick), and a blow-up stopped with the particle
+//! named.
 
 mod common;
 
@@ -159,6 +160,94 @@ fn a_blow_up_names_the_step_and_particle() {
             assert_eq!(step, 1);
         }
         other => panic!("expected a blow-up, got {other:?}"),
+    }
+}
+
+/// `nbody_permute` gathers every array by the order and, given the blow-up flag, kicks the
+/// gathered velocities by the host formula (`kick`, bit for bit; a NaN is any NaN: the device's
+/// has another payload) and flags a non-finite particle by its new index; without the flag the
+/// velocities travel unchanged.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_gather_kicks_and_flags_by_the_new_index() {
+    use warpkit::device::bh::{Accel, Body};
+    use warpkit::device::nbody::{NBODY_BLOCK, kernels as k, kick};
+    use warpkit::device::rng::uniform_f32;
+    use warpkit::runtime::grid_for;
+    let gpu = common::gpu();
+    let n = 5000usize;
+    let r = |i: usize, s: u64| uniform_f32(97, (i as u64) * 8 + s) * 2.0 - 1.0;
+    let bodies: Vec<Body> = (0..n)
+        .map(|i| Body {
+            x: r(i, 0),
+            y: r(i, 1),
+            z: r(i, 2),
+            m: 1.0 / n as f32,
+        })
+        .collect();
+    let vel: Vec<[f32; 3]> = (0..n).map(|i| [r(i, 3), r(i, 4), r(i, 5)]).collect();
+    let mut acc: Vec<Accel> = (0..n)
+        .map(|i| Accel {
+            x: r(i, 6),
+            y: r(i, 7),
+            z: r(i, 0) * 3.0,
+        })
+        .collect();
+    let bad_particle = 1234;
+    acc[bad_particle].y = f32::NAN;
+    let ids: Vec<u64> = (0..n as u64).map(|i| 1000 + i).collect();
+    // A fresh permutation: a stride coprime to n.
+    let order: Vec<u32> = (0..n).map(|j| ((j * 2999 + 17) % n) as u32).collect();
+    let dt = 0.013f32;
+    for kicked in [true, false] {
+        let d_order = gpu.upload(&order).unwrap();
+        let (db, dv, da, di) = (
+            gpu.upload(&bodies).unwrap(),
+            gpu.upload(&vel).unwrap(),
+            gpu.upload(&acc).unwrap(),
+            gpu.upload(&ids).unwrap(),
+        );
+        let mut ob = gpu.alloc_poisoned::<Body>(n).unwrap();
+        let mut ov = gpu.alloc_poisoned::<[f32; 3]>(n).unwrap();
+        let mut oa = gpu.alloc_poisoned::<Accel>(n).unwrap();
+        let mut oi = gpu.alloc_poisoned::<u64>(n).unwrap();
+        let mut bad = gpu.upload(&[u32::MAX]).unwrap();
+        let none: Option<&warpkit::runtime::CudaSlice<u32>> = None;
+        let none_mut: Option<&mut warpkit::runtime::CudaSlice<u32>> = None;
+        let flag = kicked.then(|| bad.slice_mut(0..1));
+        let args = (
+            &d_order, n as u32, &db, &mut ob, &dv, &mut ov, &da, &mut oa, &di, &mut oi, none,
+            none_mut, dt, flag,
+        );
+        // SAFETY: `order` is a permutation of 0..n; every array holds n entries, `bad` one.
+        unsafe { gpu.launch(k::nbody_permute, grid_for(n as u32, NBODY_BLOCK), args) }.unwrap();
+        let (gb, gv, ga, gi) = (
+            gpu.download(&ob).unwrap(),
+            gpu.download(&ov).unwrap(),
+            gpu.download(&oa).unwrap(),
+            gpu.download(&oi).unwrap(),
+        );
+        for (j, &i) in order.iter().enumerate() {
+            let i = i as usize;
+            assert_eq!(gb[j], bodies[i]);
+            assert_eq!(ga[j].x.to_bits(), acc[i].x.to_bits());
+            assert_eq!(gi[j], ids[i]);
+            let mut want = vel[i];
+            if kicked {
+                kick(&mut want, [acc[i].x, acc[i].y, acc[i].z], dt);
+            }
+            let same = gv[j]
+                .iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()));
+            assert!(same, "velocity {j}: {:?} against {:?}", gv[j], want);
+        }
+        let at = order
+            .iter()
+            .position(|&i| i as usize == bad_particle)
+            .unwrap() as u32;
+        let flagged = gpu.download(&bad).unwrap()[0];
+        assert_eq!(flagged, if kicked { at } else { u32::MAX });
     }
 }
 

@@ -98,6 +98,14 @@ impl<T> KernelArg<DevMut<T>> for Option<&mut CudaSlice<T>> {
         };
     }
 }
+impl<T> KernelArg<DevMut<T>> for Option<CudaViewMut<'_, T>> {
+    fn push<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
+        match self {
+            Some(v) => args.arg(v),
+            None => args.arg(&NULL_PTR),
+        };
+    }
+}
 
 /// A by-value parameter as cudarc passes it: the value's bytes.
 #[repr(transparent)]

@@ -50,7 +50,10 @@ pub unsafe fn nbody_kick_drift(
 /// The state gathered into tree order: `*_out[j] = *_in[order[j]]` for `j < n` (`order` a
 /// permutation of `0..n`, the tree sort's), so that the next step's traversal reads neighbours
 /// from neighbouring memory. Particle ids travel along, and the block steps' levels when
-/// `level_in` and `level_out` are not null.
+/// `level_in` and `level_out` are not null. When `bad` is not null the gathered velocities are
+/// kicked on the way, `v += a·dt_kick` (the leapfrog's closing kick, as [`nbody_kick_drift`]
+/// with no drift, in the same gather instead of one more pass over the state), and a particle
+/// whose position or new velocity is not finite lowers `*bad` to its new index `j`.
 #[allow(clippy::too_many_arguments)]
 #[crate::kernel]
 pub unsafe fn nbody_permute(
@@ -66,6 +69,8 @@ pub unsafe fn nbody_permute(
     ids_out: *mut u64,
     level_in: *const u32,
     level_out: *mut u32,
+    dt_kick: f32,
+    bad: *mut u32,
 ) {
     let levels = !level_in.is_null() && !level_out.is_null();
     let mut j = index_1d();
@@ -73,13 +78,22 @@ pub unsafe fn nbody_permute(
         // SAFETY: j < n and order[j] < n (a permutation); every array holds n entries.
         unsafe {
             let i = *order.add(j as usize) as usize;
-            let j = j as usize;
-            *bodies_out.add(j) = *bodies_in.add(i);
-            *vel_out.add(j) = *vel_in.add(i);
-            *acc_out.add(j) = *acc_in.add(i);
-            *ids_out.add(j) = *ids_in.add(i);
+            let jj = j as usize;
+            let b = *bodies_in.add(i);
+            let a = *acc_in.add(i);
+            let mut v = *vel_in.add(i);
+            if !bad.is_null() {
+                kick(&mut v, [a.x, a.y, a.z], dt_kick);
+                if !(b.pos().iter().chain(&v).all(|c| c.is_finite())) {
+                    atomic_min_u32(bad, j);
+                }
+            }
+            *bodies_out.add(jj) = b;
+            *vel_out.add(jj) = v;
+            *acc_out.add(jj) = a;
+            *ids_out.add(jj) = *ids_in.add(i);
             if levels {
-                *level_out.add(j) = *level_in.add(i);
+                *level_out.add(jj) = *level_in.add(i);
             }
         }
         j += grid_size_1d();

@@ -347,7 +347,7 @@ impl<'g> GpuBlockSim<'g> {
         let all = active == n as u64;
         let potential = all && potential_at == Some(next);
         self.sim
-            .evaluate_forces(potential, (!all).then_some(next))?;
+            .evaluate_forces(potential, (!all).then_some(next), None)?;
         if !all {
             self.expected_active = Some(active);
         }

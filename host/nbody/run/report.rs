@@ -81,7 +81,7 @@ pub fn timing_table(s: &RunSummary) -> String {
             ("sort", t.tree.sort),
             ("forces", t.tree.gravity),
             ("kick / drift", t.kick_drift),
-            ("reorder (tree order)", t.permute),
+            ("reorder (tree order) + closing kick", t.permute),
             ("active set (block steps)", t.active_set),
             ("potential (diagnostic steps)", t.potential),
             ("total GPU", t.total()),
