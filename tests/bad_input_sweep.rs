@@ -210,11 +210,63 @@ fn nbody_gas_restart_refused_before_the_run() {
             "0.02",
             "--out",
             "run",
+            "--overwrite",
         ],
         &["gas particles (type 0)"],
     );
     assert!(!err.contains("step"), "{err}");
     assert_eq!(std::fs::read(dir.join("run/config.toml")).unwrap(), config);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A second run (here a restart from the first's final snapshot) into the first's output
+/// directory is refused before anything is written, naming what is there; the first run's
+/// diagnostics stay as they were. With `--overwrite` it runs and replaces them.
+#[test]
+fn nbody_refuses_a_previous_runs_directory() {
+    let dir = scratch("again");
+    let args = [
+        "nbody", "--ic", "plummer", "--n", "16", "--t-end", "0.02", "--dt", "0.01",
+    ];
+    let out = run_in(&dir, &[&args[..], &["--out", "run"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let diagnostics = std::fs::read(dir.join("run/diagnostics.csv")).unwrap();
+    let config = std::fs::read(dir.join("run/config.toml")).unwrap();
+    let restart = [
+        "nbody",
+        "--restart",
+        "run/snapshot_final.gadget",
+        "--t-end",
+        "0.05",
+    ];
+    let err = fails(
+        &dir,
+        &[&restart[..], &["--out", "run"]].concat(),
+        &["previous run's outputs", "diagnostics.csv", "--overwrite"],
+    );
+    assert!(err.contains("snapshot_final.gadget"), "{err}");
+    assert_eq!(
+        std::fs::read(dir.join("run/diagnostics.csv")).unwrap(),
+        diagnostics
+    );
+    assert_eq!(std::fs::read(dir.join("run/config.toml")).unwrap(), config);
+    let out = run_in(
+        &dir,
+        &[&restart[..], &["--out", "run", "--overwrite"]].concat(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(
+        std::fs::read(dir.join("run/diagnostics.csv")).unwrap(),
+        diagnostics
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

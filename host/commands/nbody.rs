@@ -63,6 +63,10 @@ pub(crate) struct NbodyArgs {
     /// Also write the initial conditions as ic.gadget (ic.hdf5 with --format hdf5).
     #[arg(long)]
     write_ic: bool,
+    /// Write into an output directory that holds a previous run's diagnostics or snapshots,
+    /// replacing the files this run writes (refused otherwise, before anything is written).
+    #[arg(long)]
+    overwrite: bool,
     /// Seed of the initial conditions.
     #[arg(long)]
     seed: Option<u64>,
@@ -137,6 +141,9 @@ pub(crate) fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
     }
     if a.write_ic {
         c.output.write_ic = true;
+    }
+    if a.overwrite {
+        c.output.overwrite = true;
     }
     if multi {
         return multi_run(&c, a.ranks, gpus.as_deref(), &backend);

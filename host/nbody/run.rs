@@ -157,6 +157,11 @@ pub struct OutputConfig {
     pub image_every: u64,
     /// Image side in pixels.
     pub image_pixels: u32,
+    /// Write into a directory that holds a previous run's outputs (`diagnostics.csv` or
+    /// snapshots), replacing the files this run writes; without it such a directory is refused
+    /// before anything is written, so a run (or a restart from one of its snapshots) does not
+    /// erase another's history.
+    pub overwrite: bool,
 }
 
 /// Snapshot file format.
@@ -191,8 +196,28 @@ impl Default for OutputConfig {
             write_ic: false,
             image_every: 100,
             image_pixels: 512,
+            overwrite: false,
         }
     }
+}
+
+/// The outputs of a previous run in `dir` (`diagnostics.csv`, snapshots), by name, sorted: what a
+/// run without [`OutputConfig::overwrite`] refuses to replace.
+pub fn previous_outputs(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| {
+            name == "diagnostics.csv"
+                || (name.starts_with("snapshot_")
+                    && (name.ends_with(".gadget") || name.ends_with(".hdf5")))
+        })
+        .collect();
+    found.sort();
+    found
 }
 
 /// Everything a run needs.
@@ -537,6 +562,18 @@ pub fn run(
         (Some(parent), Some(name)) => OutDir::create(parent, &name.to_string_lossy())?,
         _ => OutDir::create(&c.output.dir, "")?,
     };
+    let previous = previous_outputs(dir.path());
+    if !c.output.overwrite && !previous.is_empty() {
+        let shown = match previous.len() {
+            1..=3 => previous.join(", "),
+            k => format!("{}, … ({k} files)", previous[..3].join(", ")),
+        };
+        return Err(RunError::Config(format!(
+            "{} holds a previous run's outputs ({shown}): choose another output directory, or \
+             pass --overwrite (`overwrite = true` under [output]) to replace them",
+            dir.path().display()
+        )));
+    }
     let config_text =
         toml::to_string_pretty(c).map_err(|e| RunError::Config(format!("serialising: {e}")))?;
 

@@ -27,6 +27,8 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     c.ic.seed = s.seed;
     let dir = s.dir("collision")?;
     c.output.dir = dir.path().to_path_buf();
+    // The reproduction's folder is its own: a second run regenerates it.
+    c.output.overwrite = true;
     meta::write(
         &dir,
         "collision",

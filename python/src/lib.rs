@@ -419,12 +419,13 @@ fn fem_assemble<'py>(
 /// Runs `warpkit nbody` with a TOML configuration (the CLI's `--config` format; `None`: the
 /// backend's default collision), writing into `out`; returns a summary dict.
 #[pyfunction]
-#[pyo3(signature = (config = None, out = "nbody-out", backend_choice = "auto"))]
+#[pyo3(signature = (config = None, out = "nbody-out", backend_choice = "auto", overwrite = false))]
 fn nbody<'py>(
     py: Python<'py>,
     config: Option<&str>,
     out: &str,
     backend_choice: &str,
+    overwrite: bool,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     use warpkit::nbody::run::{RunConfig, run};
     let b = backend(backend_choice)?;
@@ -434,6 +435,7 @@ fn nbody<'py>(
         None => RunConfig::cpu_default(),
     };
     c.output.dir = out.into();
+    c.output.overwrite |= overwrite;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // The run works on its own thread while this one, without the GIL, checks for signals every
     // 20 ms: Ctrl-C (KeyboardInterrupt) stops the run after the current step, with its final

@@ -267,6 +267,31 @@ def test_nbody_bad_config_and_out_are_type_and_value_errors(tmp_path, monkeypatc
     assert list(tmp_path.iterdir()) == []
 
 
+def test_nbody_refuses_a_previous_runs_directory(tmp_path):
+    config = """
+[ic]
+kind = "plummer"
+n = 32
+[run]
+t_end = 0.02
+dt = 0.01
+[output]
+image_every = 0
+"""
+    out = str(tmp_path / "run")
+    warpkit.nbody(config, out=out, backend="cpu")
+    diagnostics = (tmp_path / "run" / "diagnostics.csv").read_bytes()
+    with pytest.raises(ValueError, match="previous run's outputs"):
+        warpkit.nbody(config.replace("t_end = 0.02", "t_end = 0.04"), out=out, backend="cpu")
+    assert (tmp_path / "run" / "diagnostics.csv").read_bytes() == diagnostics
+    with pytest.raises(TypeError, match="overwrite"):
+        warpkit.nbody(config, out=out, backend="cpu", overwrite="yes")
+    s = warpkit.nbody(config.replace("t_end = 0.02", "t_end = 0.04"), out=out, backend="cpu",
+                      overwrite=True)
+    assert s["time"] > 0.03, s
+    assert (tmp_path / "run" / "diagnostics.csv").read_bytes() != diagnostics
+
+
 def test_nbody_stops_on_keyboard_interrupt(tmp_path):
     # A run of a minute or more: Ctrl-C (here interrupt_main) stops it after the current step
     # with its final snapshot, instead of being held until the run ends.

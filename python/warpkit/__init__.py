@@ -227,12 +227,15 @@ def sbh(sources, queries, weights=None, *, normals=None, method="sbh", kernel="s
     return _finite(sums, "the sum at query")
 
 
-def nbody(config=None, out="nbody-out", *, backend="auto"):
+def nbody(config=None, out="nbody-out", *, backend="auto", overwrite=False):
     """Runs ``warpkit nbody`` with a TOML configuration (the CLI's ``--config`` format; ``None``:
     the backend's default collision), writing into the directory ``out``; returns a summary dict
     (``backend``, ``particles``, ``steps``, ``time``, ``wall_s``, ``energy_drift``,
-    ``virial_ratio``, ``dir``). A bad configuration raises ``ValueError``. Ctrl-C stops the run
-    after the current step (its final snapshot and logs written) and raises KeyboardInterrupt."""
+    ``virial_ratio``, ``dir``). A bad configuration raises ``ValueError``, and so does an ``out``
+    holding a previous run's diagnostics or snapshots unless ``overwrite`` is True. Ctrl-C stops
+    the run after the current step (its final snapshot and logs written) and raises
+    KeyboardInterrupt."""
+    overwrite = _flag(overwrite, "overwrite")
     if config is not None and not isinstance(config, str):
         raise TypeError(f"config must be the TOML text (str) or None, got {type(config).__name__}"
                         + (" (read the file first)" if isinstance(config, _os.PathLike) else ""))
@@ -244,4 +247,4 @@ def nbody(config=None, out="nbody-out", *, backend="auto"):
         raise TypeError(f"out must be a str path, got {out!r}")
     if not out:
         raise ValueError("out must name a directory (\".\" for the current one), got \"\"")
-    return _warpkit.nbody(config, out, str(backend))
+    return _warpkit.nbody(config, out, str(backend), overwrite)
