@@ -64,7 +64,8 @@ pub(crate) struct NbodyArgs {
     #[arg(long)]
     write_ic: bool,
     /// Write into an output directory that holds a previous run's diagnostics or snapshots,
-    /// replacing the files this run writes (refused otherwise, before anything is written).
+    /// replacing the files this run writes; the previous run's others (e.g. snapshots past this
+    /// run's end) stay. Without it such a directory is refused before anything is written.
     #[arg(long)]
     overwrite: bool,
     /// Seed of the initial conditions.

@@ -158,9 +158,9 @@ pub struct OutputConfig {
     /// Image side in pixels.
     pub image_pixels: u32,
     /// Write into a directory that holds a previous run's outputs (`diagnostics.csv` or
-    /// snapshots), replacing the files this run writes; without it such a directory is refused
-    /// before anything is written, so a run (or a restart from one of its snapshots) does not
-    /// erase another's history.
+    /// snapshots), replacing the files this run writes (the previous run's others stay); without
+    /// it such a directory is refused before anything is written, so a run (or a restart from
+    /// one of its snapshots) does not erase another's history.
     pub overwrite: bool,
 }
 
