@@ -104,6 +104,20 @@ impl Quad {
     }
 
     #[inline(always)]
+    pub fn minus(&self, o: &Quad) -> Quad {
+        Quad {
+            xx: self.xx - o.xx,
+            yy: self.yy - o.yy,
+            zz: self.zz - o.zz,
+            xy: self.xy - o.xy,
+            xz: self.xz - o.xz,
+            yz: self.yz - o.yz,
+            tr: self.tr - o.tr,
+            _pad: 0.0,
+        }
+    }
+
+    #[inline(always)]
     pub fn plus(&self, o: &Quad) -> Quad {
         Quad {
             xx: self.xx + o.xx,
@@ -132,53 +146,55 @@ pub trait CellChildren {
 
 /// Mass, centre of mass, quadrupole (about that centre; zero unless `QUAD`) and body count of a
 /// cell from its children, in octant order and chain order: the one copy of the summary formulas.
-/// Without `QUAD` the second pass over the children (and its reads) is skipped.
+///
+/// One pass over the children, each read once: mass, first moment and quadrupole are summed about
+/// the first child's position `r0`, then moved to the centre of mass, `c = r0 + s` with
+/// `s = Σ m (x − r0) / M` and `Q_c = Q_r0 − point(M, s)` (the parallel-axis theorem; exact for
+/// this `Quad`, trace term included). Offsets from `r0` are of the cell's size, so the centre is
+/// no longer rounded at the scale of the coordinates (`Σ m x / M`), and the quadrupole's offsets
+/// come from it. (Two passes, monopole then quadrupole about the centre, read every child twice:
+/// the populous levels were most of the summary's time, `results/s15/call7`.)
 #[inline(always)]
 pub fn summarize_cell<const QUAD: bool>(c: &impl CellChildren, n: i32) -> (Body, Quad, u32) {
-    let (mut m, mut x, mut y, mut z, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);
-    let mut add = |q: Body, k: u32| {
+    let (mut m, mut sx, mut sy, mut sz, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);
+    let mut r0: Option<[f32; 3]> = None;
+    let mut quad = Quad::default();
+    let mut add = |q: Body, cq: &Quad, k: u32| {
+        let o = *r0.get_or_insert([q.x, q.y, q.z]);
+        let d = [q.x - o[0], q.y - o[1], q.z - o[2]];
         m += q.m;
-        x = math::fma(q.m, q.x, x);
-        y = math::fma(q.m, q.y, y);
-        z = math::fma(q.m, q.z, z);
+        sx = math::fma(q.m, d[0], sx);
+        sy = math::fma(q.m, d[1], sy);
+        sz = math::fma(q.m, d[2], sz);
         cnt += k;
+        if QUAD {
+            quad = quad.plus(cq).plus(&Quad::point(q.m, d));
+        }
     };
     for o in 0..8 {
         let ch = c.slot(o);
         if ch >= n {
-            let (pm, _, k) = c.cell((ch - n) as usize);
-            add(pm, k);
+            let (pm, cq, k) = c.cell((ch - n) as usize);
+            add(pm, &cq, k);
         } else {
             let mut b = ch;
             while b >= 0 {
-                add(c.body(b), 1);
+                add(c.body(b), &Quad::default(), 1);
                 b = c.next(b);
             }
         }
     }
+    let o = r0.unwrap_or_default();
     let inv = 1.0 / m;
-    let com = [x * inv, y * inv, z * inv];
-    // Second pass: the children's moments shifted to this centre (parallel-axis terms).
-    let shift = |q: &Body| Quad::point(q.m, [q.x - com[0], q.y - com[1], q.z - com[2]]);
-    let mut quad = Quad::default();
-    for o in 0..if QUAD { 8 } else { 0 } {
-        let ch = c.slot(o);
-        if ch >= n {
-            let (pm, cq, _) = c.cell((ch - n) as usize);
-            quad = quad.plus(&cq).plus(&shift(&pm));
-        } else {
-            let mut b = ch;
-            while b >= 0 {
-                quad = quad.plus(&shift(&c.body(b)));
-                b = c.next(b);
-            }
-        }
+    let s = [sx * inv, sy * inv, sz * inv];
+    if QUAD {
+        quad = quad.minus(&Quad::point(m, s));
     }
     (
         Body {
-            x: com[0],
-            y: com[1],
-            z: com[2],
+            x: o[0] + s[0],
+            y: o[1] + s[1],
+            z: o[2] + s[2],
             m,
         },
         quad,
