@@ -9,7 +9,7 @@ use common::gpu;
 use warpkit::bh::Params;
 use warpkit::bh::scene::{self, Scene};
 use warpkit::combined::gpu::DeviceCombined;
-use warpkit::combined::{Options, Results, cpu};
+use warpkit::combined::{Form, Options, Results, cpu};
 use warpkit::device::bh::{Accel, Body};
 use warpkit::device::combined::{PART_BOTH, PART_DENSITY, PART_GRAVITY};
 use warpkit::device::rng;
@@ -104,11 +104,9 @@ fn options(quadrupole: bool, eps: f32, kernel: SmoothingKernel) -> Options {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn gpu_combined_equals_its_cpu_twin_and_the_separate_walks() {
-    let gpu = gpu();
-    let seed = fresh_seed();
+/// Fresh random sets of every scene (1 … 40 000 bodies, random h) and an integer lattice with
+/// duplicated points and a coincident pile (h at exactly the lattice spacings, and mixed).
+fn cases(seed: u64) -> Vec<(String, Vec<Body>, Vec<f32>)> {
     let mut cases: Vec<(String, Vec<Body>, Vec<f32>)> = Vec::new();
     for (scene, n, hs) in [
         (Scene::Uniform, 1, (0.1, 0.2)),
@@ -133,6 +131,14 @@ fn gpu_combined_equals_its_cpu_twin_and_the_separate_walks() {
         .collect();
     cases.push(("lattice mixed h".into(), b, mixed));
 
+    cases
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_combined_equals_its_cpu_twin_and_the_separate_walks() {
+    let gpu = gpu();
+    let cases = cases(fresh_seed());
     for (what, b, h) in &cases {
         for (quad, eps, kernel) in [
             (false, 0.05, SmoothingKernel::CubicSpline),
@@ -185,20 +191,73 @@ fn gpu_combined_at_2_18_matches_and_reports_times() {
         let h = random_h(n, seed + 1, 0.7 * h0, 1.3 * h0);
         let o = options(false, 0.05, SmoothingKernel::CubicSpline);
         let want = cpu::evaluate(&b, &h, &o);
-        let c = warpkit::combined::compare(&backend, &b, &h, &o, 3).unwrap();
-        assert_acc_close(&c.combined.acc, &want.acc, &format!("{scene:?}"));
-        assert_density_close(&c.combined, &want, &format!("{scene:?}"));
-        assert_eq!(
-            c.separate.counts, want.counts,
-            "{scene:?}: sph_group counts"
-        );
-        println!(
-            "{scene:?} 2^18: combined {:.3} ms, gravity {:.3} + density {:.3} = {:.3} ms: {:.2}×",
-            c.times.combined,
-            c.times.gravity,
-            c.times.density,
-            c.times.separate(),
-            c.times.speedup()
-        );
+        // The vote form on the uniform set (its CPU twin walks each warp alone: on the Plummer
+        // set's dense centre at this h, minutes), with its own twin's gravity: it opens cells
+        // per body, not per group.
+        let forms: &[Form] = if scene == Scene::Uniform {
+            &[Form::Group, Form::Vote]
+        } else {
+            &[Form::Group]
+        };
+        let vote = (forms.len() > 1)
+            .then(|| cpu::combined_vote(&b, &h, &SphTree::new(&b, &h).without_ranges(), &o));
+        for &form in forms {
+            let c = warpkit::combined::compare(&backend, &b, &h, &o, form, 3).unwrap();
+            let case = format!("{scene:?} {form:?}");
+            let want_acc = match (&vote, form) {
+                (Some(v), Form::Vote) => &v.acc,
+                _ => &want.acc,
+            };
+            assert_acc_close(&c.combined.acc, want_acc, &case);
+            assert_density_close(&c.combined, &want, &case);
+            assert_eq!(c.separate.counts, want.counts, "{case}: separate counts");
+            println!(
+                "{case} 2^18: combined {:.3} ms, gravity {:.3} + density {:.3} = {:.3} ms: {:.2}×",
+                c.times.combined,
+                c.times.gravity,
+                c.times.density,
+                c.times.separate(),
+                c.times.speedup()
+            );
+        }
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_combined_vote_equals_its_cpu_twin_and_the_seed_walks() {
+    let gpu = gpu();
+    for (what, b, h) in &cases(fresh_seed()) {
+        for (theta, eps, kernel) in [
+            (0.5, 0.05, SmoothingKernel::CubicSpline),
+            (0.8, 0.0, SmoothingKernel::WendlandC2),
+        ] {
+            let mut o = options(false, eps, kernel);
+            o.gravity.theta = theta;
+            let case = format!("{what} vote θ {theta} ε {eps} {kernel:?}");
+            let t = SphTree::new(b, h).without_ranges();
+            let want = cpu::combined_vote(b, h, &t, &o);
+            let mut d = DeviceCombined::new(&gpu, b, h, &o).unwrap();
+            let (got, _) = d.combined_vote(&gpu, &o).unwrap();
+            assert_acc_close(&got.acc, &want.acc, &case);
+            assert_density_close(&got, &want, &case);
+            assert!(got.counts.iter().all(|&c| c >= 1), "{case}");
+            // The seed's two walks on the same tree.
+            let (acc, _) = d.gravity_vote(&gpu, &o).unwrap();
+            assert_acc_close(&got.acc, &acc, &format!("{case} vs bh_gravity"));
+            let (_, rho, _) = d.sph_vote(&gpu, &o, false).unwrap();
+            let (counts, _, _) = d.sph_vote(&gpu, &o, true).unwrap();
+            let sep = Results {
+                acc: Vec::new(),
+                counts,
+                rho,
+            };
+            assert_density_close(&got, &sep, &format!("{case} vs sph_vote"));
+        }
+    }
+    // Quadrupoles are refused, before any launch.
+    let (_, b, h) = &cases(1)[3];
+    let o = options(true, 0.05, SmoothingKernel::CubicSpline);
+    let mut d = DeviceCombined::new(&gpu, b, h, &o).unwrap();
+    assert!(d.combined_vote(&gpu, &o).is_err());
 }

@@ -592,8 +592,13 @@ fn repro_gravity_end_to_end() {
     ] {
         col(name);
     }
-    // 3 scenes × (5 θ-swept variants × 6 θ + 2 relative variants × 5 α).
-    assert_eq!(rows.len(), 1 + 3 * (5 * 6 + 2 * 5), "{rows:?}");
+    // 3 scenes × (5 θ-swept variants × 12 θ + 2 relative variants × 8 α).
+    use warpkit::repro::gravity::{ALPHAS, THETAS};
+    assert_eq!(
+        rows.len(),
+        1 + 3 * (5 * THETAS.len() + 2 * ALPHAS.len()),
+        "{rows:?}"
+    );
     let (scene, kernel, theta, alpha) = (col("scene"), col("kernel"), col("theta"), col("alpha"));
     let num = |r: &Vec<String>, c: usize| r[c].parse::<f64>().unwrap();
     let median = col("median_err");

@@ -605,23 +605,89 @@ pub fn sort_tree(
     traversal: Traversal,
     bufs: &mut TraversalBuffers,
 ) -> Result<f64, BhError> {
-    let n32 = octree.bodies.len() as u32;
+    let n = octree.bodies.len();
+    let ms = tree_sort(
+        gpu,
+        n,
+        &mut octree.tree,
+        octree.layout,
+        traversal.group_size(),
+        &mut bufs.sort,
+        &mut bufs.groups,
+    )?;
+    Ok(ms)
+}
+
+/// The gather index, the warp groups and the milliseconds of [`tree_sorted`].
+pub type TreeSorted = (CudaSlice<u32>, CudaSlice<[u32; 2]>, f64);
+
+/// [`tree_sort`] into new buffers: the gather index, the warp groups (their count in the
+/// header) and the milliseconds.
+pub fn tree_sorted(
+    gpu: &Gpu,
+    n: usize,
+    tree: &mut TreeBuffers,
+    layout: dev::Layout,
+    group_size: u32,
+) -> Result<TreeSorted, GpuError> {
+    let mut sort = gpu.alloc_poisoned::<u32>(n)?;
+    let mut groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
+    let ms = tree_sort(gpu, n, tree, layout, group_size, &mut sort, &mut groups)?;
+    Ok((sort, groups, ms))
+}
+
+/// `bh_sort` of a built, summarized octree of `n` bodies: the gather index into `sort` and the
+/// warp groups of up to `group_size` into `groups` (both n entries; their count in the header),
+/// the groups in tree order (`bh_group_tiles`, `sph_scan`, `bh_group_scatter`). Milliseconds.
+pub fn tree_sort(
+    gpu: &Gpu,
+    n: usize,
+    tree: &mut TreeBuffers,
+    layout: dev::Layout,
+    group_size: u32,
+    sort: &mut CudaSlice<u32>,
+    groups: &mut CudaSlice<[u32; 2]>,
+) -> Result<f64, GpuError> {
+    let n32 = n as u32;
+    let tiles = n32.div_ceil(k::GROUP_TILE).max(1);
+    let mut marks = gpu.alloc_zeros::<u32>(n.max(1))?;
+    let mut tile_count = gpu.alloc_poisoned::<u32>(tiles as usize)?;
+    let mut tile_off = gpu.alloc_poisoned::<u32>(tiles as usize + 1)?;
+    let mut total = gpu.alloc_zeros::<u64>(1)?;
     let sort_cfg = gpu.resident_grid(k::bh_sort, dev::TREE_BLOCK)?;
-    // SAFETY: a summarized octree of n bodies; `sort` and `groups` hold n entries.
+    let tile_cfg = LaunchConfig {
+        grid_dim: (tiles, 1, 1),
+        block_dim: (k::GROUP_TILE, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: a summarized octree of n bodies; `sort`, `groups` and the zeroed `marks` hold n
+    // entries; one block per tile of GROUP_TILE positions, the offsets tiles + 1.
     let ((), ms) = gpu.time(|| unsafe {
         let args = (
             n32,
-            &mut octree.tree.header,
-            &octree.tree.child,
-            &octree.tree.next,
-            &octree.tree.count,
-            &mut octree.tree.start,
-            &mut bufs.sort,
-            &mut bufs.groups,
-            traversal.group_size(),
-            octree.layout,
+            &mut tree.header,
+            &tree.child,
+            &tree.next,
+            &tree.count,
+            &mut tree.start,
+            &mut *sort,
+            &mut *groups,
+            group_size,
+            layout,
+            &mut marks,
         );
-        gpu.launch(k::bh_sort, sort_cfg, args)
+        gpu.launch(k::bh_sort, sort_cfg, args)?;
+        gpu.launch(k::bh_group_tiles, tile_cfg, (&marks, n32, &mut tile_count))?;
+        gpu.launch(
+            crate::device::sph::kernels::sph_scan,
+            sorted::scan_config(),
+            (&tile_count, tiles, &mut tile_off, &mut total),
+        )?;
+        gpu.launch(
+            k::bh_group_scatter,
+            tile_cfg,
+            (&marks, n32, &tile_off, &mut *groups),
+        )
     })?;
     Ok(ms)
 }

@@ -1,7 +1,7 @@
 //! `warpkit combined`: gravity and SPH density by one walk against the two separate walks on a
 //! scene: times, speed-up, walk counts, and how far the two answers are apart.
 
-use super::{Comparison, Options, compare, max_acc_diff, max_rel_diff};
+use super::{Comparison, Form, Options, compare, max_acc_diff, max_rel_diff};
 use crate::backend::{self, BackendChoice};
 use crate::bh::Params;
 use crate::bh::scene::{self, Scene};
@@ -30,9 +30,14 @@ pub struct CombinedArgs {
     pub theta: f32,
     #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     pub eps: f32,
-    /// Quadrupole moments in the cells' gravity (both walks).
+    /// Quadrupole moments in the cells' gravity (both walks; the group form only).
     #[arg(long)]
     pub quadrupole: bool,
+    /// The walks compared: warp groups (`combined_group` against `bh_gravity_group` +
+    /// `sph_group`) or the seed's per-warp vote walks, GASPHiA's setting (`combined_vote`
+    /// against `bh_gravity` + `sph_vote`).
+    #[arg(long, value_enum, default_value_t = Form::Group)]
+    pub form: Form,
     #[arg(long, value_enum, default_value_t = SmoothingKernel::CubicSpline)]
     pub kernel: SmoothingKernel,
     /// Timed rounds (median; the GPU also runs one warm-up round).
@@ -44,6 +49,10 @@ pub struct CombinedArgs {
 pub fn run(choice: BackendChoice, a: CombinedArgs) -> anyhow::Result<()> {
     if a.repeats == 0 {
         return Err(crate::bh::InputError::NoRepeats.into());
+    }
+    // Refused before the scene and the h iteration, not after them.
+    if a.form == Form::Vote && a.quadrupole {
+        return Err(super::CombinedError::VoteQuadrupole.into());
     }
     let hp = HParams {
         target: a.neighbours,
@@ -91,7 +100,8 @@ pub fn run(choice: BackendChoice, a: CombinedArgs) -> anyhow::Result<()> {
         quadrupole: a.quadrupole,
     };
     println!(
-        "combined gravity + density walk: {:?} n={n} θ={} ε={} {} kernel {:?} on {}",
+        "combined gravity + density walk ({:?} form): {:?} n={n} θ={} ε={} {} kernel {:?} on {}",
+        a.form,
         a.scene,
         a.theta,
         a.eps,
@@ -109,7 +119,7 @@ pub fn run(choice: BackendChoice, a: CombinedArgs) -> anyhow::Result<()> {
         times: t,
         walks,
         tree_ms,
-    } = compare(&backend, &bodies, &h, &o, a.repeats)?;
+    } = compare(&backend, &bodies, &h, &o, a.form, a.repeats)?;
     if let Some((tree, boxes)) = tree_ms {
         println!("tree {tree:.3} ms, cell boxes {boxes:.3} ms");
     }
@@ -120,8 +130,12 @@ pub fn run(choice: BackendChoice, a: CombinedArgs) -> anyhow::Result<()> {
         "| combined (gravity + density + counts) | {:.digits$} |",
         t.combined
     );
-    println!("| gravity group walk | {:.digits$} |", t.gravity);
-    println!("| SPH group walk, density | {:.digits$} |", t.density);
+    let (gw, dw) = match a.form {
+        Form::Group => ("gravity group walk", "SPH group walk, density"),
+        Form::Vote => ("gravity vote walk (bh_gravity)", "SPH vote walk, density"),
+    };
+    println!("| {gw} | {:.digits$} |", t.gravity);
+    println!("| {dw} | {:.digits$} |", t.density);
     println!("| separate, sum | {:.digits$} |", t.separate());
     if let (Some(g), Some(d)) = (t.gravity_part, t.density_part) {
         println!("| combined kernel, gravity alone | {g:.digits$} |");

@@ -69,27 +69,8 @@ impl DeviceCombined {
             build_device_tree_with(gpu, bodies, Storage::Dense, initial_cells(n), o.quadrupole)?;
         let mut t = oct.tree;
         let layout = oct.layout;
-        let mut sort = gpu.alloc_poisoned::<u32>(n)?;
-        let mut groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
-        let sort_cfg = gpu.resident_grid(bk::bh_sort, bdev::TREE_BLOCK)?;
-        // SAFETY: buffers sized per bh_sort's doc (tree built and summarized above).
-        let sort_ms = gpu
-            .time(|| unsafe {
-                let args = (
-                    n32,
-                    &mut t.header,
-                    &t.child,
-                    &t.next,
-                    &t.count,
-                    &mut t.start,
-                    &mut sort,
-                    &mut groups,
-                    bdev::GROUP_SIZE,
-                    layout,
-                );
-                gpu.launch(bk::bh_sort, sort_cfg, args)
-            })?
-            .1;
+        let (sort, groups, sort_ms) =
+            crate::bh::gpu::tree_sorted(gpu, n, &mut t, layout, bdev::GROUP_SIZE)?;
         let d_h = gpu.upload(h)?;
         let mut boxes = gpu.alloc_poisoned::<CellBox>(layout.cells as usize)?;
         let mut ready = gpu.alloc_zeros::<u32>(layout.cells as usize)?;
@@ -289,17 +270,7 @@ impl DeviceCombined {
     ) -> Result<(Vec<u32>, Vec<f32>, f64), CombinedGpuError> {
         let ngroups = self.header(gpu)?.groups;
         let mut next_group = gpu.alloc_zeros::<u32>(1)?;
-        let mut counts = count
-            .then(|| gpu.alloc_poisoned::<u32>(self.n))
-            .transpose()?;
-        let mut rho = (!count)
-            .then(|| gpu.alloc_poisoned::<f32>(self.n))
-            .transpose()?;
-        let mode = if count {
-            sdev::MODE_COUNT
-        } else {
-            sdev::MODE_DENSITY
-        };
+        let (mut counts, mut rho, mode) = search_outputs(gpu, self.n, count)?;
         let cfg = gpu.resident_grid(sk::sph_group, sk::GROUP_BLOCK)?;
         let args = (
             &self.bodies,
@@ -332,9 +303,127 @@ impl DeviceCombined {
         let ms = gpu
             .time(|| unsafe { gpu.launch(sk::sph_group, cfg, args) })?
             .1;
-        let counts = counts.map(|b| gpu.download(&b)).unwrap_or(Ok(Vec::new()))?;
-        let rho = rho.map(|b| gpu.download(&b)).unwrap_or(Ok(Vec::new()))?;
+        let (counts, rho) = download_search(gpu, counts, rho)?;
         Ok((counts, rho, ms))
+    }
+
+    /// The combined walk in the seed's form (`combined_vote`: one walk per warp of the tree
+    /// order, monopoles), its results and milliseconds. Outputs are poisoned before the launch.
+    pub fn combined_vote(
+        &mut self,
+        gpu: &Gpu,
+        o: &Options,
+    ) -> Result<(Results, f64), CombinedGpuError> {
+        self.check_monopoles(o)?;
+        let n = self.n;
+        let mut acc = gpu.alloc_poisoned::<Accel>(n)?;
+        let mut counts = gpu.alloc_poisoned::<u32>(n)?;
+        let mut rho = gpu.alloc_poisoned::<f32>(n)?;
+        let cfg = gpu.resident_grid(k::combined_vote, bdev::GRAVITY_BLOCK)?;
+        let args = (
+            &self.bodies,
+            &self.h,
+            n as u32,
+            &self.sort,
+            &self.tree.header,
+            &self.tree.child,
+            &self.tree.next,
+            &self.tree.cell_pm,
+            &self.boxes,
+            self.layout,
+            o.walk_params(crate::device::combined::PART_BOTH),
+            &mut acc,
+            &mut counts,
+            &mut rho,
+        );
+        // SAFETY: a boxed, summarized, sorted tree of n bodies; outputs of n entries.
+        let ms = gpu
+            .time(|| unsafe { gpu.launch(k::combined_vote, cfg, args) })?
+            .1;
+        let r = Results {
+            acc: gpu.download(&acc)?,
+            counts: gpu.download(&counts)?,
+            rho: gpu.download(&rho)?,
+        };
+        Ok((r, ms))
+    }
+
+    /// The seed's gravity walk on this tree (`bh_gravity` over the tree order), its
+    /// accelerations and milliseconds.
+    pub fn gravity_vote(
+        &mut self,
+        gpu: &Gpu,
+        o: &Options,
+    ) -> Result<(Vec<Accel>, f64), CombinedGpuError> {
+        self.check_monopoles(o)?;
+        let mut acc = gpu.alloc_poisoned::<Accel>(self.n)?;
+        let p = &o.gravity;
+        let cfg = gpu.resident_grid(bk::bh_gravity, bdev::GRAVITY_BLOCK)?;
+        let args = (
+            &self.bodies,
+            self.n as u32,
+            &self.sort,
+            &self.tree.header,
+            &self.tree.child,
+            &self.tree.next,
+            &self.tree.cell_pm,
+            self.layout,
+            p.theta * p.theta,
+            p.eps * p.eps,
+            p.g,
+            &mut acc,
+        );
+        // SAFETY: a summarized tree of n bodies, its order; n accelerations out.
+        let ms = gpu
+            .time(|| unsafe { gpu.launch(bk::bh_gravity, cfg, args) })?
+            .1;
+        Ok((gpu.download(&acc)?, ms))
+    }
+
+    /// The seed's neighbour walk on this tree (`sph_vote` over the tree order, gather), in
+    /// density mode (`o.kernel`) or, with `count`, count mode; its outputs (the other vector
+    /// empty) and milliseconds.
+    pub fn sph_vote(
+        &mut self,
+        gpu: &Gpu,
+        o: &Options,
+        count: bool,
+    ) -> Result<(Vec<u32>, Vec<f32>, f64), CombinedGpuError> {
+        let (mut counts, mut rho, mode) = search_outputs(gpu, self.n, count)?;
+        let cfg = gpu.resident_grid(sk::sph_vote, sk::VOTE_BLOCK)?;
+        let args = (
+            &self.bodies,
+            &self.h,
+            self.n as u32,
+            &self.sort,
+            &self.tree.child,
+            &self.tree.next,
+            &self.boxes,
+            self.layout,
+            sdev::GATHER,
+            mode,
+            o.kernel.code(),
+            counts.as_mut(),
+            crate::runtime::Null,
+            crate::runtime::Null,
+            rho.as_mut(),
+            crate::runtime::Null,
+            crate::runtime::Null,
+        );
+        // SAFETY: a boxed tree of n bodies, its order; the mode's output holds n.
+        let ms = gpu
+            .time(|| unsafe { gpu.launch(sk::sph_vote, cfg, args) })?
+            .1;
+        let (counts, rho) = download_search(gpu, counts, rho)?;
+        Ok((counts, rho, ms))
+    }
+
+    /// The seed's form has monopoles only.
+    fn check_monopoles(&self, o: &Options) -> Result<(), CombinedGpuError> {
+        if o.quadrupole {
+            return Err(CombinedError::VoteQuadrupole.into());
+        }
+        Ok(())
     }
 
     fn check_quadrupole(&self, o: &Options) -> Result<(), CombinedGpuError> {
@@ -346,4 +435,33 @@ impl DeviceCombined {
         }
         Ok(())
     }
+}
+
+/// A gather search's outputs in count (`count`) or density mode, poisoned (the other `None`), and
+/// the mode's code.
+#[allow(clippy::type_complexity)]
+fn search_outputs(
+    gpu: &Gpu,
+    n: usize,
+    count: bool,
+) -> Result<(Option<CudaSlice<u32>>, Option<CudaSlice<f32>>, u32), GpuError> {
+    let counts = count.then(|| gpu.alloc_poisoned::<u32>(n)).transpose()?;
+    let rho = (!count).then(|| gpu.alloc_poisoned::<f32>(n)).transpose()?;
+    let mode = if count {
+        sdev::MODE_COUNT
+    } else {
+        sdev::MODE_DENSITY
+    };
+    Ok((counts, rho, mode))
+}
+
+/// [`search_outputs`]' contents (an output not asked for: empty).
+fn download_search(
+    gpu: &Gpu,
+    counts: Option<CudaSlice<u32>>,
+    rho: Option<CudaSlice<f32>>,
+) -> Result<(Vec<u32>, Vec<f32>), GpuError> {
+    let counts = counts.map(|b| gpu.download(&b)).unwrap_or(Ok(Vec::new()))?;
+    let rho = rho.map(|b| gpu.download(&b)).unwrap_or(Ok(Vec::new()))?;
+    Ok((counts, rho))
 }

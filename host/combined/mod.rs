@@ -44,6 +44,18 @@ impl Options {
     }
 }
 
+/// Which form of the walks a comparison runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Form {
+    /// Warp groups walking against their bounding box, lists summed by all lanes:
+    /// `combined_group` against `bh_gravity_group` and `sph_group`.
+    #[default]
+    Group,
+    /// The seed's walks, one per warp with a vote per cell (GASPHiA's own setting):
+    /// `combined_vote` against `bh_gravity` and `sph_vote`. Monopoles only.
+    Vote,
+}
+
 /// Everything that makes a request invalid, caught before any work or launch.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum CombinedError {
@@ -51,6 +63,11 @@ pub enum CombinedError {
     Gravity(#[from] InputError),
     #[error(transparent)]
     Sph(#[from] SphError),
+    #[error(
+        "the vote form (the seed's per-warp walk) sums monopoles only: drop --quadrupole or use \
+         --form group"
+    )]
+    VoteQuadrupole,
 }
 
 /// Checks bodies, gravity parameters and smoothing lengths (h > 0: the density needs them).

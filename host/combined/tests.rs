@@ -3,6 +3,7 @@
 //! the counts equal the O(N²) gather counts; one part alone equals both; bad input is refused.
 
 use super::cpu;
+use super::gpu::CombinedGpuError;
 use super::*;
 use crate::bh::scene::{self, Scene};
 use crate::device::combined::{PART_BOTH, PART_DENSITY, PART_GRAVITY};
@@ -120,6 +121,43 @@ fn combined_equals_the_separate_walks_bit_for_bit() {
 }
 
 #[test]
+fn vote_form_equals_bh_gravity_and_the_gather_search() {
+    // The seed's form: its gravity is `bh_gravity`'s twin's on the same order, bit for bit; its
+    // counts the O(N²) gather counts; its densities the group search's up to summation order.
+    for (what, b, h) in cases() {
+        let t = SphTree::new(&b, &h).without_ranges();
+        let brute: Vec<u32> = crate::sph::cpu::brute_force(&b, &h, Criterion::Gather, |_| Count(0))
+            .into_iter()
+            .map(|c| c.0)
+            .collect();
+        for (theta, eps, kernel) in [
+            (0.5, 0.05, SmoothingKernel::CubicSpline),
+            (0.8, 0.0, SmoothingKernel::WendlandC2),
+            (0.0, 0.01, SmoothingKernel::CubicSpline),
+        ] {
+            let o = options(theta, eps, false, kernel);
+            let case = format!("{what} θ {theta} ε {eps} {kernel:?}");
+            let got = cpu::combined_vote(&b, &h, &t, &o);
+            let acc = crate::bh::cpu::gravity(&b, &t.tree, &t.tree.sort, &o.gravity);
+            assert!(
+                same_bits(&acc_bits(&got.acc), &acc_bits(&acc)),
+                "{case}: accelerations differ (max rel {:.2e})",
+                max_acc_diff(&got.acc, &acc, 1e-30)
+            );
+            assert_eq!(got.counts, brute, "{case}: counts");
+            let want = cpu::separate_density(&b, &h, &t, &o);
+            for (i, ((&x, &y), &k)) in got.rho.iter().zip(&want.rho).zip(&brute).enumerate() {
+                let d = ((x - y) as f64).abs() / (y as f64).abs().max(1e-30);
+                assert!(
+                    d < 1e-6 + 1e-7 * k as f64,
+                    "{case}: density {i} differs by {d:.2e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn counts_equal_the_brute_force_and_every_body_counts_itself() {
     for (what, b, h) in cases() {
         let got = cpu::evaluate(
@@ -194,7 +232,7 @@ fn bad_input_is_refused() {
         validate(&[], &[], &o),
         Err(CombinedError::Gravity(InputError::Empty))
     );
-    let r = compare(&crate::backend::Backend::Cpu, &b, &h, &o, 1);
+    let r = compare(&crate::backend::Backend::Cpu, &b, &h, &o, Form::Group, 1);
     assert!(matches!(r, Err(gpu::CombinedGpuError::Input(_))));
 }
 
@@ -204,7 +242,95 @@ fn compare_on_the_cpu_reports_equal_answers() {
     scene::shuffle(&mut b, 4);
     let h = vec![crate::sph::initial_h(&b, 32.0); b.len()];
     let o = options(0.5, 0.05, false, SmoothingKernel::CubicSpline);
-    let c = compare(&crate::backend::Backend::Cpu, &b, &h, &o, 1).unwrap();
+    let c = compare(&crate::backend::Backend::Cpu, &b, &h, &o, Form::Group, 1).unwrap();
     assert_eq!(c.combined, c.separate);
     assert!(c.times.combined > 0.0 && c.times.separate() > 0.0);
+}
+
+#[test]
+fn compare_in_the_vote_form_on_the_cpu() {
+    let mut b = scene::generate(Scene::Plummer, 2000, 6);
+    scene::shuffle(&mut b, 6);
+    let h = random_h(b.len(), 7, 0.02, 0.3);
+    let o = options(0.5, 0.05, false, SmoothingKernel::WendlandC2);
+    let c = compare(&crate::backend::Backend::Cpu, &b, &h, &o, Form::Vote, 1).unwrap();
+    // Gravity: `bh_gravity`'s twin bit for bit; counts exactly; densities to summation order.
+    assert!(same_bits(
+        &acc_bits(&c.combined.acc),
+        &acc_bits(&c.separate.acc)
+    ));
+    assert_eq!(c.combined.counts, c.separate.counts);
+    assert!(max_rel_diff(&c.combined.rho, &c.separate.rho, 1e-30) < 1e-4);
+    assert!(c.times.combined > 0.0 && c.times.separate() > 0.0);
+    // The seed's form has no quadrupoles: refused before any work.
+    let q = options(0.5, 0.05, true, SmoothingKernel::WendlandC2);
+    assert!(matches!(
+        compare(&crate::backend::Backend::Cpu, &b, &h, &q, Form::Vote, 1),
+        Err(CombinedGpuError::Input(CombinedError::VoteQuadrupole))
+    ));
+}
+
+#[test]
+fn may_reach_never_rules_out_a_reachable_cell() {
+    // Every cell of trees over clouds far from the origin (centres of mass rounded at the
+    // coordinates' scale) and of piles; targets just outside and inside each box's reach.
+    use crate::device::bh::{self as dev, MAX_DEPTH};
+    use crate::device::combined::{may_reach, reach_slack};
+    use crate::device::sph::{GATHER, cell_reachable};
+    let mut checked = 0u64;
+    for (k, (offset, spread)) in [(0.0f32, 1.0f32), (1e3, 1.0), (-4e4, 0.05), (10.0, 1e-4)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut b = scene::generate(Scene::Plummer, 3000, 11 + k as u64);
+        for q in &mut b {
+            (q.x, q.y, q.z) = (
+                offset + spread * q.x,
+                offset + spread * q.y,
+                -offset + spread * q.z,
+            );
+        }
+        b.extend(std::iter::repeat_n(b[7], 50));
+        let h = vec![0.01 * spread; b.len()];
+        let t = SphTree::new(&b, &h);
+        let tree = &t.tree;
+        let n = tree.n as i32;
+        let (centre, half) = dev::root_cell(&tree.header);
+        let slack = reach_slack(centre, half);
+        let mut stack = vec![(tree.root(), 0usize)];
+        while let Some((cell, depth)) = stack.pop() {
+            for o in 0..8 {
+                let ch = tree.child[tree.layout.slot(cell, o)];
+                if ch < n {
+                    continue;
+                }
+                let c = ch - n;
+                assert!(depth < MAX_DEPTH);
+                stack.push((c, depth + 1));
+                let bx = &t.boxes[c as usize];
+                let com = tree.cell_pm[c as usize].pos();
+                let w = dev::width_at(half, depth + 1);
+                for j in 0..6u64 {
+                    // A target beside a box corner, at a distance around h.
+                    let u = |d: u64| rng::uniform_f32(j * 7 + d, c as u64) - 0.5;
+                    let hh = (0.5 + rng::uniform_f32(j, 99 + c as u64)) * 0.02 * spread;
+                    let p = [
+                        bx.hi[0] + hh * u(0),
+                        bx.lo[1] + hh * u(1),
+                        bx.hi[2] + hh * u(2),
+                    ];
+                    if cell_reachable(GATHER, p, p, hh, bx) {
+                        checked += 1;
+                        let r2 = dev::dist2(p, com);
+                        assert!(
+                            may_reach(r2, hh, w, slack),
+                            "cell {c} depth {} ruled out (offset {offset})",
+                            depth + 1
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked} reachable cases");
 }

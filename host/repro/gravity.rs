@@ -16,10 +16,13 @@ use crate::bh::{Mode, Options, Params, Relative, rate, relative_errors};
 use crate::device::bh::Body;
 use serde_json::json;
 
-/// Opening angles of the geometric criterion.
-pub const THETAS: [f32; 6] = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
+/// Opening angles of the geometric criterion: steps of 0.025 where the error levels of the
+/// equal-error table fall (a coarser grid reports the next slower point as the level's time).
+pub const THETAS: [f32; 12] = [
+    0.3, 0.325, 0.35, 0.375, 0.4, 0.425, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8,
+];
 /// α of the relative criterion (`group2` only); its first pass runs at [`PREPASS_THETA`].
-pub const ALPHAS: [f32; 5] = [0.0005, 0.001, 0.002, 0.004, 0.008];
+pub const ALPHAS: [f32; 8] = [0.0005, 0.001, 0.0015, 0.002, 0.003, 0.004, 0.006, 0.008];
 /// θ of the relative criterion's first pass (timed apart, not in the step).
 pub const PREPASS_THETA: f32 = 0.5;
 /// Median error levels of the equal-error table.

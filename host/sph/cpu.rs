@@ -603,7 +603,7 @@ pub fn density(
         Density::new(k, h[i as usize])
     })
     .into_iter()
-    .map(|d| d.rho)
+    .map(|d| d.rho())
     .collect())
 }
 

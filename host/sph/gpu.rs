@@ -8,7 +8,6 @@ use super::{
 };
 use crate::bh::gpu::{BhError, Storage, TreeBuffers, build_device_tree};
 use crate::bh::initial_cells;
-use crate::device::bh::kernels as bk;
 use crate::device::bh::{self as bdev, Body};
 use crate::device::sph::kernels as k;
 use crate::device::sph::{self as dev, CellBox, HState};
@@ -75,27 +74,8 @@ impl DeviceSph {
         let oct = build_device_tree(gpu, bodies, Storage::Dense, initial_cells(n))?;
         let mut t = oct.tree;
         let layout = oct.layout;
-        let mut sort = gpu.alloc_poisoned::<u32>(n)?;
-        let mut groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
-        let sort_cfg = gpu.resident_grid(bk::bh_sort, bdev::TREE_BLOCK)?;
-        // SAFETY: buffers sized per bh_sort's doc (tree built and summarized above).
-        let sort_ms = gpu
-            .time(|| unsafe {
-                let args = (
-                    n32,
-                    &mut t.header,
-                    &t.child,
-                    &t.next,
-                    &t.count,
-                    &mut t.start,
-                    &mut sort,
-                    &mut groups,
-                    bdev::GROUP_SIZE,
-                    layout,
-                );
-                gpu.launch(bk::bh_sort, sort_cfg, args)
-            })?
-            .1;
+        let (sort, groups, sort_ms) =
+            crate::bh::gpu::tree_sorted(gpu, n, &mut t, layout, bdev::GROUP_SIZE)?;
         let ngroups = gpu.download(&t.header)?[0].groups;
         let mut sorted = gpu.alloc_poisoned::<Body>(n)?;
         // SAFETY: sort is a permutation of 0..n (bh_sort); both arrays hold n entries.

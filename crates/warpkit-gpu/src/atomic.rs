@@ -177,6 +177,22 @@ pub unsafe fn store_release_u32(ptr: *mut u32, value: u32) {
     };
 }
 
+/// A strong store without ordering at GPU scope: `st.relaxed.gpu.b32`, for a flag that carries
+/// its own payload (the reader polls it with [`load_relaxed_u32`] and needs nothing else the
+/// writer wrote): no fence, where [`store_release_u32`] waits for the writer's earlier accesses.
+///
+/// # Safety
+/// See the module docs.
+#[gpu_only]
+#[inline(always)]
+pub unsafe fn store_relaxed_u32(ptr: *mut u32, value: u32) {
+    // SAFETY: caller guarantees `ptr`.
+    unsafe {
+        asm!("st.relaxed.gpu.b32 [{ptr}], {v};", ptr = in(reg64) ptr, v = in(reg32) value,
+            options(nostack))
+    };
+}
+
 /// Types with a hardware `atom.add` at GPU scope: [`AtomicAdd::atomic_add`] picks the instruction.
 pub trait AtomicAdd: Copy {
     /// `atomicAdd`: returns the value before.

@@ -572,8 +572,14 @@ pub fn box_of(lo: [f32; 3], hi: [f32; 3]) -> ([f32; 3], [f32; 3]) {
 /// Squared width of a cell at `depth` below a root of half-size `root_half`.
 #[inline(always)]
 pub fn width2_at(root_half: f32, depth: usize) -> f32 {
-    let w = 2.0 * root_half / (1u64 << depth) as f32;
+    let w = width_at(root_half, depth);
     w * w
+}
+
+/// The width of a cell at `depth` (the root's is `2 root_half`).
+#[inline(always)]
+pub fn width_at(root_half: f32, depth: usize) -> f32 {
+    2.0 * root_half / (1u64 << depth) as f32
 }
 
 /// Acceleration (without G) on a body at `p` from mass `m` at `q`, Plummer-softened: `m d /

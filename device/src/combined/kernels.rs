@@ -5,8 +5,8 @@
 use super::*;
 use crate::bh::{
     Accel, GROUP_BLOCK, GROUP_LIST, GROUP_STACK, GroupLanes, Layout, MAX_DEPTH, Monopole, Quad,
-    Quadrupole, RawOctree, Targets, TreeHeader, box_of, is_far_from_box, root_cell, softened,
-    width2_at,
+    Quadrupole, RawOctree, Targets, TreeHeader, add_pair_accel, box_of, is_far, is_far_from_box,
+    root_cell, softened, width_at, width2_at,
 };
 use crate::gpu::atomic::atomic_add_u32;
 use crate::gpu::atomic::atomic_add_u64;
@@ -216,7 +216,7 @@ unsafe fn group<const SOFT: bool, const QUAD: bool>(
                 )
             };
             // The shares of a body's lanes (lanes `seat + seats j`) summed into each of them.
-            let (mut a, mut count, mut rh) = (t.a[0], nt.count, nt.rho);
+            let (mut a, mut count, mut rh) = (t.a[0], nt.count, nt.sum);
             let mut off = seats;
             while off < crate::WARP_SIZE {
                 for c in a.iter_mut() {
@@ -242,10 +242,172 @@ unsafe fn group<const SOFT: bool, const QUAD: bool>(
                 }
                 if fields != Fields::Far {
                     *counts.add(i) = count;
-                    *rho.add(i) = rh;
+                    *rho.add(i) = Density::scale(rh, nt.inv_h);
                 }
             }
             w = take_group();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the seed's form: one walk per warp, one merged vote per cell
+// ---------------------------------------------------------------------------------------------
+
+const VOTE_WARPS: usize = (crate::bh::GRAVITY_BLOCK / crate::WARP_SIZE) as usize;
+crate::static_shared!(combined_vote_stack: [i32; VOTE_WARPS * STACK]);
+crate::static_shared!(combined_vote_w2: [f32; STACK]);
+crate::static_shared!(combined_vote_w: [f32; STACK]);
+
+/// GASPHiA's merged traversal in the seed's form: `bh_gravity`'s walk (lane k of the grid on body
+/// `sort[k]`, one walk per warp) that also answers each lane's gather count (`counts[i]`) and SPH
+/// density (`rho[i]`, kernel `params.kernel`, support `h[i]`), as `sph_vote` would. One vote per
+/// cell decides both fields:
+/// - a cell that some lane finds near (`crate::bh::is_far` fails) is opened, as in `bh_gravity`;
+/// - a cell that every lane finds far adds its monopole; if some lane's sphere can also reach its
+///   box (`crate::sph::cell_reachable`, gather) it is walked on for the density alone
+///   (near-only: below it, a cell is opened when some lane can reach it, as in `sph_vote`);
+/// - a body adds its gravity (outside near-only subtrees, not on itself) and, within `h[i]`, its
+///   count and density term ([`GatherDensity`], the target itself included).
+///
+/// So the accelerations are `bh_gravity`'s, summed in its order, and the densities and counts
+/// those of `sph_vote` over a superset of its candidates (a candidate outside `h[i]` adds
+/// nothing). `params.parts` is ignored: both fields, always. Launch
+/// `crate::bh::GRAVITY_BLOCK`-thread blocks, any grid; the tree as for `combined_group`
+/// (`sort` of every body, cell boxes).
+#[allow(clippy::too_many_arguments)]
+#[crate::kernel]
+pub unsafe fn combined_vote(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    sort: *const u32,
+    header: *const TreeHeader,
+    child: *const i32,
+    next: *const i32,
+    cell_pm: *const Body,
+    boxes: *const CellBox,
+    layout: Layout,
+    params: WalkParams,
+    acc: *mut Accel,
+    counts: *mut u32,
+    rho: *mut f32,
+) {
+    let ni = n as i32;
+    let lane = lane_id();
+    let base = warp_idx() as usize * STACK;
+    let stack = combined_vote_stack();
+    let w2 = combined_vote_w2();
+    let wd = combined_vote_w();
+    let (theta2, eps2) = (params.theta2, params.eps2);
+    // SAFETY: header complete, cells boxed; shared arrays sized above; barriers reached by all
+    // threads; lanes past n stand on the warp's first body and vote far and unreachable.
+    unsafe {
+        let (root_centre, root_half) = root_cell(&*header);
+        let slack = reach_slack(root_centre, root_half);
+        let t = thread_idx_x() as usize;
+        if t < STACK {
+            *w2.add(t) = width2_at(root_half, t);
+            *wd.add(t) = width_at(root_half, t);
+        }
+        sync_threads();
+        let warps_total = grid_size_1d() / crate::WARP_SIZE;
+        let mut w = index_1d() / crate::WARP_SIZE;
+        while w * crate::WARP_SIZE < n {
+            let k = w * crate::WARP_SIZE + lane;
+            let active = k < n;
+            let i = *sort.add(if active { k } else { w * crate::WARP_SIZE } as usize) as i32;
+            let p = (*bodies.add(i as usize)).pos();
+            let hi = *h.add(i as usize);
+            let mut a = [0.0f32; 3];
+            let mut g = Gather::at(p, hi, params.kernel);
+            let reach = |c: usize| active && cell_reachable(GATHER, p, p, hi, &*boxes.add(c));
+            // Warp-uniform state as `bh_gravity`'s, and the depth of the first near-only cell
+            // on the path (STACK: none).
+            let (mut cell, mut oct, mut depth) = (layout.root(), 0u32, 0usize);
+            let mut near_from = STACK;
+            loop {
+                if oct == 8 {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                    if depth < near_from {
+                        near_from = STACK;
+                    }
+                    sync_warp(FULL_MASK); // lane 0's push is visible to all lanes
+                    let e = *stack.add(base + depth);
+                    cell = e >> 4;
+                    oct = (e & 15) as u32;
+                    continue;
+                }
+                let ch = *child.add(layout.slot(cell, oct));
+                oct += 1;
+                let near_only = depth >= near_from;
+                if ch >= ni {
+                    let c = (ch - ni) as usize;
+                    let open = if near_only {
+                        vote_any(FULL_MASK, reach(c))
+                    } else {
+                        let pm = *cell_pm.add(c);
+                        let r2 = crate::bh::dist2(p, pm.pos());
+                        let far = !active || is_far(r2, *w2.add(depth + 1), theta2);
+                        // All lanes must agree a cell is far before any uses its summary.
+                        if vote_all(FULL_MASK, far) {
+                            if active {
+                                add_pair_accel::<false>(&mut a, p, pm.pos(), pm.m, eps2);
+                            }
+                            // The box is read only where the centre of mass leaves it possible.
+                            let near = vote_any(
+                                FULL_MASK,
+                                may_reach(r2, hi, *wd.add(depth + 1), slack) && reach(c),
+                            );
+                            if near {
+                                near_from = depth + 1;
+                            }
+                            near
+                        } else {
+                            true
+                        }
+                    };
+                    if open {
+                        sync_warp(FULL_MASK); // every lane has read the slot lane 0 overwrites
+                        if lane == 0 {
+                            *stack.add(base + depth) = cell * 16 + oct as i32;
+                        }
+                        depth += 1;
+                        cell = ch - ni;
+                        oct = 0;
+                    }
+                } else {
+                    let mut b = ch;
+                    while b >= 0 {
+                        if active {
+                            let q = *bodies.add(b as usize);
+                            if !near_only && b != i {
+                                add_pair_accel::<false>(&mut a, p, q.pos(), q.m, eps2);
+                            }
+                            // Most bodies the gravity reaches are outside every lane's h: the
+                            // warp skips their kernel evaluation (adding them adds nothing).
+                            if within(dist2(p, q.pos()), hi) {
+                                GatherDensity.add(&mut g, &q, &());
+                            }
+                        }
+                        b = *next.add(b as usize);
+                    }
+                }
+            }
+            if active {
+                let gc = params.g;
+                *acc.add(i as usize) = Accel {
+                    x: gc * a[0],
+                    y: gc * a[1],
+                    z: gc * a[2],
+                };
+                *counts.add(i as usize) = g.count;
+                *rho.add(i as usize) = g.rho();
+            }
+            w += warps_total;
         }
     }
 }

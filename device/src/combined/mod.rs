@@ -17,8 +17,7 @@
 pub mod kernels;
 
 use crate::bh::Body;
-use crate::math;
-use crate::sph::{CellBox, GATHER, body_reachable, cell_reachable, dist2, kernel_w_at, within};
+use crate::sph::{CellBox, Density, GATHER, body_reachable, cell_reachable, dist2, within};
 use crate::walk::Interaction;
 pub use crate::walk::near::Fields;
 
@@ -80,8 +79,31 @@ impl GroupReach {
     }
 }
 
+/// Relative rounding allowance of [`may_reach`] for cells' centres of mass and centres: times
+/// the root's largest coordinate (`max |centre| + half width`), far above the few hundred
+/// roundings by `f32::EPSILON` that a centre of mass summed level by level can carry.
+pub const COM_SLACK: f32 = 1e-4;
+
+/// The allowance of [`may_reach`] for a tree whose root cell is `(centre, half)`.
+#[inline(always)]
+pub fn reach_slack(centre: [f32; 3], half: f32) -> f32 {
+    COM_SLACK * (centre[0].abs().max(centre[1].abs()).max(centre[2].abs()) + half)
+}
+
+/// Whether a target with support `h` at squared distance `r2` from the centre of mass of a cell
+/// of width `w` may reach one of its bodies: body and centre of mass lie in the cell's cube, so
+/// within √3·w of each other (up to the rounding `slack`, [`reach_slack`]). Conservative: false
+/// only when no body of the cell is within `h`, so the exact test on the cell's box
+/// ([`GroupReach`]'s `cell_reachable`) is needed only when it is true.
+#[inline(always)]
+pub fn may_reach(r2: f32, h: f32, w: f32, slack: f32) -> bool {
+    // 1.7321 > √3; the factor covers the roundings of r2 and of the sum.
+    let r = (h + 1.7321 * w + slack) * 1.0001;
+    r2 < r * r
+}
+
 /// One target's gather sums: its position, smoothing length (and its inverse, taken once),
-/// neighbour count and density.
+/// neighbour count and density sum (`crate::sph::Density`'s, scaled by [`Gather::rho`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Gather {
     pub p: [f32; 3],
@@ -89,7 +111,7 @@ pub struct Gather {
     pub inv_h: f32,
     pub kernel: u32,
     pub count: u32,
-    pub rho: f32,
+    pub sum: f32,
 }
 
 impl Gather {
@@ -101,16 +123,22 @@ impl Gather {
             inv_h: 1.0 / h,
             kernel,
             count: 0,
-            rho: 0.0,
+            sum: 0.0,
         }
+    }
+
+    /// The density of the neighbours summed so far.
+    #[inline(always)]
+    pub fn rho(&self) -> f32 {
+        Density::scale(self.sum, self.inv_h)
     }
 }
 
 /// The near-field interaction: a listed body within the target's `h` (strictly, as
 /// `crate::sph::is_neighbour` under [`GATHER`]) is counted and adds `m_j W(r_ij, h_i)` to the
 /// density (the target itself included), as `crate::sph::Density` adds it: one division per
-/// target and the approximate square root (`crate::sph::kernel_w_at`; on the host both are the
-/// correctly rounded ones, so the CPU twin sums exactly what the SPH search's does).
+/// target and the approximate square root (`Density::add`; on the host the correctly rounded
+/// one, so the CPU twin sums exactly what the SPH search's does).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GatherDensity;
 
@@ -124,14 +152,9 @@ impl Interaction for GatherDensity {
     #[inline(always)]
     fn add(&self, t: &mut Gather, s: &Body, _: &()) {
         let r2 = dist2(t.p, s.pos());
-        if within(r2, t.h) {
-            t.count += 1;
-            t.rho = math::fma(
-                s.m,
-                kernel_w_at(t.kernel, math::sqrt_approx(r2), t.inv_h),
-                t.rho,
-            );
-        }
+        let inside = within(r2, t.h);
+        t.count += inside as u32;
+        t.sum = Density::add(t.kernel, t.inv_h, t.sum, r2, s.m, inside);
     }
 }
 
@@ -164,7 +187,7 @@ mod tests {
                 want.take(0, r2, s.m);
             }
         }
-        assert_eq!((t.count, t.rho), (count, want.rho));
+        assert_eq!((t.count, t.rho()), (count, want.rho()));
         assert_eq!(count, 3);
     }
 

@@ -56,10 +56,11 @@ pub fn is_neighbour(crit: u32, r2: f32, hi: f32, hj: f32) -> bool {
     within(r2, radius(crit, hi, hj))
 }
 
-/// `d0² + d1² + d2²` in this order: [`dist2`] and [`gap2`] must round alike.
+/// `d0² + d1² + d2²`, fused from the last term up: [`dist2`] and [`gap2`] must round alike.
 #[inline(always)]
 fn sum_sq(d: [f32; 3]) -> f32 {
-    d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+    // Monotone in each |d_k|, as the plain sum is: the gap bound needs only that.
+    math::fma(d[0], d[0], math::fma(d[1], d[1], d[2] * d[2]))
 }
 
 /// Squared float32 distance between two points (`q − p`).
@@ -191,48 +192,60 @@ pub const CUBIC_SPLINE: u32 = 0;
 pub const WENDLAND_C2: u32 = 1;
 
 /// `h³ W(q h, h)`: the dimensionless kernel of [`CUBIC_SPLINE`] or [`WENDLAND_C2`], zero for
-/// `q ≥ 1`; generic so that the float32 kernels and the float64 reference share it.
+/// `q ≥ 1` (and for a NaN `q`, from h = 0); generic so that the float32 kernels and the float64
+/// reference share it.
 #[inline(always)]
 pub fn kernel_shape<R: Real>(kernel: u32, q: R) -> R {
-    let one = R::ONE;
-    // `q ≥ 1` (a NaN q, from h = 0, also gives zero).
-    if q.partial_cmp(&one) != Some(core::cmp::Ordering::Less) {
-        return R::ZERO;
-    }
-    let u = one - q;
-    if kernel == WENDLAND_C2 {
-        let u2 = u * u;
-        R::from_f64(21.0 / (2.0 * core::f64::consts::PI)) * u2 * u2 * (one + R::from_f64(4.0) * q)
+    if q < R::ONE {
+        shape_in_support(kernel, q)
     } else {
-        let s = R::from_f64(8.0 / core::f64::consts::PI);
-        if q <= R::from_f64(0.5) {
-            s * (one - R::from_f64(6.0) * q * q * u)
-        } else {
-            s * R::from_f64(2.0) * u * u * u
-        }
+        R::ZERO
     }
 }
 
-/// `W(r, h)` from the squared distance, float32 (the kernels' form).
+/// [`kernel_shape`] without the support test, for a caller that has made it: zero for `q ≥ 1`
+/// too where `q` is finite. Written without branches on `q` — the M4 spline as
+/// `(8/π)(2u³ − 8v³)` with `u = max(1 − q, 0)`, `v = max(½ − q, 0)` —, so that a warp whose
+/// lanes hold different `q` takes one path (the group search evaluates it for every candidate).
+#[inline(always)]
+pub fn shape_in_support<R: Real>(kernel: u32, q: R) -> R {
+    let zero = R::ZERO;
+    let pos = |x: R| if x > zero { x } else { zero };
+    let u = pos(R::ONE - q);
+    let u2 = u * u;
+    if kernel == WENDLAND_C2 {
+        let c = R::from_f64(21.0 / (2.0 * core::f64::consts::PI));
+        c * (u2 * u2) * R::from_f64(4.0).mul_add(q, R::ONE)
+    } else {
+        let v = pos(R::from_f64(0.5) - q);
+        let c = R::from_f64(8.0 / core::f64::consts::PI);
+        (u2 * u).mul_add(c + c, -(R::from_f64(8.0) * c) * (v * v * v))
+    }
+}
+
+/// `W(r, h)` from the squared distance, float32, with `r = √r²` correctly rounded (the
+/// searches' [`Density`], which sums many neighbours of one target, takes `math::sqrt_approx`
+/// and scales by `1/h³` once; in the combined walk a `sqrt.rn` with its slow-path subroutine
+/// cost 16 registers of 96).
 #[inline(always)]
 pub fn kernel_w(kernel: u32, r2: f32, h: f32) -> f32 {
-    kernel_w_at(kernel, math::sqrt(r2), 1.0 / h)
-}
-
-/// `W(r, h)` from the distance `r` and `inv = 1/h`, the one copy of the scaling: [`kernel_w`]
-/// takes `r = √r²` correctly rounded; the searches' [`Density`] and the combined gravity +
-/// density walk (`crate::combined`), which sum many neighbours of one target, divide once and
-/// take `math::sqrt_approx` (in the combined walk a `sqrt.rn` with its slow-path subroutine cost
-/// 16 registers of 96).
-#[inline(always)]
-pub fn kernel_w_at(kernel: u32, r: f32, inv: f32) -> f32 {
-    kernel_shape(kernel, r * inv) * (inv * inv * inv)
+    let inv = 1.0 / h;
+    kernel_shape(kernel, math::sqrt(r2) * inv) * (inv * inv * inv)
 }
 
 /// What a search does with each neighbour `j` of one target: count it, write it, or add its
 /// density. `r2` is the pair's squared distance, `mj` its mass.
 pub trait Sink {
     fn take(&mut self, j: u32, r2: f32, mj: f32);
+    /// A candidate `j` and whether it is a neighbour (`inside`): [`Self::take`] for neighbours.
+    /// The group search offers every candidate of its list, so that a sink may take it without
+    /// a branch (a warp's lanes disagree on `inside`).
+    #[inline(always)]
+    fn offer(&mut self, j: u32, r2: f32, mj: f32, inside: bool) {
+        if inside {
+            self.take(j, r2, mj);
+        }
+    }
 }
 
 /// Counts neighbours.
@@ -244,17 +257,23 @@ impl Sink for Count {
     fn take(&mut self, _: u32, _: f32, _: f32) {
         self.0 += 1;
     }
+    #[inline(always)]
+    fn offer(&mut self, _: u32, _: f32, _: f32, inside: bool) {
+        self.0 += inside as u32;
+    }
 }
 
 /// SPH density by summation, `ρ_i = Σ_j m_j W(r_ij, h_i)` (the target's own term included):
-/// one division per target and, on the device, the approximate square root per neighbour
-/// ([`kernel_w_at`]; a `sqrt.rn` and a division per pair made the density pass half as slow
-/// again as the count; on the host both are the correctly rounded ones).
+/// the sum of `m_j h³W` over the neighbours, scaled by `1/h³` once ([`Self::rho`]), with the
+/// approximate square root per neighbour on the device (a `sqrt.rn` and a division per pair
+/// made the density pass half as slow again as the count; on the host it is the correctly
+/// rounded one).
 #[derive(Clone, Copy, Debug)]
 pub struct Density {
     pub kernel: u32,
     pub inv_h: f32,
-    pub rho: f32,
+    /// `Σ m_j h³W(r_ij, h)` so far.
+    pub sum: f32,
 }
 
 impl Density {
@@ -264,16 +283,40 @@ impl Density {
         Density {
             kernel,
             inv_h: 1.0 / h,
-            rho: 0.0,
+            sum: 0.0,
         }
+    }
+
+    /// `sum` plus neighbour `mj` at squared distance `r2` (nothing when not `inside`), the one
+    /// copy of the summation that the combined walk shares.
+    #[inline(always)]
+    pub fn add(kernel: u32, inv_h: f32, sum: f32, r2: f32, mj: f32, inside: bool) -> f32 {
+        // `inside` (r² < h²) makes the support test: q may round to just over 1 (w = 0).
+        let w = shape_in_support(kernel, math::sqrt_approx(r2) * inv_h);
+        math::fma(mj, if inside { w } else { 0.0 }, sum)
+    }
+
+    /// The density of a finished sum.
+    #[inline(always)]
+    pub fn scale(sum: f32, inv_h: f32) -> f32 {
+        sum * (inv_h * inv_h * inv_h)
+    }
+
+    /// The density summed so far.
+    #[inline(always)]
+    pub fn rho(&self) -> f32 {
+        Self::scale(self.sum, self.inv_h)
     }
 }
 
 impl Sink for Density {
     #[inline(always)]
-    fn take(&mut self, _: u32, r2: f32, mj: f32) {
-        let w = kernel_w_at(self.kernel, math::sqrt_approx(r2), self.inv_h);
-        self.rho = math::fma(mj, w, self.rho);
+    fn take(&mut self, j: u32, r2: f32, mj: f32) {
+        self.offer(j, r2, mj, true);
+    }
+    #[inline(always)]
+    fn offer(&mut self, _: u32, r2: f32, mj: f32, inside: bool) {
+        self.sum = Self::add(self.kernel, self.inv_h, self.sum, r2, mj, inside);
     }
 }
 
@@ -493,6 +536,12 @@ impl Sink for Ladder {
             self.c[k] += (r2 < self.r2[k]) as u32;
         }
     }
+    /// The rungs lie within the walk radius (the largest is [`walk_radius`]), so a candidate
+    /// outside it adds nothing: counted without the test.
+    #[inline(always)]
+    fn offer(&mut self, j: u32, r2: f32, mj: f32, _: bool) {
+        self.take(j, r2, mj);
+    }
 }
 
 /// One step of the smoothing-length iteration from the gather counts `c` at the rungs of
@@ -629,8 +678,10 @@ pub const GROUP_H_SPREAD: f32 = 1.5;
 /// levels of the tree are where a walk pops most of its cells. The candidates stay the same
 /// (each particle still passes [`body_reachable`]); on the CPU twin's count (2^18 particles, 64
 /// neighbours) cells popped fall 8.6× (uniform) and 7.4× (Plummer), and the ranges' particles
-/// are loaded 32 at a time.
-pub const SPH_BUCKET: u32 = 16;
+/// are loaded 32 at a time. On the H200 (64 neighbours, session 16 call 2) 32 against 16: the
+/// density of uniform 2^22 4.18 → 3.50 ms, 2^20 0.82 → 0.77, Plummer 2^20 1.24 → 1.20; 8 was
+/// slower everywhere.
+pub const SPH_BUCKET: u32 = 32;
 
 /// A group search of at most this many walks (`sph_group_few`, `sph_group_ladder_few`: the
 /// h iteration's late passes, the searches of sets up to about 2^19 particles) also tests each

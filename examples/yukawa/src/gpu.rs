@@ -6,7 +6,6 @@ use crate::kernels::kernels::{DIRECT_BLOCK, GROUP_BLOCK, yukawa_direct, yukawa_g
 use crate::{ParamError, Params, check};
 use warpkit::bh::gpu::{self as bhgpu, DeviceOctree, Storage};
 use warpkit::bh::initial_cells;
-use warpkit::device::bh::kernels::bh_sort;
 use warpkit::device::bh::{self as dev, Accel, Body};
 use warpkit::runtime::{Gpu, GpuError, Module, grid_for};
 
@@ -79,25 +78,9 @@ impl Yukawa {
             ..
         } = bhgpu::build_device_tree_with(gpu, bodies, Storage::Dense, initial_cells(n), true)
             .map_err(Error::Tree)?;
-        // The sort into warp groups of ≤ 32, warpkit's kernel too: its threads wait on each
-        // other, so the grid must be resident.
-        let mut d_sort = gpu.alloc_poisoned::<u32>(n)?;
-        let mut d_groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
-        let sort_cfg = gpu.resident_grid(bh_sort, dev::TREE_BLOCK)?;
-        let sort_args = (
-            n32,
-            &mut t.header,
-            &t.child,
-            &t.next,
-            &t.count,
-            &mut t.start,
-            &mut d_sort,
-            &mut d_groups,
-            dev::GROUP_SIZE,
-            layout,
-        );
-        // SAFETY: buffers as bh_sort's doc requires: the summarized tree, n sort and group slots.
-        let ((), sort_ms) = gpu.time(|| unsafe { gpu.launch(bh_sort, sort_cfg, sort_args) })?;
+        // The sort into warp groups of ≤ 32 (in tree order), warpkit's kernels too.
+        let (d_sort, d_groups, sort_ms) =
+            bhgpu::tree_sorted(gpu, n, &mut t, layout, dev::GROUP_SIZE)?;
 
         // This crate's kernel, on this crate's module. Warps stride over the groups, so a
         // resident grid covers any tree.

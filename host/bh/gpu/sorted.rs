@@ -17,8 +17,8 @@ pub fn sorted_build_bytes(n: usize) -> usize {
     n * (16 + 8 + 4 + 4 + 4) + 2 * tiles * sort::RADIX_DIGITS as usize * 4 + pair_tiles * 8 + 64
 }
 
-/// The one-block scan's launch.
-fn scan_config() -> LaunchConfig {
+/// The one-block scan's (`sph_scan`) launch.
+pub(super) fn scan_config() -> LaunchConfig {
     LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (SCAN_BLOCK, 1, 1),

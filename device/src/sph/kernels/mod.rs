@@ -12,6 +12,7 @@ use super::*;
 use crate::bh::kernels::pop_cells;
 use crate::bh::{EMPTY, GROUP_LIST, GROUP_POP, GROUP_STACK, Layout, MAX_DEPTH};
 use crate::gpu::atomic::*;
+use crate::gpu::shared::{SharedScalar, ld_shared_v4, shared_addr};
 use crate::gpu::thread::*;
 use crate::gpu::warp::*;
 use core::ptr::read_volatile;
@@ -67,7 +68,7 @@ impl LaneSink for Density {
     #[inline(always)]
     unsafe fn finish(self, o: &Outputs, i: u32) {
         // SAFETY: per the contract.
-        unsafe { *o.rho.add(i as usize) = self.rho }
+        unsafe { *o.rho.add(i as usize) = self.rho() }
     }
 }
 
@@ -163,15 +164,45 @@ macro_rules! by_mode {
 }
 
 /// [`by_mode!`] without [`MODE_LADDER`] (density in its place), for a kernel whose ladder runs
-/// as an entry of its own: the ladder's sixteen live values raised every mode's registers.
+/// as an entry of its own: the ladder's sixteen live values raised every mode's registers. The
+/// density's smoothing kernel `$kernel` is a constant of its sink ([`DensityOf`]).
 macro_rules! by_mode_but_ladder {
-    ($mode:expr, $f:ident($($a:expr),* $(,)?)) => {
+    ($mode:expr, $kernel:expr, $f:ident($($a:expr),* $(,)?)) => {
         match $mode {
             MODE_COUNT => $f::<Count>($($a),*),
             MODE_FILL => $f::<Fill>($($a),*),
-            _ => $f::<Density>($($a),*),
+            _ if $kernel == WENDLAND_C2 => $f::<DensityOf<WENDLAND_C2>>($($a),*),
+            _ => $f::<DensityOf<CUBIC_SPLINE>>($($a),*),
         }
     };
+}
+
+/// [`Density`] with smoothing kernel `K` a constant, so that the group search's flush evaluates
+/// one kernel's formula for every candidate without a branch on the kernel.
+struct DensityOf<const K: u32>(Density);
+
+impl<const K: u32> Sink for DensityOf<K> {
+    #[inline(always)]
+    fn take(&mut self, j: u32, r2: f32, mj: f32) {
+        self.offer(j, r2, mj, true);
+    }
+    #[inline(always)]
+    fn offer(&mut self, _: u32, r2: f32, mj: f32, inside: bool) {
+        let d = &mut self.0;
+        d.sum = Density::add(K, d.inv_h, d.sum, r2, mj, inside);
+    }
+}
+
+impl<const K: u32> LaneSink for DensityOf<K> {
+    #[inline(always)]
+    unsafe fn start(_: &Outputs, _: u32, hi: f32) -> Self {
+        DensityOf(Density::new(K, hi))
+    }
+    #[inline(always)]
+    unsafe fn finish(self, o: &Outputs, i: u32) {
+        // SAFETY: per the contract.
+        unsafe { self.0.finish(o, i) }
+    }
 }
 
 /// The particles in tree order, `sorted[k] = bodies[sort[k]]` for `k < n` (`sort` a
@@ -433,11 +464,11 @@ crate::static_shared!(sph_group_served: [[f32; 4]; GROUP_WARPS * crate::WARP_SIZ
 /// Defines a group-search entry: `search` runs the mode's sink ([`by_mode_but_ladder!`]),
 /// `ladder` the [`Ladder`] (its `mode` and `kernel` are ignored); `$few` the per-target test.
 macro_rules! group_entry {
-    (@run search, $few:literal, $mode:ident, $($a:expr),*) => {
-        by_mode_but_ladder!($mode, group($($a,)* $few))
+    (@run search, $few:literal, $mode:ident, $kernel:ident, $($a:expr),*) => {
+        by_mode_but_ladder!($mode, $kernel, group($($a,)* $few))
     };
-    (@run ladder, $few:literal, $mode:ident, $($a:expr),*) => {{
-        let _ = $mode;
+    (@run ladder, $few:literal, $mode:ident, $kernel:ident, $($a:expr),*) => {{
+        let _ = ($mode, $kernel);
         group::<Ladder>($($a,)* $few)
     }};
     ($(#[$doc:meta])* $name:ident, $kind:ident, $few:literal) => {
@@ -489,7 +520,7 @@ macro_rules! group_entry {
             // SAFETY: forwarded contract.
             unsafe {
                 group_entry!(
-                    @run $kind, $few, mode,
+                    @run $kind, $few, mode, kernel,
                     bodies, h, n, sort, groups, ngroups, next_group, t, crit, &o
                 )
             }
@@ -602,7 +633,8 @@ unsafe fn group<S: LaneSink>(
             let p = (*bodies.add(i as usize)).pos();
             let hi = *h.add(i as usize);
             let mut s = S::start(o, i, hi);
-            lane_walks(p, hi, live, |active, _, _, tlo, thi, th| {
+            let mut walks = LaneWalks::new();
+            while let Some(lw) = walks.next(p, hi, live) {
                 walk(
                     bodies,
                     h,
@@ -618,14 +650,14 @@ unsafe fn group<S: LaneSink>(
                     few,
                     p,
                     hi,
-                    active,
-                    tlo,
-                    thi,
-                    th,
+                    lw.active,
+                    lw.lo,
+                    lw.hi,
+                    lw.h,
                     &mut s,
                     &mut tested,
-                )
-            });
+                );
+            }
             if live {
                 s.finish(o, i);
             }
@@ -650,31 +682,87 @@ unsafe fn lane_walks(
     live: bool,
     mut f: impl FnMut(bool, u32, u32, [f32; 3], [f32; 3], f32),
 ) {
-    let lane = lane_id();
-    let (mut a, mut wl) = (0u32, crate::WARP_SIZE);
-    // SAFETY: whole warp, per the contract; a and wl are warp-uniform.
-    unsafe {
-        loop {
-            let active = live && lane >= a && lane < a + wl;
-            if ballot(FULL_MASK, active) != 0 {
-                let (inf, ninf) = (f32::INFINITY, f32::NEG_INFINITY);
-                let tlo: [f32; 3] =
-                    core::array::from_fn(|k| all_reduce(if active { p[k] } else { inf }, f32::min));
-                let thi: [f32; 3] = core::array::from_fn(|k| {
-                    all_reduce(if active { p[k] } else { ninf }, f32::max)
-                });
-                let th = all_reduce(if active { hi } else { 0.0 }, f32::max);
-                let hmin = all_reduce(if active && hi > 0.0 { hi } else { inf }, f32::min);
-                if wl > 1 && group_too_wide(tlo, thi, hmin, th) {
-                    wl /= 2;
-                    continue;
+    let mut walks = LaneWalks::new();
+    // SAFETY: per the contract.
+    while let Some(w) = unsafe { walks.next(p, hi, live) } {
+        f(w.active, w.a, w.w, w.lo, w.hi, w.h);
+    }
+}
+
+/// One walk of [`lane_walks`].
+struct LaneWalk {
+    active: bool,
+    a: u32,
+    w: u32,
+    lo: [f32; 3],
+    hi: [f32; 3],
+    h: f32,
+}
+
+/// [`lane_walks`]' loop, stepped by [`LaneWalks::next`] so that the group search runs each walk
+/// in its own body: a closure holding the whole walk was left out of line in the ladder entry
+/// (its sink then lived in local memory).
+struct LaneWalks {
+    a: u32,
+    w: u32,
+    done: bool,
+}
+
+impl LaneWalks {
+    #[inline(always)]
+    fn new() -> Self {
+        LaneWalks {
+            a: 0,
+            w: crate::WARP_SIZE,
+            done: false,
+        }
+    }
+
+    /// The next walk, if any.
+    ///
+    /// # Safety
+    /// As [`lane_walks`]: the whole warp, with the same `p`, `hi`, `live` each call.
+    #[inline(always)]
+    unsafe fn next(&mut self, p: [f32; 3], hi: f32, live: bool) -> Option<LaneWalk> {
+        let lane = lane_id();
+        // SAFETY: whole warp, per the contract; a and w are warp-uniform.
+        unsafe {
+            while !self.done {
+                let (a, wl) = (self.a, self.w);
+                let active = live && lane >= a && lane < a + wl;
+                let mut found = None;
+                if ballot(FULL_MASK, active) != 0 {
+                    let (inf, ninf) = (f32::INFINITY, f32::NEG_INFINITY);
+                    let lo: [f32; 3] = core::array::from_fn(|k| {
+                        all_reduce(if active { p[k] } else { inf }, f32::min)
+                    });
+                    let hi3: [f32; 3] = core::array::from_fn(|k| {
+                        all_reduce(if active { p[k] } else { ninf }, f32::max)
+                    });
+                    let h = all_reduce(if active { hi } else { 0.0 }, f32::max);
+                    let hmin = all_reduce(if active && hi > 0.0 { hi } else { inf }, f32::min);
+                    if wl > 1 && group_too_wide(lo, hi3, hmin, h) {
+                        self.w /= 2;
+                        continue;
+                    }
+                    found = Some(LaneWalk {
+                        active,
+                        a,
+                        w: wl,
+                        lo,
+                        hi: hi3,
+                        h,
+                    });
                 }
-                f(active, a, wl, tlo, thi, th);
+                match next_lanes(a, wl) {
+                    Some((na, nw)) => (self.a, self.w) = (na, nw),
+                    None => self.done = true,
+                }
+                if found.is_some() {
+                    return found;
+                }
             }
-            match next_lanes(a, wl) {
-                Some((na, nw)) => (a, wl) = (na, nw),
-                None => break,
-            }
+            None
         }
     }
 }
@@ -742,11 +830,24 @@ unsafe fn walk<S: Sink>(
         let flush = |len: &mut usize, s: &mut S, tested: &mut u64| {
             sync_warp(FULL_MASK); // entries written by other lanes are visible
             if active {
-                for e in 0..*len {
-                    let q = *lpos.add(e);
-                    let r2 = dist2(p, q.pos());
-                    if is_neighbour(crit, r2, hi, *lh.add(e)) {
-                        s.take(*li.add(e), r2, q.m);
+                // By shared-window address: a generic pointer carried through the loop compiles
+                // to generic 64-bit loads.
+                let (at, ah, ai) = (shared_addr(lpos), shared_addr(lh), shared_addr(li));
+                let n = *len as u32;
+                if crit == GATHER {
+                    // Every entry offered (no branch on the lanes' tests); `lh` not read.
+                    for e in 0..n {
+                        let [x, y, z, m] = ld_shared_v4(at + 16 * e);
+                        let r2 = dist2(p, [x, y, z]);
+                        s.offer(f32::load(ai + 4 * e).to_bits(), r2, m, within(r2, hi));
+                    }
+                } else {
+                    for e in 0..n {
+                        let [x, y, z, m] = ld_shared_v4(at + 16 * e);
+                        let r2 = dist2(p, [x, y, z]);
+                        if is_neighbour(crit, r2, hi, f32::load(ah + 4 * e)) {
+                            s.take(f32::load(ai + 4 * e).to_bits(), r2, m);
+                        }
                     }
                 }
                 *tested += *len as u64;
