@@ -179,7 +179,7 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
-        // Not `{e:#}`: it repeats a source that a message already quotes (issue 17).
+        // Not `{e:#}`: it repeats a source that a message already quotes.
         eprintln!("error: {}", warpkit::files::error_report(e.as_ref()));
         std::process::exit(1);
     }

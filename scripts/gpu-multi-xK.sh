@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18 on a machine with 2 or more GPUs (for when one is lent): the NCCL test over every
+# On a machine with 2 or more GPUs (for when one is lent): the NCCL test over every
 # visible GPU, the single-GPU pipeline at Plummer 2^24, and `warpkit repro multigpu`: strong
 # scaling at 2^24 and weak scaling at 2^23 per GPU, K = 1, 2, 4, 8 GPUs (as many as are visible).
 # Files into $OUT: summary.txt, tests.log, scaling.log, repro/multigpu/ (table.md, data.csv,

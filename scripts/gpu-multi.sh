@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18 on ONE GPU: the multi-rank tests (virtual ranks on one GPU, NCCL with one rank), one
+# On ONE GPU: the multi-rank tests (virtual ranks on one GPU, NCCL with one rank), one
 # compute-sanitizer memcheck of the virtual-ranks test, and `gravity` at 2^20 Plummer through the
 # single-GPU pipeline, one NCCL rank (--gpus 1) and 2 and 4 virtual ranks (--ranks), and a short
 # `nbody --ranks 2` on the GPU. Under four

@@ -1,4 +1,4 @@
-//! Fuzz-style checks of the file readers (issue 17): random truncations, byte flips and runs of
+//! Fuzz-style checks of the file readers: random truncations, byte flips and runs of
 //! 0xff / '9' in valid `.npy`, Gadget snapshot and Gmsh files give an error or a valid result,
 //! never a panic, and never an allocation larger than the bytes present can justify (a count in a
 //! header must not reserve memory the file cannot fill). A fixed number of cases on a fresh seed

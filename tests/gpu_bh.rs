@@ -371,7 +371,7 @@ fn relative_criterion_matches_its_cpu_twin() {
     }
 }
 
-/// The counted rate (issue 16): the group kernels' interaction counter equals the sum of the
+/// The counted rate: the group kernels' interaction counter equals the sum of the
 /// host's replay of every group's walk over the GPU's own tree (`cpu::listed_kinds`), which also
 /// gives the quadrupole share behind `warpkit gravity`'s TFLOP/s.
 #[test]

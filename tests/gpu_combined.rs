@@ -1,4 +1,4 @@
-//! The combined gravity + density walk on the GPU (issue 15, item 3) against its CPU twin (which
+//! The combined gravity + density walk on the GPU against its CPU twin (which
 //! equals the two separate CPU walks bit for bit, see `host/combined/tests.rs`) and against the
 //! two separate GPU walks on the same tree: neighbour counts exactly, accelerations and densities
 //! to float32 rounding. Outputs are poisoned before each launch (NaN / u32::MAX never pass).

@@ -1,4 +1,4 @@
-//! Every GPU assembly strategy, in f32 and f64, against the float64 CPU assembly (issue 5's
+//! Every GPU assembly strategy, in f32 and f64, against the float64 CPU assembly (the paper's
 //! targets: relative Frobenius error below 1e-5 in f32 and 1e-12 in f64). The values buffer is
 //! poisoned (0xFF bytes) with a tail past the pattern's end: the launcher zeroes only the pattern,
 //! so a stray write into the tail or a NaN anywhere fails; after each assembly every input buffer
@@ -260,7 +260,7 @@ fn every_strategy_matches_cpu_in_f64() {
     });
 }
 
-/// Issue 17: per-element materials on the GPU. Two materials split the (shuffled, irregular)
+/// Per-element materials on the GPU. Two materials split the (shuffled, irregular)
 /// mesh at x = 1.3, so the index is irregular in element order; every strategy must read each
 /// element's own (λ, μ).
 #[test]
@@ -357,7 +357,7 @@ fn high_valence_nodes_match_cpu() {
     });
 }
 
-/// Issue 17: the B-bar kernels against the CPU's B̄ᵀ D B̄ (two materials, and one nearly
+/// The B-bar kernels against the CPU's B̄ᵀ D B̄ (two materials, and one nearly
 /// incompressible, where the volumetric term dominates).
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -434,7 +434,7 @@ fn strategies_run_on_a_large_mesh() {
     }
 }
 
-/// Issue 5's target mesh: 128³ elements (6.4M DOF), f32. Prints every strategy's median
+/// The target mesh: 128³ elements (6.4M DOF), f32. Prints every strategy's median
 /// assembly time and its speedup over the thread-per-element baseline (not asserted), and checks
 /// that all strategies agree with the baseline's matrix.
 #[test]

@@ -1,4 +1,4 @@
-//! The multi-rank pipeline (issue 18) on GPUs: K virtual ranks on one GPU, and NCCL.
+//! The multi-rank pipeline on GPUs: K virtual ranks on one GPU, and NCCL.
 //!
 //! NCCL must be loadable (cudarc looks for `libnccl.so`/`libnccl.so.12`: gpu-multi.sh links the
 //! Python wheel's `libnccl.so.2` and puts the link on `LD_LIBRARY_PATH`); the NCCL tests fail

@@ -1,4 +1,4 @@
-//! Stochastic Barnes–Hut and Barnes–Hut at query points on the GPU against the CPU twin (issue 6).
+//! Stochastic Barnes–Hut and Barnes–Hut at query points on the GPU against the CPU twin.
 //! Same seed and streams → the kernel draws the random numbers the CPU draws, so the estimates
 //! agree to float32 rounding except where an approximate `rsqrt`/`exp` moves a draw across a
 //! path or roulette boundary (rare: a few queries in a thousand at most).
@@ -524,7 +524,7 @@ fn wide_layout_built_on_the_gpu_is_the_host_builders() {
 #[ignore = "needs a CUDA GPU"]
 fn both_trees_build_on_the_gpu_at_2_20() {
     // The layout of the paper's table's sources (M = 2^20) checked, and the build timed (median of
-    // 7 after a warm-up) for the report: issue 6's 5 ms target is a benchmark, not an assertion.
+    // 7 after a warm-up) for the report: the 5 ms target is a benchmark, not an assertion.
     let g = gpu();
     let src = sbh::uniform_sources(1 << 20, 1);
     let (dt, _) = sgpu::DeviceTree::build_on_gpu(&g, &src).unwrap();

@@ -312,7 +312,7 @@ fn gpu_guess_and_active_passes_equal_the_cpu() {
     }
 }
 
-/// Issue 15: `sph_active_groups` gathers exactly the walks of the warp groups with a particle
+/// `sph_active_groups` gathers exactly the walks of the warp groups with a particle
 /// still iterating (`cpu::active_groups` on the device's sort and groups), for none, a clustered few, a scattered third and all
 /// of the particles; and the h iteration's later passes walk fewer groups than there are.
 #[test]

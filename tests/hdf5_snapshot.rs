@@ -1,4 +1,4 @@
-//! HDF5 snapshots (issue 14; feature `hdf5`): the round trip, the layout read back through the
+//! HDF5 snapshots (feature `hdf5`): the round trip, the layout read back through the
 //! `hdf5` crate directly (not warpkit's reader), bad files, and the CLI (`nbody --format hdf5`,
 //! `--restart x.hdf5`, `gravity --input x.hdf5`). CPU only; `.ci/run` runs them with
 //! `cargo test --release --features hdf5 --test hdf5_snapshot`.

@@ -197,7 +197,7 @@ fn cli_gravity_reads_and_writes_npy_in_input_order() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `warpkit gravity` prints the counted rate (issue 16): interactions/s and TFLOP/s for the group
+/// `warpkit gravity` prints the counted rate: interactions/s and TFLOP/s for the group
 /// kernels (with the quadrupole share when cells carry quadrupoles), and says the vote kernel's
 /// are not known.
 #[test]

@@ -1,5 +1,5 @@
 //! `gravity --ranks` / `nbody --ranks` on the CPU, and the refusals of `--gpus` without GPUs or
-//! NCCL (issue 18). CPU backend; these run in CI.
+//! NCCL. CPU backend; these run in CI.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! The reproduction suite's outputs on the CPU backend (issue 4): the CSV, table and metadata
+//! The reproduction suite's outputs on the CPU backend: the CSV, table and metadata
 //! writers, figures, packing, and `warpkit repro` end to end with its bad-input errors.
 
 mod common;
@@ -474,7 +474,7 @@ fn repro_sbh_end_to_end() {
         "Row warps: the same Barnes–Hut kernel",
         "Grid nodes: the same sources and methods",
         "| 2^10 |",
-        "## The authors' CUDA code on the H200 (issue 6)",
+        "## The authors' CUDA code on the H200",
         "| 2^22 | 3248.0 | 170.0 / 1171.0 |",
         "## The paper (its GPU, grid queries)",
         "## At equal median error, which is faster?",
@@ -556,7 +556,7 @@ fn repro_sbh_bad_parameters_are_clear_errors() {
     assert!(!root.join("sbh").join("data.csv").exists());
 }
 
-/// `repro gravity` at tiny N (issue 16): the CSV's columns, one row per kernel/option and
+/// `repro gravity` at tiny N: the CSV's columns, one row per kernel/option and
 /// setting on each scene, errors falling with θ and α, the group kernels' counted rates, the
 /// equal-error table and one pareto figure per scene.
 #[test]
@@ -731,7 +731,7 @@ fn repro_neighbours_end_to_end() {
     }
 }
 
-/// `warpkit repro multigpu --backend cpu` at tiny sizes (issue 18): K = 1, 2, 4, 8 virtual ranks
+/// `warpkit repro multigpu --backend cpu` at tiny sizes: K = 1, 2, 4, 8 virtual ranks
 /// as threads, strong (N = 2^12) and weak (2^11 per rank); every file, the columns, finite
 /// efficiencies (1 at K = 1), communication only between ranks, and forces that agree across K
 /// to the multi-rank CPU tests' tolerance (median relative difference from K = 1 below 10^-6,

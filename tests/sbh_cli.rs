@@ -1,5 +1,5 @@
 //! `warpkit sbh` on the CPU backend: a small run prints the comparison table, and bad input is a
-//! clear error (issue 6). These run in CI.
+//! clear error. These run in CI.
 
 mod common;
 

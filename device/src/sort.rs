@@ -15,7 +15,7 @@
 //! Both tile kernels load all of a thread's keys (and values) before the first is used, the
 //! rounds written out by a macro so that they stay in registers. Ranking each warp's own run of
 //! consecutive keys instead (8 block barriers a tile instead of 40, 128 registers) measured no
-//! faster (uniform 2^22 build 1.08 ms against 1.06, session 15).
+//! faster (uniform 2^22 build 1.08 ms against 1.06).
 
 use crate::gpu::atomic::*;
 use crate::gpu::thread::*;

@@ -2,7 +2,7 @@
 //! array (x, y, z, m) in, accelerations as N×3 float32 out. The format (header dict, byte order,
 //! C or Fortran order) is the `npyz` crate's; this module adds what a file from outside needs
 //! before npyz sees it: every length in the header checked against the bytes present, so a bad
-//! header is an error, never a panic or an allocation the file cannot fill (issue 17).
+//! header is an error, never a panic or an allocation the file cannot fill.
 
 use crate::device::bh::{Accel, Body};
 use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
@@ -125,7 +125,7 @@ fn read_rows(bytes: &[u8], cols: usize) -> Result<Vec<f32>, Refusal> {
         return Err(refuse());
     }
     // Checked here, not by npyz (its element count is an unchecked product): a shape can claim
-    // more than usize holds (issue 17, (2^62, 4)); the bytes present bound what is read.
+    // more than usize holds (a (2^62, 4) shape); the bytes present bound what is read.
     let data = npy.into_inner();
     let need = usize::try_from(n)
         .ok()
@@ -173,7 +173,7 @@ fn read_rows(bytes: &[u8], cols: usize) -> Result<Vec<f32>, Refusal> {
 /// (temporary file, then rename).
 pub fn write_f32(path: &Path, values: &[f32], cols: usize) -> Result<(), NpyError> {
     let rows = values.len() / cols;
-    // Through a temporary file that is removed on failure (issue 17: `--output DIR` left
+    // Through a temporary file that is removed on failure (`--output DIR` left
     // `DIR.npy.partial` behind).
     crate::files::write_atomically(path, |w| {
         let mut npy = npyz::WriteOptions::new()

@@ -1,4 +1,4 @@
-//! The gravity stage's counted rate (issue 16): interactions per second and floating-point
+//! The gravity stage's counted rate: interactions per second and floating-point
 //! operations counted the way GPU tree codes count them — 23 per body–body or body–monopole
 //! interaction, 65 per body–quadrupole — not the instructions executed.
 //!

@@ -1,4 +1,4 @@
-//! Gravity and SPH density in one tree walk, against the two separate walks (issue 15, item 3):
+//! Gravity and SPH density in one tree walk, against the two separate walks:
 //! the kernels and formulas are `warpkit_device::combined`'s (whose module docs describe the
 //! walk); [`cpu`] holds the twins, [`gpu`] the launchers (the combined kernel and, for comparison,
 //! `bh_gravity_group` and `sph_group` on the same tree), [`compare`] runs either backend.

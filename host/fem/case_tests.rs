@@ -1,4 +1,4 @@
-//! Case files (issue 17): parsing and its errors, and three load cases with closed-form answers:
+//! Case files: parsing and its errors, and three load cases with closed-form answers:
 //! a two-material bar in tension (springs in series), a roller (one fixed component) that lets
 //! the section contract, and a column hanging under its weight (the reaction is the weight).
 
@@ -186,6 +186,46 @@ fn roller_lets_the_section_contract() {
     assert!(r.displacement[3 * n + 1] < 0.5 * lateral);
 }
 
+/// The patch test through the solver: on a mesh whose interior nodes are moved off the lattice
+/// (distorted hexahedra, planar boundary faces), uniform tension must still give the linear
+/// displacement field exactly — the isoparametric hex8 reproduces every linear field.
+#[test]
+fn distorted_patch_reproduces_uniform_tension_exactly() {
+    let mut g = bar();
+    let (e, nu, sigma) = (2e9, 0.3, 1e6);
+    let inside = |p: [f64; 3]| {
+        p[0] > 0.0 && p[0] < 2.0 && p[1] > 0.0 && p[1] < 1.0 && p[2] > 0.0 && p[2] < 1.0
+    };
+    let mut moved = 0;
+    for (n, p) in g.mesh.nodes.iter_mut().enumerate() {
+        if inside(*p) {
+            // Up to 30% of the spacing (0.25 in x, 0.5 in y and z) in each direction.
+            let d = |k: u64, h: f64| {
+                0.6 * h * (crate::device::rng::uniform_f64(7, 3 * n as u64 + k) - 0.5)
+            };
+            *p = [p[0] + d(0, 0.25), p[1] + d(1, 0.5), p[2] + d(2, 0.5)];
+            moved += 1;
+        }
+    }
+    assert_eq!(moved, 7);
+    let toml = format!(
+        "{SUPPORTS}\n[default_material]\nyoung = {e:e}\npoisson = {nu}\n\
+         [[traction]]\ngroup = \"right\"\nvector = [{sigma:e}, 0.0, 0.0]\n"
+    );
+    let (_, r) = solve_case(&g, &toml);
+    let lateral = -nu * sigma / e;
+    for (n, p) in g.mesh.nodes.iter().enumerate() {
+        let u = &r.displacement[3 * n..3 * n + 3];
+        let want = [sigma / e * p[0], lateral * p[1], lateral * p[2]];
+        for d in 0..3 {
+            assert!(
+                (u[d] - want[d]).abs() < 1e-8 * sigma / e,
+                "node {n} at {p:?}: {u:?} vs {want:?}"
+            );
+        }
+    }
+}
+
 /// A column hanging from its top under its weight ρ g per volume: the reaction equals the weight,
 /// and with ν = 0 the bottom drops ρ g H² / (2 E) (nodally exact for linear elements).
 #[test]
@@ -297,7 +337,7 @@ $Nodes\n1 12 1 12\n3 3 0 12\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n\
 $Elements\n3 5 1 5\n2 1 3 1\n1 1 2 3 4\n2 2 2 2\n2 9 10 11\n3 9 11 12\n3 3 5 2\n\
 4 1 5 6 2 4 8 7 3\n5 5 9 10 6 8 12 11 7\n$EndElements\n";
 
-/// Issue 17: a traction on a surface of triangles is distributed (a third of each triangle's
+/// A traction on a surface of triangles is distributed (a third of each triangle's
 /// area per node: the diagonal's nodes carry two shares), sums to traction × area, and is
 /// balanced by the reaction; a group with neither quadrangles nor triangles is refused by name.
 #[test]

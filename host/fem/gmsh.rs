@@ -5,7 +5,7 @@
 //! formats" appendix (2.2). One tokenizer serves the four variants: in ASCII a number is a
 //! whitespace-separated token, in binary the bytes of its type; section markers (`$Nodes`) and the
 //! 2.2 counts are text in both. Every count read from the file is checked against the bytes left
-//! before anything is reserved or looped over (issue 17: a huge `$Nodes` count panicked), and
+//! before anything is reserved or looped over (a huge `$Nodes` count panicked), and
 //! every read past the end is an error, never a panic.
 
 use super::{FemError, Mesh};

@@ -10,7 +10,7 @@ pub fn cantilever_counts(cells: [usize; 3]) -> Result<(usize, usize), FemError> 
             "need at least one element per direction, got {cells:?}"
         )));
     }
-    // Checked throughout: `nx + 1` wraps for nx = usize::MAX (issue 17).
+    // Checked throughout: `nx + 1` wraps for nx = usize::MAX.
     let [nx, ny, nz] = cells.map(|c| c.checked_add(1));
     let nodes = nx
         .zip(ny)

@@ -260,7 +260,7 @@ pub enum FemError {
 }
 
 /// Checks the cantilever's end load: NaN broke CG down as if the system were singular, zero gave
-/// a 0/0 relative difference (issue 17).
+/// a 0/0 relative difference.
 pub fn validate_load(load: f64) -> Result<(), FemError> {
     if load.is_finite() && load != 0.0 {
         Ok(())

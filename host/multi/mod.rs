@@ -1,4 +1,4 @@
-//! Gravity and N-body over K ranks (issue 18), the CPU side: domain decomposition along the
+//! Gravity and N-body over K ranks, the CPU side: domain decomposition along the
 //! Morton curve ([`sfc`]), the global top tree and the locally essential trees ([`tree`]), and an
 //! exchange of byte buffers ([`comm`]) — here between K virtual ranks (threads of one process,
 //! [`VirtualRanks`]), on GPUs through NCCL behind the same [`comm::Comm`] trait ([`nccl`]), and

@@ -1,4 +1,4 @@
-//! Projected surface-density images of a particle set (issue 14): maps deposited with
+//! Projected surface-density images of a particle set: maps deposited with
 //! cloud-in-cell weights, rendered on a log scale through a perceptual colour map with a scale
 //! bar, a time stamp and an optional title and colour bar; PNG files, multi-panel figures and GIF
 //! animations.

@@ -2,7 +2,7 @@
 //! `shared/seeds/002_15294ab03a4d3f13.txt`) — hex8 stiffness assembly time per strategy and mesh
 //! size, speedup over the thread-per-element colouring baseline measured in the same run, each
 //! strategy's achieved bandwidth (its compulsory bytes, [`min_bytes`], over its median time)
-//! against a device-to-device copy timed in the same run and the CSR traffic floors (issue 16),
+//! against a device-to-device copy timed in the same run and the CSR traffic floors,
 //! the Jacobian-method table (the paper's Table 1: warp shuffle, shared memory, atomics; 4 and 8
 //! threads per row), colouring against atomics, and each strategy's error against the float64
 //! CPU assembly.
@@ -48,7 +48,7 @@ pub const CPU_SIZES: [usize; 4] = [6, 8, 12, 16];
 /// Edge of the jittered, shuffled mesh of the correctness table (smaller when every timed mesh
 /// is: then the largest timed edge, at least 2).
 pub const CHECK_EDGE: usize = 10;
-/// Bounds on the relative Frobenius error against the float64 CPU assembly (issue 5).
+/// Bounds on the relative Frobenius error against the float64 CPU assembly.
 pub const TOL_F32: f64 = 1e-5;
 pub const TOL_F64: f64 = 1e-12;
 
@@ -60,7 +60,7 @@ pub const PAPER_TABLE1_S: [(&str, f64); 3] = [
     ("atomics", 1.39),
 ];
 /// The paper's speedup range over its thread-per-element colouring baseline (Tesla K40): 8.2× is
-/// its abstract's maximum; 5.17× the lower end quoted in issue 5 (our copy of the seed is cut off
+/// its abstract's maximum; 5.17× the lower end of its reported range (our copy of the seed is cut off
 /// before its results section, so which strategy reached which value is not known here).
 pub const PAPER_SPEEDUP: (f64, f64) = (5.17, 8.2);
 
@@ -69,7 +69,7 @@ pub const CAVEAT: &str = "Paper: Kiran, Sharma, Gautam (2019), NVIDIA Tesla K40 
 its own code and precision. Our GPU (or CPU) differs entirely: compare speedups and ratios \
 measured in the same run, not absolute times. Our copy of the paper stops before its results \
 section: only its abstract's \"up to 8.2×\" and its Table 1 survive; 5.17× (the low end of its \
-range) is quoted from issue 5, and which strategy reached which speedup is not in our copy.";
+range) is the low end the paper reports elsewhere, and which strategy reached which speedup is not in our copy.";
 
 /// What is timed: a GPU strategy or a host assembly path.
 pub use crate::fem::Method;

@@ -1,4 +1,4 @@
-//! `repro gravity` (issue 16): the accuracy–time frontier of every gravity kernel and option —
+//! `repro gravity`: the accuracy–time frontier of every gravity kernel and option —
 //! the seed's vote kernel, the warp-group kernels `group` and `group2`, each ± quadrupoles, and
 //! `group2` with Gadget's relative opening criterion — on the lattice, uniform-cube and Plummer
 //! scenes, against float64 direct summation. Writes `data.csv` (one row per configuration), an
@@ -37,10 +37,10 @@ pub const GPU_FULL_REFERENCE_MAX: usize = 1 << 20;
 pub const GPU_REFERENCE_SAMPLE: usize = 2048;
 pub const CPU_REFERENCE_SAMPLE: usize = 512;
 
-const TITLE: &str = "Gravity: the accuracy–time frontier of every kernel and option (issue 16)";
+const TITLE: &str = "Gravity: the accuracy–time frontier of every kernel and option";
 
-/// The scenes: name, generator, softening. The uniform cube's ε is the issue's ε = 0.01 in a
-/// cube of side 6, scaled to our side 1.
+/// The scenes: name, generator, softening. The uniform cube's ε is the ε = 0.01 of a
+/// cube of side 6 (the benchmark's setting), scaled to our side 1.
 pub const SCENES: [(&str, Scene, f32); 3] = [
     ("lattice", Scene::Lattice, 0.05),
     ("uniform", Scene::Uniform, 0.01 / 6.0),
@@ -155,7 +155,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     let mut report = Report::new(TITLE);
     report.para(&format!(
         "{}; N = {}; every kernel at N = {}, `group2` variants only at larger N. Scenes shuffled \
-         and tree-sorted; ε per scene (lattice 0.05, uniform cube of side 1 {:.5} — the issue's \
+         and tree-sorted; ε per scene (lattice 0.05, uniform cube of side 1 {:.5} — \
          0.01 at side 6 —, Plummer 0.05); median of {repeats} run(s). θ ∈ {THETAS:?}; the \
          relative criterion (`-rel`, `group2` only) at α ∈ {ALPHAS:?} with θ_max {} and its first \
          pass at θ {PREPASS_THETA} (timed apart, not in the step: a simulation has the \

@@ -123,7 +123,7 @@ pub fn machine_line(backend: &Backend) -> String {
     }
 }
 
-/// What every figure title names (issue 17's figure rules): N where one N applies, and the
+/// What every figure title names: N where one N applies, and the
 /// backend: the GPU's name or "CPU backend".
 pub fn figure_note(backend: &Backend, n: Option<usize>) -> String {
     let device = match backend.gpu() {

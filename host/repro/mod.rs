@@ -14,10 +14,10 @@
 //! | [`storage`] | bytes per body, build and traversal time against N per storage | – |
 //! | [`fem`] | hex8 assembly time per strategy and mesh, speedups, Jacobian table, colouring vs atomics | the FEM paper's speedups and Table 1 |
 //! | [`sbh`] | stochastic against deterministic Barnes–Hut: time and error per M, convergence, error slices | the SBH paper's table and figures |
-//! | [`gravity`] (not in `all`) | the accuracy–time frontier of every gravity kernel and option, equal-error table (issue 16) | its θ curve |
-//! | [`neighbours`] | SPH neighbour search: tree (group, vote) against linked cells, three distributions, 32/64/128 neighbours, against N | issue 15's targets |
+//! | [`gravity`] (not in `all`) | the accuracy–time frontier of every gravity kernel and option, equal-error table | its θ curve |
+//! | [`neighbours`] | SPH neighbour search: tree (group, vote) against linked cells, three distributions, 32/64/128 neighbours, against N | the targets |
 //! | [`collision`] (not in `all`) | the 5·10^6-particle galaxy collision: time per step by stage, energy, snapshots | the document's collision run |
-//! | [`multigpu`] (not in `all`) | gravity over K ranks (NCCL GPUs, virtual ranks on one GPU, or CPU threads): strong and weak scaling, communication beside compute, efficiency | issue 18's targets |
+//! | [`multigpu`] (not in `all`) | gravity over K ranks (NCCL GPUs, virtual ranks on one GPU, or CPU threads): strong and weak scaling, communication beside compute, efficiency | the targets |
 
 pub mod collision;
 pub mod fem;
@@ -65,13 +65,13 @@ pub enum Name {
     /// quadrupoles, the relative criterion) on three scenes against float64 direct summation,
     /// and the fastest configuration at each error level; not part of `all`.
     Gravity,
-    /// SPH neighbour search (issue 15): tree against linked cells on uniform, Plummer and
+    /// SPH neighbour search: tree against linked cells on uniform, Plummer and
     /// ρ ∝ 1/r sets, 32/64/128 neighbours, against N.
     Neighbours,
     /// The self-gravity document's N-body galaxy collision (5·10^6 particles on the GPU, 2000
     /// on the CPU backend); not part of `all`.
     Collision,
-    /// Gravity over K = 1, 2, 4, 8 ranks (issue 18): strong (Plummer 2^24 on the GPU) and weak
+    /// Gravity over K = 1, 2, 4, 8 ranks: strong (Plummer 2^24 on the GPU) and weak
     /// (2^23 per rank) scaling, one rank per GPU over NCCL with two or more GPUs, else K virtual
     /// ranks on one GPU (or CPU threads); communication beside compute, efficiency, force error
     /// across K; not part of `all`.
@@ -224,7 +224,7 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
         }
         fem::check_sizes(&s.backend, sizes)?;
     }
-    // Refused, not raised to 1 behind the user's back ("median of 1 runs", issue 17).
+    // Refused, not raised to 1 behind the user's back (a "median of 1 runs").
     if s.repeats == Some(0) {
         return Err(ReproError::NoRepeats);
     }

@@ -1,4 +1,4 @@
-//! `repro multigpu` (issue 18): strong and weak scaling of gravity over K ranks through the
+//! `repro multigpu`: strong and weak scaling of gravity over K ranks through the
 //! multi-rank pipeline of [`crate::multi`] (Morton decomposition balanced by work, migration,
 //! global top tree, locally essential trees, one group walk per rank), on Plummer spheres.
 //!
@@ -23,11 +23,11 @@ use crate::stats::median;
 use serde_json::json;
 use std::time::Instant;
 
-const TITLE: &str = "Gravity over K ranks: strong and weak scaling (issue 18)";
+const TITLE: &str = "Gravity over K ranks: strong and weak scaling";
 
 /// Ranks tried, limited by the place.
 pub const KS: [usize; 4] = [1, 2, 4, 8];
-/// The issue's targets: strong at K = 2 and K = 8, weak up to K = 8.
+/// The scaling targets: strong at K = 2 and K = 8, weak up to K = 8.
 pub const TARGET_STRONG_2: f64 = 0.85;
 pub const TARGET_STRONG_8: f64 = 0.70;
 pub const TARGET_WEAK: f64 = 0.90;
@@ -557,7 +557,7 @@ fn tables(report: &mut Report, rows: &[Row], caveat: &str) {
         report.table(&t);
     }
     report.para(&format!(
-        "Targets (issue 18, H200s over NCCL): strong scaling of Plummer 2^24 at ≥ {:.0}% on 2 \
+        "Targets (H200s over NCCL): strong scaling of Plummer 2^24 at ≥ {:.0}% on 2 \
          GPUs and ≥ {:.0}% on 8; weak scaling of 2^23 per GPU at ≥ {:.0}% from 1 to 8 GPUs. \
          They apply to the NCCL place only.",
         100.0 * TARGET_STRONG_2,

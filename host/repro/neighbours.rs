@@ -1,4 +1,4 @@
-//! `repro neighbours` (issue 15): SPH neighbour search through the octree (the warp-group and
+//! `repro neighbours`: SPH neighbour search through the octree (the warp-group and
 //! the seed's per-warp vote searches) against the linked-cell list, on a uniform cube, a Plummer
 //! sphere and a centrally condensed ρ ∝ 1/r sphere, at 32, 64 and 128 neighbours, against N.
 //! Per point: the smoothing-length iteration from the local-density guess (tolerance

@@ -147,7 +147,7 @@ impl Csv {
                 source,
             })?;
         // Every sweep streams its rows through here: the one place to stop after a whole row,
-        // so the sweep's failure path finishes what was measured (issue 17).
+        // so the sweep's failure path finishes what was measured.
         if interrupted() {
             return Err(OutputError::Interrupted);
         }

@@ -13,6 +13,9 @@ use plotters_backend::{BackendCoord, DrawingErrorKind};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
+mod heat;
+pub use heat::{HeatMap, heat_map, viridis};
+
 /// Size of every figure, in pixels.
 pub const SIZE: (u32, u32) = (960, 640);
 
@@ -44,9 +47,10 @@ impl Scale {
         m.is_finite().then_some(m)
     }
 
-    /// The tick label at mapped value `v` of an axis spanning `span` (mapped units). Exponents
-    /// are superscripts (10⁻⁴, 2¹⁵, 1.5×10⁻⁴), never `1e-4` or `2^15` (issue 17's figure rules).
-    fn label(self, v: f64, span: f64) -> String {
+    /// The tick label at mapped value `v`. Exponents are superscripts (10⁻⁴, 2¹⁵, 1.5×10⁻⁴),
+    /// never `1e-4` or `2^15`; log axes label whole powers only (ticks between them would read
+    /// 2195, 2353 … or 1.58×10¹), and [`Scale::extent`] makes sure an axis holds two of them.
+    fn label(self, v: f64) -> String {
         let whole = (v - v.round()).abs() < 1e-6;
         match self {
             Scale::Linear => {
@@ -59,11 +63,18 @@ impl Scale {
             }
             Scale::Log10 if whole => power(10, v.round() as i64),
             Scale::Log2 if whole => power(2, v.round() as i64),
-            // Short ranges get labels between the powers too.
-            Scale::Log10 if span < 1.5 => scientific(10f64.powf(v), 2),
-            Scale::Log2 if span < 3.0 => format!("{:.0}", 2f64.powf(v)),
             _ => String::new(),
         }
+    }
+
+    /// The mapped range `[lo, hi]` an axis shows: a log axis that would hold fewer than two whole
+    /// powers is widened out to the powers around its data.
+    fn extent(self, lo: f64, hi: f64) -> (f64, f64) {
+        if self == Scale::Linear || hi.floor() - lo.ceil() >= 1.0 {
+            return (lo, hi);
+        }
+        let (a, b) = (lo.floor(), hi.ceil());
+        (a, b.max(a + 1.0))
     }
 }
 
@@ -188,150 +199,6 @@ pub struct StackedBars {
     pub categories: Vec<String>,
     /// (legend label, one value per category; NaN or negative: nothing of that part).
     pub parts: Vec<(String, Vec<f64>)>,
-}
-
-/// A heat map of a scalar on a regular `nx` × `ny` grid over `extent`, coloured on a log10 scale
-/// between `range` (values outside are clamped; values ≤ 0 take the lowest colour).
-#[derive(Clone, Debug)]
-pub struct HeatMap {
-    pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    /// What the colour bar shows.
-    pub value_label: String,
-    pub nx: usize,
-    pub ny: usize,
-    /// `nx * ny` values, x fastest.
-    pub values: Vec<f64>,
-    /// (x0, x1, y0, y1) of the grid's outer edges.
-    pub extent: (f64, f64, f64, f64),
-    /// (lowest, highest) value of the colour scale, both > 0.
-    pub range: (f64, f64),
-}
-
-/// Writes `stem.png` and `stem.svg` of `map` into `dir`; returns both paths.
-pub fn heat_map(dir: &Path, stem: &str, map: &HeatMap) -> Result<[PathBuf; 2], PlotError> {
-    if map.values.len() != map.nx * map.ny || map.nx == 0 || map.ny == 0 {
-        return Err(PlotError {
-            path: dir.join(format!("{stem}.png")),
-            message: format!(
-                "a {} × {} heat map needs {} values, got {}",
-                map.nx,
-                map.ny,
-                map.nx * map.ny,
-                map.values.len()
-            ),
-        });
-    }
-    render(dir, stem, map)
-}
-
-/// Viridis at `t` ∈ [0, 1] (piecewise linear through five of its colours).
-pub fn viridis(t: f64) -> RGBColor {
-    const STOPS: [(u8, u8, u8); 5] = [
-        (68, 1, 84),
-        (59, 82, 139),
-        (33, 145, 140),
-        (94, 201, 98),
-        (253, 231, 37),
-    ];
-    let t = if t.is_finite() {
-        t.clamp(0.0, 1.0)
-    } else {
-        0.0
-    } * 4.0;
-    let i = (t.floor() as usize).min(3);
-    let f = t - i as f64;
-    let (a, b) = (STOPS[i], STOPS[i + 1]);
-    let mix = |x: u8, y: u8| (x as f64 + f * (y as f64 - x as f64)).round() as u8;
-    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
-}
-
-impl Figure for HeatMap {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
-        draw_heat(root, self)
-    }
-}
-
-fn draw_heat<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, h: &HeatMap) -> DrawResult {
-    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    root.fill(&WHITE).map_err(e)?;
-    let (w, _) = root.dim_in_pixel();
-    let (main, bar) = root.split_horizontally(w.saturating_sub(150));
-    let lo = h.range.0.max(f64::MIN_POSITIVE).log10();
-    let hi = h
-        .range
-        .1
-        .max(h.range.0 * (1.0 + 1e-9))
-        .log10()
-        .max(lo + 1e-9);
-    let norm = |v: f64| {
-        if v > 0.0 {
-            (v.log10() - lo) / (hi - lo)
-        } else {
-            0.0
-        }
-    };
-    let (x0, x1, y0, y1) = h.extent;
-    let mut chart = ChartBuilder::on(&main)
-        .caption(&h.title, ("sans-serif", 24))
-        .margin(16)
-        .x_label_area_size(56)
-        .y_label_area_size(72)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(e)?;
-    chart
-        .configure_mesh()
-        .disable_mesh()
-        .x_desc(&h.x_label)
-        .y_desc(&h.y_label)
-        .x_label_formatter(&|v| Scale::Linear.label(*v, x1 - x0))
-        .y_label_formatter(&|v| Scale::Linear.label(*v, y1 - y0))
-        .label_style(("sans-serif", 16))
-        .axis_desc_style(("sans-serif", 18))
-        .draw()
-        .map_err(e)?;
-    let (dx, dy) = ((x1 - x0) / h.nx as f64, (y1 - y0) / h.ny as f64);
-    chart
-        .draw_series(h.values.iter().enumerate().map(|(k, &v)| {
-            let (i, j) = ((k % h.nx) as f64, (k / h.nx) as f64);
-            Rectangle::new(
-                [
-                    (x0 + i * dx, y0 + j * dy),
-                    (x0 + (i + 1.0) * dx, y0 + (j + 1.0) * dy),
-                ],
-                viridis(norm(v)).filled(),
-            )
-        }))
-        .map_err(e)?;
-    let mut cb = ChartBuilder::on(&bar)
-        .margin_top(56)
-        .margin_bottom(72)
-        .margin_right(8)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0.0..1.0, lo..hi)
-        .map_err(e)?;
-    cb.configure_mesh()
-        .disable_mesh()
-        .disable_x_axis()
-        .y_desc(&h.value_label)
-        .y_labels(12)
-        .y_label_formatter(&|v| Scale::Log10.label(*v, hi - lo))
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 16))
-        .draw()
-        .map_err(e)?;
-    let steps = 64;
-    cb.draw_series((0..steps).map(|k| {
-        let a = lo + (hi - lo) * k as f64 / steps as f64;
-        let b = lo + (hi - lo) * (k + 1) as f64 / steps as f64;
-        Rectangle::new(
-            [(0.0, a), (1.0, b)],
-            viridis((k as f64 + 0.5) / steps as f64).filled(),
-        )
-    }))
-    .map_err(e)?;
-    Ok(())
 }
 
 const PALETTE: [RGBColor; 8] = [
@@ -476,13 +343,14 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) 
         .collect();
     let pad = |s: Scale| if s == Scale::Linear { 0.05 } else { 0.03 };
     let (x0, x1) = range(mapped.iter().flatten().map(|p| p.0), pad(c.x.scale));
+    let (x0, x1) = c.x.scale.extent(x0, x1);
     let (mut y0, mut y1) = range(mapped.iter().flatten().map(|p| p.1), pad(c.y.scale));
     // Head room for the legend in the upper left.
     y1 += 0.06 * (c.series.len() as f64).min(6.0) * (y1 - y0);
     if c.y.scale == Scale::Linear && y0 > 0.0 && y0 < 0.5 * y1 {
         y0 = 0.0; // linear times start at zero
     }
-    let (xs, ys) = (x1 - x0, y1 - y0);
+    let (y0, y1) = c.y.scale.extent(y0, y1);
     let mut chart = ChartBuilder::on(root)
         .caption(&c.title, ("sans-serif", 26))
         .margin(16)
@@ -497,8 +365,8 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) 
         .y_desc(&c.y.label)
         .x_labels(if sx == Scale::Linear { 10 } else { 24 })
         .y_labels(if sy == Scale::Linear { 10 } else { 24 })
-        .x_label_formatter(&|v| sx.label(*v, xs))
-        .y_label_formatter(&|v| sy.label(*v, ys))
+        .x_label_formatter(&|v| sx.label(*v))
+        .y_label_formatter(&|v| sy.label(*v))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
         .light_line_style(RGBColor(235, 235, 235))
@@ -537,7 +405,7 @@ fn draw_lines<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineChart) 
                 .map_err(e)?;
             continue;
         }
-        // Data series differ in marker and dash too, not in colour alone (issue 17's figure
+        // Data series differ in marker and dash too, not in colour alone (the figure
         // rules: grey-scale prints, colour-blind readers): 4 markers × 3 dashes, cycled apart.
         let k = colour - 1;
         let (marker, dash) = (MARKERS[k % MARKERS.len()], DASHES[k % DASHES.len()]);
@@ -668,7 +536,8 @@ fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) ->
         Scale::Log10 => {
             // From the decade below the smallest bar; head room for the labels above the largest.
             let (lo, hi) = range(values().filter(finite).map(f64::log10), 0.0);
-            (lo.floor(), hi + 0.12 * (hi - lo.floor()).max(1.0))
+            let (base, top) = (lo.floor(), hi + 0.12 * (hi - lo.floor()).max(1.0));
+            Scale::Log10.extent(base, top)
         }
         _ => {
             let top = values().filter(finite).fold(0.0f64, f64::max);
@@ -685,7 +554,6 @@ fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) ->
         .build_cartesian_2d(-0.5f64..n as f64 - 0.5, base..top)
         .map_err(e)?;
     let cats = c.categories.clone();
-    let span = top - base;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -700,7 +568,7 @@ fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) ->
             }
         })
         .y_labels(if scale == Scale::Linear { 10 } else { 24 })
-        .y_label_formatter(&|v| scale.label(*v, span))
+        .y_label_formatter(&|v| scale.label(*v))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
         .light_line_style(RGBColor(235, 235, 235))
@@ -735,11 +603,7 @@ fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &BarChart) ->
             .draw_series(marks.map(|(i, &v)| {
                 EmptyElement::at((centre(i), height(v)))
                     + marker_at((0, -8), marker, col)
-                    + Text::new(
-                        Scale::Linear.label(v, v.abs()),
-                        (-14, -34),
-                        ("sans-serif", 14),
-                    )
+                    + Text::new(Scale::Linear.label(v), (-14, -34), ("sans-serif", 14))
             }))
             .map_err(e)?;
     }
@@ -796,7 +660,7 @@ fn draw_stacked<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &StackedBa
             }
         })
         .y_labels(10)
-        .y_label_formatter(&|v| Scale::Linear.label(*v, top))
+        .y_label_formatter(&|v| Scale::Linear.label(*v))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
         .light_line_style(RGBColor(235, 235, 235))
@@ -839,11 +703,7 @@ fn draw_stacked<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &StackedBa
     chart
         .draw_series(totals.iter().enumerate().map(|(i, &t)| {
             EmptyElement::at((i as f64, t))
-                + Text::new(
-                    Scale::Linear.label(t, t.abs()),
-                    (-14, -22),
-                    ("sans-serif", 14),
-                )
+                + Text::new(Scale::Linear.label(t), (-14, -22), ("sans-serif", 14))
         }))
         .map_err(e)?;
     chart
@@ -858,85 +718,4 @@ fn draw_stacked<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &StackedBa
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Tick labels write exponents as superscripts (issue 17): 10⁻⁴, 2¹⁵, 1.5×10⁻⁴, never
-    /// `1e-4`, `2^15` or `1.5e-4`.
-    #[test]
-    fn tick_labels_use_superscript_exponents() {
-        assert_eq!(Scale::Log10.label(-4.0, 6.0), "10⁻⁴");
-        assert_eq!(Scale::Log10.label(0.0, 6.0), "10⁰");
-        assert_eq!(Scale::Log10.label(12.0, 6.0), "10¹²");
-        assert_eq!(Scale::Log2.label(15.0, 10.0), "2¹⁵");
-        assert_eq!(Scale::Log2.label(-3.0, 10.0), "2⁻³");
-        // Between powers: empty on long ranges, the value on short ones.
-        assert_eq!(Scale::Log10.label(0.5, 6.0), "");
-        assert_eq!(Scale::Log10.label(-3.5, 1.0), "3.16×10⁻⁴");
-        assert_eq!(Scale::Log2.label(1.5, 2.0), "3");
-        // Linear: plain decimals in [10⁻², 10⁵), scientific outside.
-        assert_eq!(Scale::Linear.label(0.25, 1.0), "0.25");
-        assert_eq!(Scale::Linear.label(1200.0, 1.0), "1200");
-        assert_eq!(Scale::Linear.label(0.0, 1.0), "0");
-        assert_eq!(Scale::Linear.label(1.5e-4, 1.0), "1.5×10⁻⁴");
-        assert_eq!(Scale::Linear.label(-2.5e6, 1.0), "−2.5×10⁶");
-        assert_eq!(Scale::Linear.label(1e-3, 1.0), "10⁻³");
-        assert_eq!(n_label(1 << 18), "2¹⁸");
-        assert_eq!(n_label(3000), "3000");
-        // The mantissa's rounding carries into the exponent.
-        assert_eq!(scientific(9.96e-5, 1), "10⁻⁴");
-        for v in [1e-9, 3.3e-7, 2.0e8, 7.77e12] {
-            let l = Scale::Linear.label(v, 1.0);
-            assert!(!l.contains('e') && !l.contains('^'), "{v}: {l}");
-        }
-    }
-
-    #[test]
-    fn bars_spanning_two_decades_get_a_log_axis() {
-        assert_eq!(bar_scale([1.0, 5.0, 99.0].into_iter()), Scale::Linear);
-        assert_eq!(bar_scale([0.3, 5.0, 30.0].into_iter()), Scale::Log10);
-        // Zero, negative and missing (NaN) bars do not count.
-        assert_eq!(
-            bar_scale([0.0, -1.0, f64::NAN, 2.0, 3.0].into_iter()),
-            Scale::Linear
-        );
-        assert_eq!(bar_scale(std::iter::empty()), Scale::Linear);
-    }
-
-    /// A chart of every marker and dash, and bars over four decades, render to PNG and SVG.
-    #[test]
-    fn charts_with_markers_and_log_bars_render() {
-        let dir = std::env::temp_dir().join(format!("warpkit-plot-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let series = (0..6)
-            .map(|k| {
-                let pts = (1..5).map(|x| (x as f64, (k * x) as f64 + 1.0)).collect();
-                Series::data(&format!("s{k}"), pts)
-            })
-            .collect();
-        let chart = LineChart {
-            title: "markers, N = 2¹⁰, CPU".into(),
-            x: Axis::new("x", Scale::Linear),
-            y: Axis::new("y", Scale::Log10),
-            series,
-        };
-        line_chart(&dir, "lines", &chart).unwrap();
-        let bars = BarChart {
-            title: "bars, N = 2¹⁰, CPU".into(),
-            y_label: "ms".into(),
-            categories: vec!["a".into(), "b".into()],
-            series: vec![
-                ("x".into(), vec![0.01, 120.0]),
-                ("y".into(), vec![3.0, f64::NAN]),
-            ],
-        };
-        let [png, svg] = bar_chart(&dir, "bars", &bars).unwrap();
-        assert!(std::fs::metadata(png).unwrap().len() > 1000);
-        let svg = std::fs::read_to_string(svg).unwrap();
-        assert!(
-            svg.contains("10⁻²") && svg.contains("10²"),
-            "log axis labels"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
+mod tests;

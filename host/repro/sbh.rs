@@ -1,5 +1,5 @@
 //! `repro sbh`: stochastic against deterministic Barnes–Hut (Madan et al., SIGGRAPH 2025,
-//! `shared/seeds/004_97d74e2d5314c5c1.txt`; issue 6 item 6) on this machine.
+//! `shared/seeds/004_97d74e2d5314c5c1.txt`) on this machine.
 //!
 //! * The table: for each M (2^15, 2^17, 2^20, 2^22 on the GPU), the authors' kernel −m/(r + 0.1),
 //!   M points uniform in the cube with mass 1/M, queries at the centres of a 100³ grid in grid and
@@ -27,7 +27,7 @@ use serde_json::json;
 
 const TITLE: &str = "Stochastic Barnes–Hut against Barnes–Hut (the SBH paper's table)";
 
-/// Source counts of the table on the GPU (the paper's and the issue's).
+/// Source counts of the table on the GPU (the paper's, and 2^22).
 pub const GPU_MS: [usize; 4] = [1 << 15, 1 << 17, 1 << 20, 1 << 22];
 /// Source counts on the CPU backend.
 pub const CPU_MS: [usize; 3] = [1 << 11, 1 << 13, 1 << 15];
@@ -77,7 +77,7 @@ pub type AuthorsRow = (usize, f64, [f64; 2], [f64; 3], [f64; 2], [f64; 3]);
 /// A row of [`PAPER`].
 pub type PaperRow = (usize, f64, [f64; 3], f64, [f64; 3]);
 
-/// The authors' CUDA code measured on the lent H200 (issue 6): M, brute-force ms, BH β = 2 grid /
+/// The authors' CUDA code measured on the lent H200: M, brute-force ms, BH β = 2 grid /
 /// shuffled ms, BH mean / median / max error (grid), SBH S = 1 grid / shuffled ms, SBH errors.
 pub const AUTHORS_H200: [AuthorsRow; 3] = [
     (
@@ -133,7 +133,7 @@ pub const PAPER: [PaperRow; 3] = [
 
 /// Said under the table.
 pub const CAVEAT: &str = "Paper: Madan, Sharp, Williams, Museth, Levin (SIGGRAPH 2025), its own \
-GPU and code. \"Authors on H200\": their CUDA code measured on the lent H200 (issue 6; trees built \
+GPU and code. \"Authors on H200\": their CUDA code measured on the lent H200 (trees built \
 on the CPU, not timed). Our trees are also built on the CPU and not timed. Errors are absolute, \
 against brute force (float64 sums); the paper's error columns may come from a different \
 normalisation than the authors' code run (their two sets disagree by 5–20×).";

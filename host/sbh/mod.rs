@@ -283,7 +283,7 @@ pub fn validate_samples(samples: u32) -> Result<(), SbhError> {
 }
 
 /// Checks the octree levels per estimator level: 1 (octree) or 2 (64-ary); any other value would
-/// run as 2 (issue 17).
+/// run as 2.
 pub fn validate_levels(levels: u32) -> Result<(), SbhError> {
     if matches!(levels, 1 | 2) {
         Ok(())

@@ -1,4 +1,4 @@
-//! The estimator's statistical contract (issue 6): unbiased (the mean over independent seeds
+//! The estimator's statistical contract: unbiased (the mean over independent seeds
 //! converges to direct summation within 4 standard errors), error ∝ S^-1/2; Barnes–Hut converges
 //! as β grows; bad input is refused with a clear error.
 
@@ -541,7 +541,7 @@ fn float32_terms_summed_in_float64_match_float64_terms() {
     }
 }
 
-/// The issue's table on the CPU (run by hand: `cargo test --release -p warpkit authors_table --
+/// The comparison table on the CPU (run by hand: `cargo test --release -p warpkit authors_table --
 /// --ignored --nocapture`; `SBH_M`, `SBH_GRID` choose the size, 2^15 and 40 by default): BH β = 2
 /// and SBH S = 1 errors for the uniform cube, to set beside the authors' (5.4e-4 / 5.2e-4 /
 /// 1.1e-3 and 7.3e-4 / 5.0e-4 / 3.8e-2 at M = 2^15 on their 100³ grid).

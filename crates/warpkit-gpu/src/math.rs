@@ -122,6 +122,58 @@ pub fn exp(x: f32) -> f32 {
     exp2(x * core::f32::consts::LOG2_E)
 }
 
+/// Natural exponential in float64: `f64::exp` on the host; on the device, where PTX has no
+/// float64 exponential, [`exp_f64_soft`]. For formulas generic over the precision whose float64
+/// form runs on the CPU (the float32 kernels use [`exp`]).
+#[inline(always)]
+pub fn exp_f64(x: f64) -> f64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        exp_f64_soft(x)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x.exp()
+    }
+}
+
+/// `e^x` without libm: x = k ln 2 + r with |r| ≤ ln 2 / 2 (Cody–Waite, ln 2 split in two so that
+/// k ln 2 is exact), e^r by its Taylor series to r¹³ (truncation below 1e-17), then 2^k built
+/// from the exponent bits. Within 2 ulp of the correctly rounded result on normal outputs.
+pub fn exp_f64_soft(x: f64) -> f64 {
+    const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+    if x.is_nan() {
+        return x;
+    }
+    if x > 709.782_712_893_384 {
+        return f64::INFINITY;
+    }
+    if x < -745.133_219_101_941_1 {
+        return 0.0;
+    }
+    let t = x * core::f64::consts::LOG2_E;
+    let k = if t >= 0.0 {
+        (t + 0.5) as i64
+    } else {
+        (t - 0.5) as i64
+    };
+    let kf = k as f64;
+    let r = fma_f64(-kf, LN2_LO, fma_f64(-kf, LN2_HI, x));
+    // Horner from 1/13! down to 1.
+    let mut p = 1.0 / 6_227_020_800.0;
+    let mut fact = 6_227_020_800.0;
+    for n in (1..13).rev() {
+        fact /= (n + 1) as f64;
+        p = fma_f64(p, r, 1.0 / fact);
+    }
+    let p = fma_f64(p, r, 1.0);
+    // 2^k in two factors keeps each a normal number down to the subnormal results.
+    let pow2 = |k: i64| f64::from_bits(((k + 1023) as u64) << 52);
+    let k1 = k / 2;
+    p * pow2(k1) * pow2(k - k1)
+}
+
 /// Natural logarithm through [`log2`]: `ln(x) = log2(x) · ln 2`.
 #[inline(always)]
 pub fn ln(x: f32) -> f32 {
@@ -150,6 +202,23 @@ mod tests {
         let c = -(1.0 + f32::EPSILON * 4096.0);
         assert_eq!(fma(a, a, c), 2f32.powi(-24));
         assert_eq!(a * a + c, 0.0);
+    }
+
+    #[test]
+    fn soft_float64_exp_matches_std() {
+        let mut worst = 0.0f64;
+        for i in -2000..=2000 {
+            let x = i as f64 * 0.354_321;
+            let (want, got) = (x.exp(), exp_f64_soft(x));
+            if want > f64::MIN_POSITIVE {
+                worst = worst.max((got / want - 1.0).abs());
+            }
+        }
+        assert!(worst < 5e-16, "relative error {worst}");
+        assert_eq!(exp_f64_soft(0.0), 1.0);
+        assert_eq!(exp_f64_soft(800.0), f64::INFINITY);
+        assert_eq!(exp_f64_soft(-800.0), 0.0);
+        assert!(exp_f64_soft(f64::NAN).is_nan());
     }
 
     #[test]

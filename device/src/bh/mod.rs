@@ -153,7 +153,7 @@ pub trait CellChildren {
 /// this `Quad`, trace term included). Offsets from `r0` are of the cell's size, so the centre is
 /// no longer rounded at the scale of the coordinates (`Σ m x / M`), and the quadrupole's offsets
 /// come from it. (Two passes, monopole then quadrupole about the centre, read every child twice:
-/// the populous levels were most of the summary's time, `results/s15/call7`.)
+/// the populous levels were most of the summary's time.)
 #[inline(always)]
 pub fn summarize_cell<const QUAD: bool>(c: &impl CellChildren, n: i32) -> (Body, Quad, u32) {
     let (mut m, mut sx, mut sy, mut sz, mut cnt) = (0.0f32, 0.0f32, 0.0f32, 0.0f32, 0u32);

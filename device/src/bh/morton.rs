@@ -292,7 +292,7 @@ pub unsafe fn bh_morton_tiles(
         };
         let (_, sum) = block_scan(c);
         // The block's deepest level, then one atomic per block and only when it raises the
-        // depth: an atomic per warp on this one address took 107 µs at 2^22 (H200, call 2).
+        // depth: an atomic per warp on this one address took 107 µs at 2^22 (H200).
         let warps = morton_depth();
         let deepest = all_reduce(d, |a, b| a.max(b));
         if lane_id() == 0 {

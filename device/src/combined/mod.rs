@@ -1,4 +1,4 @@
-//! Gravity and SPH density in one tree walk (issue 15, item 3): GASPHiA's design, where an SPH
+//! Gravity and SPH density in one tree walk: GASPHiA's design, where an SPH
 //! code folds the neighbour test into the gravity traversal (seed 001: "one merged vote"), in the
 //! warp-group form of `crate::bh`'s group kernels.
 //!

@@ -288,7 +288,7 @@ mod tests {
         }
     }
 
-    /// The numbers: 128³ elements make about 1.2·10⁹ updates, 9.7 GB of float32
+    /// The traffic floor's numbers: 128³ elements make about 1.2·10⁹ updates, 9.7 GB of float32
     /// read-modify-writes, about 2.3 ms at 4.26 TB/s.
     #[test]
     fn rmw_floor_at_128_cubed() {

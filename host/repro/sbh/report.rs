@@ -95,7 +95,7 @@ pub(super) fn table(report: &mut Report, points: &[Point]) {
     report.para(NODES);
     report.para(ROWS);
     report.para(QUAD);
-    report.heading("The authors' CUDA code on the H200 (issue 6)");
+    report.heading("The authors' CUDA code on the H200");
     let mut t = Table::new(&[
         "M",
         "brute force ms",

@@ -313,9 +313,9 @@ pub unsafe fn bh_summarize(
 /// from the deepest level up to the root (0), so every child cell was summarized by an earlier
 /// launch: no thread waits, no atomics, no fences. It replaced a bottom-up walk in which the last
 /// child to arrive summarized its parent (Karras 2012): on the H200 that ran at 4 active threads
-/// per warp, L2-bound on its atomics and fences (1.18 ms at uniform 2^22, `results/s11/call2`;
-/// this kernel 0.78 ms, call 3). Grouping each level's cells into a list first (a counting sort,
-/// so that a launch covers only its level) was slower: 1.01 ms (call 4). Any grid.
+/// per warp, L2-bound on its atomics and fences (1.18 ms at uniform 2^22;
+/// this kernel 0.78 ms). Grouping each level's cells into a list first (a counting sort,
+/// so that a launch covers only its level) was slower: 1.01 ms. Any grid.
 #[crate::kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn bh_summarize_level(
@@ -577,7 +577,7 @@ pub unsafe fn bh_group_tiles(marks: *const u32, n: u32, tile_count: *mut u32) {
 /// scanned, e.g. by `sph_scan`) becomes `groups[m] = [k, marks[k]]`. The walks hand groups out
 /// in array order, so neighbouring warps walk neighbouring groups and share the tree's cells in
 /// cache: against `bh_sort`'s own order (the threads' atomics), the group2 gravity walk took
-/// 3.30 instead of 3.40 ms at uniform 2^22 (H200, session 18). Grid as [`bh_group_tiles`].
+/// 3.30 instead of 3.40 ms at uniform 2^22 (H200). Grid as [`bh_group_tiles`].
 #[crate::kernel]
 pub unsafe fn bh_group_scatter(
     marks: *const u32,

@@ -147,7 +147,7 @@ unsafe fn node_rows<T: DeviceReal, const ROUNDS: bool>(
             if active {
                 let mut diag = T::ZERO;
                 let sb = node_signs::<T>(s);
-                // Left rolled. Measured at 128³ (H200, session 10): this version 4.49 ms; with
+                // Left rolled. Measured at 128³ (H200): this version 4.49 ms; with
                 // the loop unrolled, a lane-per-node write-out and a Jacobian factored over
                 // node pairs 4.93; with only the factored Jacobian 4.85 — all reverted.
                 for g in 0..super::super::GAUSS as u32 {
