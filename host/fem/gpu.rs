@@ -5,9 +5,15 @@ use super::colour::Colouring;
 use super::csr::Pattern;
 use super::{ElementMaterials, FemError, Formulation, Material, Mesh};
 use crate::device::fem::kernels as k;
-use crate::device::fem::{ENTRIES, NODES, ROWS_BLOCK, Real, THREAD_BLOCK, WARP_BLOCK};
+use crate::device::fem::{
+    ENTRIES, GEOMETRY_VALUES, NODES, ROWS_BLOCK, Real, THREAD_BLOCK, WARP_BLOCK,
+};
+mod materials;
 mod pcg;
+mod tables;
+pub use materials::DeviceMaterials;
 pub use pcg::pcg;
+pub use tables::{BLOCK_TABLE, block_table, node_adjacency};
 
 use crate::runtime::{
     CudaSlice, DeviceRepr, Gpu, GpuError, LaunchConfig, ValidAsZeroBits, grid_for,
@@ -171,86 +177,6 @@ pub trait BbarKernels: Sized {
         cfg: LaunchConfig,
         args: ElementArgs<'_, Self>,
     ) -> Result<(), FemError>;
-}
-
-/// (λ, μ) of each material, in order: the kernels' material table.
-fn lame_table<T: Real>(ms: &[Material]) -> Vec<T> {
-    ms.iter()
-        .flat_map(|m| {
-            let l = m.lame::<T>();
-            [l.lambda, l.mu]
-        })
-        .collect()
-}
-
-/// Element materials on the GPU as the kernels take them: (λ, μ) per material and each
-/// element's index. A single material uploads a one-entry table and the index `[0]` (the kernels
-/// then read `index[0]` for every element: `materials = 1`).
-pub struct DeviceMaterials<T> {
-    lames: CudaSlice<T>,
-    index: CudaSlice<u32>,
-    count: u32,
-}
-
-impl<T: GpuReal> DeviceMaterials<T> {
-    /// Uploads `materials` (whose index must cover the mesh's elements: checked at assembly).
-    pub fn upload(gpu: &Gpu, materials: &ElementMaterials) -> Result<Self, FemError> {
-        if let Some(m) = materials.single() {
-            return Ok(DeviceMaterials {
-                lames: gpu.upload(&lame_table::<T>(&[m]))?,
-                // With one material the kernels read index[0] (0) for every element.
-                index: gpu.upload(&[0u32])?,
-                count: 1,
-            });
-        }
-        let count = u32::try_from(materials.table.len())
-            .map_err(|_| FemError::MeshSize("more than 2^32 materials".into()))?;
-        if let Some(&i) = materials.index.iter().find(|&&i| i >= count) {
-            return Err(FemError::MeshSize(format!(
-                "material index {i} past the table of {count}"
-            )));
-        }
-        Ok(DeviceMaterials {
-            lames: gpu.upload(&lame_table::<T>(&materials.table))?,
-            index: gpu.upload(&materials.index)?,
-            count,
-        })
-    }
-
-    /// One material for every element.
-    pub fn uniform(gpu: &Gpu, material: &Material) -> Result<Self, FemError> {
-        Self::upload(gpu, &ElementMaterials::uniform(*material, 1))
-    }
-
-    /// Compares the uploaded table and index with `materials` (as [`GpuMesh::check_inputs`]).
-    pub fn check(&self, gpu: &Gpu, materials: &ElementMaterials) -> Result<Vec<String>, GpuError>
-    where
-        T: std::fmt::Debug,
-    {
-        let mut diffs = Vec::new();
-        let (lames, index) = match materials.single() {
-            Some(m) => (lame_table::<T>(&[m]), vec![0u32]),
-            None => (lame_table::<T>(&materials.table), materials.index.clone()),
-        };
-        compare(
-            "material table",
-            &lames,
-            &gpu.download(&self.lames)?,
-            &mut diffs,
-        );
-        compare(
-            "material index",
-            &index,
-            &gpu.download(&self.index)?,
-            &mut diffs,
-        );
-        Ok(diffs)
-    }
-
-    /// Elements the per-element index covers (`None`: one material, any mesh).
-    fn elements(&self) -> Option<usize> {
-        (self.count > 1).then(|| self.index.len())
-    }
 }
 
 /// `e` with the launch it came from added to a kernel failure's names (launch `c` of `of`, `n`
@@ -854,49 +780,4 @@ impl<T: GpuReal> GpuMesh<T> {
         })?;
         inner.map(|()| ms)
     }
-}
-
-pub use crate::device::fem::BLOCK_TABLE;
-use crate::device::fem::{GEOMETRY_VALUES, block_position};
-
-/// The block position table from the full positions. In CSR with 3 DOF per node the three rows
-/// of a node share their column set, so entry (3a + i, 3b + j) of element e sits at
-/// `base[8a + b] + i · stride[a] + j`: 72 values per element instead of 576.
-pub fn block_table(pattern: &Pattern, elements: usize) -> Vec<u32> {
-    use rayon::prelude::*;
-    let mut t = vec![0u32; elements * BLOCK_TABLE];
-    t.par_chunks_exact_mut(BLOCK_TABLE)
-        .enumerate()
-        .for_each(|(e, tab)| {
-            let pos = pattern.element_positions(e);
-            for a in 0..NODES {
-                for b in 0..NODES {
-                    tab[NODES * a + b] = pos[3 * a * 24 + 3 * b];
-                }
-                tab[NODES * NODES + a] = pos[(3 * a + 1) * 24] - pos[3 * a * 24];
-            }
-            debug_assert!((0..ENTRIES).all(|k| {
-                let (r, c) = (k / 24, k % 24);
-                let (a, i, b, j) = (r / 3, r % 3, c / 3, c % 3);
-                pos[k] == block_position(tab[NODES * a + b], tab[NODES * NODES + a], i, j)
-            }));
-        });
-    t
-}
-
-/// Node → element adjacency for the node-row kernels: node n's entries are
-/// `elements[ptr[n] .. ptr[n + 1]]`, each `8 e + a` for element e whose local node a is n
-/// (an element that names a node twice is listed twice, once per local index).
-pub fn node_adjacency(mesh: &Mesh) -> Result<(Vec<u32>, Vec<u32>), FemError> {
-    let too_big = || FemError::MeshSize("more than 2^29 elements or 2^32 node references".into());
-    if mesh.elements.len() > (u32::MAX / NODES as u32) as usize {
-        return Err(too_big());
-    }
-    // 8 e + a < 2^32 by the check above.
-    let (ptr, adj) = super::colour::node_incidence(mesh, |e, a| (NODES * e + a) as u32);
-    let ptr = ptr
-        .into_iter()
-        .map(|p| u32::try_from(p).map_err(|_| too_big()))
-        .collect::<Result<Vec<u32>, FemError>>()?;
-    Ok((ptr, adj))
 }
