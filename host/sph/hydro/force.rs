@@ -35,7 +35,7 @@ pub fn forces(gas: &mut Gas, vel: &[[f64; 3]], params: &HydroParams, boundary: &
             let mut du = 0.0;
             // The self pair's signal velocity: a lone particle still has a sound crossing time.
             let mut vsig = 2.0 * si.c;
-            cells.for_each_symmetric(&g.pos, &g.h, g.pos[i], si.h, |j, dx, r| {
+            cells.for_each_symmetric(&g.pos, &g.h, g.pos[i], si.h, |j, dx, _| {
                 if j == i {
                     return;
                 }

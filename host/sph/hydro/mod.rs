@@ -10,6 +10,7 @@
 //! neighbour number is `N_ngb`. Forces take the symmetric pairs `r < max(h_i, h_j)`.
 
 pub mod cells;
+pub mod cli;
 pub mod density;
 pub mod force;
 pub mod ic;

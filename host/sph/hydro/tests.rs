@@ -2,6 +2,7 @@ use super::cells::CellList;
 use super::ic::{self, SOD_GAMMA, SOD_LEFT, SOD_RIGHT, SOD_WINDOW, SOD_X0};
 use super::riemann::{Prim, Riemann};
 use super::*;
+use crate::sph::SmoothingKernel;
 
 fn sod_exact() -> Riemann {
     let l = Prim {
@@ -361,4 +362,75 @@ fn open_box_keeps_a_uniform_blob_symmetric() {
         d1.kinetic / d1.thermal
     );
     assert!((d1.total - d0.total).abs() < 5e-3 * d0.total);
+}
+
+#[test]
+fn sod_with_wendland_and_time_dependent_alpha() {
+    let mut params = HydroParams::ideal_gas(SOD_GAMMA);
+    params.kernel = SmoothingKernel::WendlandC2;
+    params.n_ngb = HydroParams::default_n_ngb(params.kernel);
+    params.viscosity.alpha_min = 0.1;
+    params.viscosity.alpha_max = 1.5;
+    let r = run_sod(20, &params);
+    eprintln!(
+        "sod Wendland C2, Morris–Monaghan α, res 20: L1 rho {:.4} v {:.4} P {:.4}, shock {:.4}, \
+         contact {:.4}, energy drift {:.2e}",
+        r.l1[0], r.l1[1], r.l1[2], r.shock, r.contact, r.energy
+    );
+    assert!(
+        r.l1[0] < 0.05 && r.l1[1] < 0.08 && r.l1[2] < 0.06,
+        "{:?}",
+        r.l1
+    );
+    assert!((r.neighbours - params.n_ngb).abs() < 1e-3 * params.n_ngb);
+    assert!(r.energy < 2e-3 && r.momentum < 1e-12);
+}
+
+#[test]
+fn alpha_rises_in_the_shock_only() {
+    let mut params = HydroParams::ideal_gas(SOD_GAMMA);
+    params.viscosity.alpha_min = 0.05;
+    params.viscosity.alpha_max = 1.5;
+    let (mut gas, boundary) = ic::sod(24, 12, &params);
+    gas.alpha.iter_mut().for_each(|a| *a = 0.05);
+    let mut sim = Sim::new(gas, params, boundary).unwrap();
+    sim.run_to(0.1).unwrap();
+    let g = &sim.gas;
+    // The shock from x = 1 is at 1 + 1.752 t = 1.175; the mirrored one from x = 2 at 1.825.
+    let (mut peak, mut at) = (0.0, 0.0);
+    for i in 0..g.len() {
+        if (1.0..1.5).contains(&g.pos[i][0]) && g.alpha[i] > peak {
+            (peak, at) = (g.alpha[i], g.pos[i][0]);
+        }
+    }
+    // Between them, more than a smoothing length (0.2) from both, nothing has happened.
+    let ahead = (0..g.len())
+        .filter(|&i| (1.42..1.58).contains(&g.pos[i][0]))
+        .map(|i| g.alpha[i])
+        .fold(0.0, f64::max);
+    eprintln!("α: largest {peak:.3} at x {at:.3}; ahead of the shock {ahead:.3}");
+    assert!(peak > 0.3, "α rises in the shock: {peak}");
+    assert!((1.05..1.3).contains(&at), "at x {at}");
+    assert!(ahead < 0.06, "{ahead}");
+}
+
+#[test]
+fn cli_config_parses_and_runs() {
+    use super::cli::{SphConfig, build};
+    let c: SphConfig = toml::from_str(
+        "[ic]\nkind = \"sod\"\nresolution = 8\n[run]\nt_end = 0.02\nkernel = \"wendland-c2\"\n\
+         [output]\ndir = \"x\"\n",
+    )
+    .unwrap();
+    let (mut sim, t_end) = build(&c).unwrap();
+    assert_eq!(t_end, 0.02);
+    assert_eq!(sim.params.n_ngb, 100.0);
+    sim.run_to(t_end).unwrap();
+    assert!((sim.t - 0.02).abs() < 1e-12);
+    assert!(toml::from_str::<SphConfig>("[ic]\nkind = \"evrard\"\n").is_err());
+    assert!(toml::from_str::<SphConfig>("[run]\nsteps = 3\n").is_err());
+    let odd: SphConfig = toml::from_str("[ic]\nresolution = 7\n").unwrap();
+    assert!(build(&odd).is_err());
+    let sedov: SphConfig = toml::from_str("[ic]\nkind = \"sedov\"\nenergy = -1.0\n").unwrap();
+    assert!(build(&sedov).is_err());
 }
