@@ -190,7 +190,7 @@ pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
     }
     let (gas, boundary, t_default) = match c.ic.kind {
         IcKind::Sod => {
-            if res % 2 != 0 {
+            if !res.is_multiple_of(2) {
                 bail!("the Sod resolution must be even (the dilute lattice has half the spacing)");
             }
             let (g, b) = ic::sod(res, ic::sod_across(params.n_ngb), &params);

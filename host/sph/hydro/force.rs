@@ -43,8 +43,8 @@ pub fn forces(gas: &mut Gas, vel: &[[f64; 3]], params: &HydroParams, boundary: &
                 let dv = [vi[0] - vj[0], vi[1] - vj[1], vi[2] - vj[2]];
                 let t = pair_terms(kernel, dx, dv, &si, &side(g, j));
                 let m = g.mass[j];
-                for k in 0..3 {
-                    acc[k] += m * t.acc[k];
+                for (a, ta) in acc.iter_mut().zip(t.acc) {
+                    *a += m * ta;
                 }
                 du += m * t.du;
                 vsig = f64::max(vsig, t.vsig);

@@ -33,7 +33,7 @@ pub fn sod_across(n_ngb: f64) -> usize {
 /// ratio 8, equal masses `d³`), `across` dense particles across (see [`sod_across`]). Returns
 /// the gas (h guessed from the lattice density, α = `params.viscosity.alpha_max`) and its box.
 pub fn sod(res: usize, across: usize, params: &HydroParams) -> (Gas, Boundary) {
-    assert!(res >= 2 && res % 2 == 0 && across >= 2 && across % 2 == 0);
+    assert!(res >= 2 && res.is_multiple_of(2) && across >= 2 && across.is_multiple_of(2));
     let d = 1.0 / res as f64;
     let side = across as f64 * d;
     let m = d * d * d;

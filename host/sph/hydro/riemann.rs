@@ -51,7 +51,7 @@ impl Riemann {
                 return Err(format!("invalid Riemann state {s:?}"));
             }
         }
-        if !(gamma > 1.0) {
+        if gamma.is_nan() || gamma <= 1.0 {
             return Err(format!("γ = {gamma} must be > 1"));
         }
         let (cl, cr) = (sound(&left, gamma), sound(&right, gamma));

@@ -65,7 +65,7 @@ impl Sim {
     pub fn step(&mut self, dt_max: f64) -> Result<f64, HydroError> {
         let (cfl, index) = self.cfl();
         let dt = cfl.min(dt_max);
-        if !(dt >= self.dt_floor) {
+        if dt.is_nan() || dt < self.dt_floor {
             return Err(HydroError::DtCollapse {
                 dt,
                 t: self.t,
@@ -135,8 +135,8 @@ impl Sim {
             let v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
             d.kinetic += 0.5 * m * v2;
             d.thermal += m * g.u[i];
-            for k in 0..3 {
-                d.momentum[k] += m * v[k];
+            for (p, vk) in d.momentum.iter_mut().zip(v) {
+                *p += m * vk;
             }
             d.momentum_scale += m * v2.sqrt();
         }

@@ -215,8 +215,8 @@ fn sod_converges_to_the_exact_solution() {
         assert!(r.energy < 2e-3, "energy drift {}", r.energy);
         assert!(r.momentum < 1e-12, "momentum {}", r.momentum);
         if let Some(p) = prev {
-            for k in 0..3 {
-                assert!(r.l1[k] < p[k], "L1[{k}] {} not below {}", r.l1[k], p[k]);
+            for (k, (now, before)) in r.l1.iter().zip(p).enumerate() {
+                assert!(*now < before, "L1[{k}] {now} not below {before}");
             }
         }
         prev = Some(r.l1);
