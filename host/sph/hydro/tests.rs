@@ -49,6 +49,20 @@ fn riemann_sod_star_state_matches_toro() {
 }
 
 #[test]
+fn sedov_constant_matches_the_tables() {
+    // Kamm & Timmes (2007): ξ₀ = α^(-1/5) with α = 0.4936 (γ = 5/3), 0.8511 (γ = 7/5).
+    let a = sedov::xi0(5.0 / 3.0).unwrap();
+    let b = sedov::xi0(1.4).unwrap();
+    assert!((a - 1.15167).abs() < 1e-4, "ξ₀(5/3) = {a}");
+    assert!((b - 1.03275).abs() < 1e-4, "ξ₀(7/5) = {b}");
+    assert!(sedov::xi0(1.0).is_none() && sedov::xi0(2.0).is_none());
+    // The radius law and its inverse.
+    let r = sedov::shock_radius(5.0 / 3.0, 2.0, 0.5, 0.1).unwrap();
+    let t = sedov::time_at_radius(5.0 / 3.0, 2.0, 0.5, r).unwrap();
+    assert!((t - 0.1).abs() < 1e-12);
+}
+
+#[test]
 fn periodic_cells_find_the_brute_force_neighbours() {
     let l = [1.0, 0.7, 0.4];
     let b = Boundary::Periodic(l);
