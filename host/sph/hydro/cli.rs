@@ -2,8 +2,7 @@
 //! options, on the CPU float64 solver; writes `diagnostics.csv` and a final `profile.csv`
 //! (with the exact solution beside the particles where one exists).
 
-use super::ic::{self, SOD_GAMMA, SOD_LEFT, SOD_RIGHT, SOD_X0};
-use super::riemann::{Prim, Riemann};
+use super::ic::{self, SOD_GAMMA};
 use super::{HydroParams, Sim, sedov};
 use crate::backend::BackendChoice;
 use crate::device::sph::hydro::Viscosity;
@@ -287,24 +286,11 @@ fn write_profile(sim: &Sim, ic: &IcConfig, path: &Path) -> Result<()> {
     );
     match ic.kind {
         IcKind::Sod => {
-            let exact = Riemann::solve(
-                Prim {
-                    rho: SOD_LEFT.0,
-                    u: 0.0,
-                    p: SOD_LEFT.1,
-                },
-                Prim {
-                    rho: SOD_RIGHT.0,
-                    u: 0.0,
-                    p: SOD_RIGHT.1,
-                },
-                SOD_GAMMA,
-            )
-            .map_err(anyhow::Error::msg)?;
+            let exact = ic::sod_riemann();
             writeln!(w, "x,rho,vx,p,u,h,rho_exact,vx_exact,p_exact")?;
             for i in 0..g.len() {
                 let x = g.pos[i][0];
-                let e = exact.sample((x - SOD_X0) / sim.t);
+                let e = ic::sod_exact(&exact, x, sim.t);
                 writeln!(
                     w,
                     "{x},{},{},{},{},{},{},{},{}",

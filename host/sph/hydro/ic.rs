@@ -2,6 +2,7 @@
 //! the Sod shock tube in 3D and the Sedov–Taylor blast, both in periodic boxes.
 
 use super::density::h_guess;
+use super::riemann::{Prim, Riemann};
 use super::{Boundary, Gas, HydroParams};
 use crate::device::sph::hydro::{IdealGas, w};
 
@@ -17,6 +18,26 @@ pub const SOD_X0: f64 = 1.0;
 pub const SOD_LENGTH: f64 = 2.0;
 /// The region whose particles are compared with the exact solution at t = 0.2.
 pub const SOD_WINDOW: (f64, f64) = (0.5, 1.5);
+
+/// The exact Riemann problem of the Sod interface at `SOD_X0`.
+pub fn sod_riemann() -> Riemann {
+    let state = |(rho, p): (f64, f64)| Prim { rho, u: 0.0, p };
+    Riemann::solve(state(SOD_LEFT), state(SOD_RIGHT), SOD_GAMMA).expect("the Sod states are valid")
+}
+
+/// The exact solution in the whole periodic tube at time `t > 0`, while the waves of its two
+/// interfaces have not met (`t` below about 0.35): the problem at `x = 1` for `x ∈ [0.5, 1.5)`,
+/// its mirror image (dilute side on the left) at `x = 0 ≡ 2` elsewhere.
+pub fn sod_exact(rp: &Riemann, x: f64, t: f64) -> Prim {
+    let x = x.rem_euclid(SOD_LENGTH);
+    if (SOD_X0 - 0.5..SOD_X0 + 0.5).contains(&x) {
+        rp.sample((x - SOD_X0) / t)
+    } else {
+        let d = if x < SOD_X0 { x } else { x - SOD_LENGTH };
+        let s = rp.sample(-d / t);
+        Prim { u: -s.u, ..s }
+    }
+}
 
 /// Particles across each transverse side of the dense half for neighbour number `n_ngb`: the
 /// box must be wider than twice the smoothing length of the dilute half (the minimum image),

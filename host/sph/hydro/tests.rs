@@ -39,6 +39,11 @@ fn riemann_sod_star_state_matches_toro() {
     let cstar = (g * s.p_star / s.rho_star_left()).sqrt();
     let tail = s.sample(s.u_star - cstar - 1e-9);
     assert!((tail.p - s.p_star).abs() < 1e-6 && (tail.u - s.u_star).abs() < 1e-6);
+    // The periodic tube's second interface is the mirror image of the first.
+    let m = ic::sod_exact(&s, 2.0 - 0.1, 0.2);
+    let f = s.sample(0.1 / 0.2);
+    assert_eq!((m.rho, m.u, m.p), (f.rho, -f.u, f.p));
+    assert_eq!(ic::sod_exact(&s, 0.9, 0.2), s.sample(-0.5));
     // A vacuum is refused.
     let away = Prim {
         rho: 1.0,
