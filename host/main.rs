@@ -168,6 +168,10 @@ enum Command {
     /// Defaults reproduce the self-gravity document's collision of 5·10^6 particles (2000 on the
     /// CPU backend); a TOML file (`--config`) sets anything, the options below override it.
     Nbody(NbodyArgs),
+    /// SPH hydrodynamics (CPU, float64): the Sod shock tube or the Sedov–Taylor blast in a
+    /// periodic box, grad-h SPH with Monaghan viscosity and KDK leapfrog; writes
+    /// diagnostics.csv and profile.csv (with the exact solution) into the output directory.
+    Sph(warpkit::sph::hydro::cli::SphArgs),
     /// Write the embedded PTX module (for ptxas, cuobjdump or reading).
     Ptx {
         /// Output file; standard output when absent.
@@ -281,6 +285,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(warpkit::repro::ncu::target(&backend, mode, n, theta, seed)?)
         }
         Command::Nbody(args) => nbody(cli.backend, args),
+        Command::Sph(args) => warpkit::sph::hydro::cli::run(cli.backend, args),
         Command::Ptx { out } => {
             let ptx = warpkit::module_ptx().map_err(anyhow::Error::msg)?;
             match out {

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod cpu;
 mod facade;
 pub mod gpu;
+pub mod hydro;
 
 pub use facade::{Profile, Search, SearchOptions, profile, search};
 #[cfg(test)]

@@ -19,6 +19,7 @@
 //! density ([`MODE_COUNT`], …): the seed-style warp vote (`sph_vote`), the warp-group walk
 //! (`sph_group`), or the linked cells (`sph_cell_*`).
 
+pub mod hydro;
 pub mod kernels;
 
 use crate::bh::Body;
@@ -220,6 +221,24 @@ pub fn shape_in_support<R: Real>(kernel: u32, q: R) -> R {
         let v = pos(R::from_f64(0.5) - q);
         let c = R::from_f64(8.0 / core::f64::consts::PI);
         (u2 * u).mul_add(c + c, -(R::from_f64(8.0) * c) * (v * v * v))
+    }
+}
+
+/// `h³ ∂W/∂q` at `q = r/h` ∈ [0, 1): the derivative of [`shape_in_support`] (zero at `q ≥ 1`
+/// where `q` is finite), written as it is without branches on `q` — the M4 spline
+/// `(8/π)(−6u² + 24v²)`, Wendland C2 `−(21/2π) 20 q u³` — for the force and grad-h terms.
+#[inline(always)]
+pub fn dshape_in_support<R: Real>(kernel: u32, q: R) -> R {
+    let zero = R::ZERO;
+    let pos = |x: R| if x > zero { x } else { zero };
+    let u = pos(R::ONE - q);
+    if kernel == WENDLAND_C2 {
+        let c = R::from_f64(-20.0 * 21.0 / (2.0 * core::f64::consts::PI));
+        c * q * (u * u * u)
+    } else {
+        let v = pos(R::from_f64(0.5) - q);
+        let c = R::from_f64(8.0 / core::f64::consts::PI);
+        c * R::from_f64(24.0).mul_add(v * v, -(R::from_f64(6.0) * (u * u)))
     }
 }
 

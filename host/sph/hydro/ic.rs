@@ -1,0 +1,136 @@
+//! Initial conditions of the standard tests, as particles on lattices of equal mass:
+//! the Sod shock tube in 3D and the Sedov–Taylor blast, both in periodic boxes.
+
+use super::density::h_guess;
+use super::riemann::{Prim, Riemann};
+use super::{Boundary, Gas, HydroParams};
+use crate::device::sph::hydro::{IdealGas, w};
+
+/// The Sod problem: left (ρ, P) = (1, 1), right (0.125, 0.1), at rest, γ = 1.4, split at
+/// `x = SOD_X0`.
+pub const SOD_LEFT: (f64, f64) = (1.0, 1.0);
+pub const SOD_RIGHT: (f64, f64) = (0.125, 0.1);
+pub const SOD_GAMMA: f64 = 1.4;
+/// The interface that the profiles are compared at.
+pub const SOD_X0: f64 = 1.0;
+/// The box is `[0, 2)` along x: periodic, so the tube has a second interface at `x = 0 ≡ 2`
+/// (dense on its right), whose waves stay outside `SOD_WINDOW` until `t ≈ 0.35`.
+pub const SOD_LENGTH: f64 = 2.0;
+/// The region whose particles are compared with the exact solution at t = 0.2.
+pub const SOD_WINDOW: (f64, f64) = (0.5, 1.5);
+
+/// The exact Riemann problem of the Sod interface at `SOD_X0`.
+pub fn sod_riemann() -> Riemann {
+    let state = |(rho, p): (f64, f64)| Prim { rho, u: 0.0, p };
+    Riemann::solve(state(SOD_LEFT), state(SOD_RIGHT), SOD_GAMMA).expect("the Sod states are valid")
+}
+
+/// The exact solution in the whole periodic tube at time `t > 0`, while the waves of its two
+/// interfaces have not met (`t` below about 0.35): the problem at `x = 1` for `x ∈ [0.5, 1.5)`,
+/// its mirror image (dilute side on the left) at `x = 0 ≡ 2` elsewhere.
+pub fn sod_exact(rp: &Riemann, x: f64, t: f64) -> Prim {
+    let x = x.rem_euclid(SOD_LENGTH);
+    if (SOD_X0 - 0.5..SOD_X0 + 0.5).contains(&x) {
+        rp.sample((x - SOD_X0) / t)
+    } else {
+        let d = if x < SOD_X0 { x } else { x - SOD_LENGTH };
+        let s = rp.sample(-d / t);
+        Prim { u: -s.u, ..s }
+    }
+}
+
+/// Particles across each transverse side of the dense half for neighbour number `n_ngb`: the
+/// box must be wider than twice the smoothing length of the dilute half (the minimum image),
+/// which is twice the dense one's; an even count, so the dilute lattice (half as many) fits.
+pub fn sod_across(n_ngb: f64) -> usize {
+    // h_dense / spacing = ∛(3 N / 4π); the side is 2 h_dilute × 1.15 = 4.6 h_dense.
+    let h = (3.0 * n_ngb / (4.0 * core::f64::consts::PI)).cbrt();
+    let a = (4.6 * h).ceil() as usize;
+    a + a % 2
+}
+
+/// The Sod tube with `res` dense particles per unit length (even): the dense half `[0, 1)` a
+/// cubic lattice of spacing `d = 1/res`, the dilute half `[1, 2)` one of spacing `2d` (density
+/// ratio 8, equal masses `d³`), `across` dense particles across (see [`sod_across`]). Returns
+/// the gas (h guessed from the lattice density, α = `params.viscosity.alpha_max`) and its box.
+pub fn sod(res: usize, across: usize, params: &HydroParams) -> (Gas, Boundary) {
+    assert!(res >= 2 && res.is_multiple_of(2) && across >= 2 && across.is_multiple_of(2));
+    let d = 1.0 / res as f64;
+    let side = across as f64 * d;
+    let m = d * d * d;
+    let eos = IdealGas { gamma: SOD_GAMMA };
+    let mut pos = Vec::new();
+    let mut u = Vec::new();
+    let mut h = Vec::new();
+    for (x0, spacing, nx, nt, (rho, p)) in [
+        (0.0, d, res, across, SOD_LEFT),
+        (1.0, 2.0 * d, res / 2, across / 2, SOD_RIGHT),
+    ] {
+        let hh = h_guess(rho, m, params.n_ngb);
+        for i in 0..nx {
+            for j in 0..nt {
+                for k in 0..nt {
+                    pos.push([
+                        x0 + (i as f64 + 0.5) * spacing,
+                        (j as f64 + 0.5) * spacing,
+                        (k as f64 + 0.5) * spacing,
+                    ]);
+                    u.push(eos.energy(rho, p));
+                    h.push(hh);
+                }
+            }
+        }
+    }
+    let n = pos.len();
+    let gas = Gas::new(
+        pos,
+        vec![[0.0; 3]; n],
+        vec![m; n],
+        u,
+        h,
+        params.viscosity.alpha_max,
+    );
+    (gas, Boundary::Periodic([SOD_LENGTH, side, side]))
+}
+
+/// The Sedov blast: `n³` particles on a cubic lattice of the unit periodic box (ρ₀ = 1, at rest,
+/// `u₀` tiny), and energy `e` deposited into the particles within one smoothing length of the
+/// centre (between lattice points for even `n`), weighted by the kernel `W(r, h)`, as thermal
+/// energy.
+pub fn sedov(n: usize, e: f64, u0: f64, params: &HydroParams) -> (Gas, Boundary) {
+    let a = 1.0 / n as f64;
+    let m = a * a * a;
+    let hh = h_guess(1.0, m, params.n_ngb);
+    let mut pos = Vec::with_capacity(n * n * n);
+    for i in 0..n {
+        for j in 0..n {
+            for k in 0..n {
+                pos.push([
+                    (i as f64 + 0.5) * a,
+                    (j as f64 + 0.5) * a,
+                    (k as f64 + 0.5) * a,
+                ]);
+            }
+        }
+    }
+    let kernel = params.kernel.code();
+    let weight: Vec<f64> = pos
+        .iter()
+        .map(|p| {
+            let r = ((p[0] - 0.5).powi(2) + (p[1] - 0.5).powi(2) + (p[2] - 0.5).powi(2)).sqrt();
+            w(kernel, r, hh)
+        })
+        .collect();
+    let total: f64 = weight.iter().sum();
+    let u: Vec<f64> = weight.iter().map(|wi| u0 + e * wi / (total * m)).collect();
+    let np = pos.len();
+    let gas = Gas::new(
+        pos,
+        vec![[0.0; 3]; np],
+        vec![m; np],
+        u,
+        vec![hh; np],
+        params.viscosity.alpha_max,
+    );
+    (gas, Boundary::Periodic([1.0; 3]))
+}
