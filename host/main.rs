@@ -523,6 +523,14 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
             .with_context(|| format!("packing {} into {}", out.display(), tar.display()))?;
         eprintln!("packed {} into {}", out.display(), tar.display());
     }
+    if result.is_err() && warpkit::repro::output::interrupted() {
+        eprintln!(
+            "repro {}: interrupted; what was measured is written in {}",
+            name.as_str(),
+            out.display()
+        );
+        return Err(Interrupted.into());
+    }
     let done = result?;
     eprintln!(
         "repro {}: {} reproduction(s) written to {} in {:.1} s",

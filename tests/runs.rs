@@ -73,10 +73,16 @@ fn nbody_restart_continues() {
     assert!(worst <= 1e-12, "the restart differs by {worst:.3e}");
     // An override is said.
     let args = [
-        &restart[..],
-        &["--eps", "0.05", "--t-end", "0.52", "--out", "rC"],
-    ]
-    .concat();
+        "nbody",
+        "--restart",
+        "rA/snapshot_final.gadget",
+        "--eps",
+        "0.05",
+        "--t-end",
+        "0.52",
+        "--out",
+        "rC",
+    ];
     let err = succeeds(&dir, &args);
     assert!(
         err.contains("restart: eps 0.05 overrides the run's 0.02"),

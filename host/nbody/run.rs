@@ -302,8 +302,13 @@ impl RunConfig {
             path: path.to_path_buf(),
             source,
         })?;
-        let table: toml::Table = toml::from_str(&text)
-            .map_err(|e| RunError::Config(format!("{}: {e}", path.display())))?;
+        Self::run_keys(&text).map_err(|e| RunError::Config(format!("{}: {e}", path.display())))
+    }
+
+    /// The `[run]` keys TOML text sets.
+    pub fn run_keys(text: &str) -> Result<Vec<String>, RunError> {
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| RunError::Config(e.to_string()))?;
         Ok(match table.get("run") {
             Some(toml::Value::Table(run)) => run.keys().cloned().collect(),
             _ => Vec::new(),
@@ -491,6 +496,25 @@ pub enum RunError {
     Output(#[from] crate::repro::output::OutputError),
     #[error("plot: {0}")]
     Plot(String),
+    /// The output directory holds a previous run's files (`shown`) and overwriting is off. The
+    /// message names the command line's option; other front ends name their own
+    /// ([`RunError::previous_outputs`]).
+    #[error(
+        "{}",
+        RunError::previous_outputs(dir, shown, "--overwrite (`overwrite = true` under [output])")
+    )]
+    PreviousOutputs { dir: PathBuf, shown: String },
+}
+
+impl RunError {
+    /// The message of [`RunError::PreviousOutputs`], naming `how` to overwrite.
+    pub fn previous_outputs(dir: &Path, shown: &str, how: &str) -> String {
+        format!(
+            "{} holds a previous run's outputs ({shown}): choose another output directory, or \
+             pass {how} to replace them",
+            dir.display()
+        )
+    }
 }
 
 /// The initial conditions of `c`, for a run with Plummer softening `eps` (a Plummer sphere is
@@ -737,11 +761,10 @@ pub fn run(
             1..=3 => previous.join(", "),
             k => format!("{}, … ({k} files)", previous[..3].join(", ")),
         };
-        return Err(RunError::Config(format!(
-            "{} holds a previous run's outputs ({shown}): choose another output directory, or \
-             pass --overwrite (`overwrite = true` under [output]) to replace them",
-            dir.path().display()
-        )));
+        return Err(RunError::PreviousOutputs {
+            dir: dir.path().to_path_buf(),
+            shown,
+        });
     }
     let config_text =
         toml::to_string_pretty(c).map_err(|e| RunError::Config(format!("serialising: {e}")))?;
@@ -901,7 +924,7 @@ pub fn run(
 
     let mut rung_log = RungLog::create(&dir, c.run.block_steps)?;
     rung_log.row(&sim, first.time)?;
-    let mut movie = Movie::new(&dir, c, &first_state)?;
+    let mut movie = Movie::new(&dir, c, &first_state, (start, step0))?;
     let steps = c.steps_from(start);
     let bar = progress_every(steps, "nbody", c.output.progress_every);
     let wall = Instant::now();
@@ -1023,7 +1046,8 @@ struct Movie {
 }
 
 impl Movie {
-    fn new(dir: &OutDir, c: &RunConfig, p: &Particles) -> Result<Movie, RunError> {
+    /// `at`: the first frame's time and step.
+    fn new(dir: &OutDir, c: &RunConfig, p: &Particles, at: (f64, u64)) -> Result<Movie, RunError> {
         let err = |e: image::ImageError| RunError::Plot(e.to_string());
         let stars = p
             .ptype
@@ -1071,7 +1095,7 @@ impl Movie {
             image::Gif::create(&dir.file("movie.gif"), px, px, 8, &[m.style.colormap])
                 .map_err(err)?,
         );
-        m.frame(dir, p, 0.0, 0)?;
+        m.frame(dir, p, at.0, at.1)?;
         Ok(m)
     }
 
