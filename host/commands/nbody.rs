@@ -62,7 +62,8 @@ pub(crate) struct NbodyArgs {
     /// Snapshot format.
     #[arg(long, value_enum)]
     format: Option<warpkit::nbody::run::SnapshotFormat>,
-    /// Snapshot floats: single (float32) or double (float64; restarts continue exactly).
+    /// Snapshot floats: single (float32) or double (float64: restarts from the CPU backend's
+    /// float64 state continue exactly) [default: single on the GPU, double on the CPU].
     #[arg(long, value_enum)]
     precision: Option<warpkit::nbody::snapshot::Precision>,
     /// Also write the initial conditions as ic.gadget (ic.hdf5 with --format hdf5).
@@ -177,14 +178,14 @@ pub(crate) fn nbody(
     if let Some(s) = progress_every {
         c.output.progress_every = s;
     }
-    if multi {
-        return multi_run(&c, a.ranks, gpus.as_deref(), &backend);
-    }
     if c.ic.kind == IcKind::Snapshot {
         let set: Vec<&str> = set.iter().map(String::as_str).collect();
         for note in c.restart(&set)? {
             eprintln!("{note}");
         }
+    }
+    if multi {
+        return multi_run(&c, a.ranks, gpus.as_deref(), &backend);
     }
     if let Some(config) = &a.config {
         // The run writes the configuration it used as OUT/config.toml.
@@ -225,12 +226,12 @@ fn multi_run(
     use warpkit::multi::{Place, VirtualRanks};
     c.validate()?;
     let r = &c.run;
-    let p0 = warpkit::nbody::run::initial_conditions(&c.ic, r.eps)?;
+    let (p0, t0) = warpkit::nbody::run::initial_state(&c.ic, r.eps)?;
     let n = p0.len();
     if n < 2 {
         bail!("{n} particles: the ranks need at least 2");
     }
-    let steps = (r.t_end / r.dt).round().max(1.0) as usize;
+    let steps = c.steps_from(t0).max(1) as usize;
     let refs: Vec<&warpkit::runtime::Gpu> =
         gpus.map_or(Vec::new(), |gs| gs.iter().map(|g| &**g).collect());
     let (k, place, on) = match (gpus, backend.gpu()) {
@@ -269,7 +270,7 @@ fn multi_run(
         "N-body over {on}: {:?}, N = {n}, {steps} steps of {} to t = {}, θ = {}, ε = {}, {}",
         c.ic.kind,
         r.dt,
-        steps as f64 * r.dt,
+        t0 + steps as f64 * r.dt,
         r.theta,
         r.eps,
         if r.quadrupole {

@@ -150,8 +150,8 @@ pub struct OutputConfig {
     pub snapshot_every: u64,
     /// Gadget format 1 or 2, or HDF5 (feature `hdf5`).
     pub format: SnapshotFormat,
-    /// The snapshots' floats: `single` (float32, Gadget's default) or `double` (float64: a
-    /// restart from them continues the run to round-off).
+    /// The snapshots' floats: `single` (float32, Gadget's default; the GPU's state) or `double`
+    /// (float64, the CPU backend's default: a restart from them continues the run to round-off).
     pub precision: Precision,
     /// Seconds between the plain progress lines written when standard error is not a terminal
     /// (a batch job's log); 0: none.
@@ -330,6 +330,8 @@ impl RunConfig {
         c.output.diag_every = 20;
         c.output.image_every = 40;
         c.output.image_pixels = 256;
+        // The CPU integrates in float64: its snapshots keep that, so restarts continue exactly.
+        c.output.precision = Precision::Double;
         c
     }
 
@@ -494,6 +496,8 @@ pub enum RunError {
     Cpu(#[from] super::cpu::SimError),
     #[error(transparent)]
     Output(#[from] crate::repro::output::OutputError),
+    #[error(transparent)]
+    OverwritesInput(#[from] crate::files::OverwritesInput),
     #[error("plot: {0}")]
     Plot(String),
     /// The output directory holds a previous run's files (`shown`) and overwriting is off. The
@@ -751,8 +755,7 @@ pub fn run(
             outputs.push(format!("snapshot_{k:06}.{ext}"));
         }
         for name in outputs {
-            crate::files::check_not_input("--out", &dir.file(&name), &[("restart", Some(input))])
-                .map_err(|e| RunError::Config(e.to_string()))?;
+            crate::files::check_not_input("--out", &dir.file(&name), &[("restart", Some(input))])?;
         }
     }
     let previous = previous_outputs(dir.path());
