@@ -55,6 +55,51 @@ pub fn check_output(path: &Path) -> Result<(), OutputPathError> {
         })
 }
 
+/// The same file as `other`, whether or not `path` exists yet: both compared canonicalized (links
+/// and `..` resolved), a path that does not exist by its canonical directory and file name.
+pub fn same_file(path: &Path, other: &Path) -> bool {
+    fn canonical(p: &Path) -> Option<PathBuf> {
+        if let Ok(c) = std::fs::canonicalize(p) {
+            return Some(c);
+        }
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
+    }
+    matches!((canonical(path), canonical(other)), (Some(a), Some(b)) if a == b)
+}
+
+/// A command's output that would replace one of its inputs.
+#[derive(Debug, thiserror::Error)]
+#[error("{output_flag} {output} is the {input_flag} file: the output would replace its input")]
+pub struct OverwritesInput {
+    pub output_flag: String,
+    pub output: PathBuf,
+    pub input_flag: String,
+}
+
+/// Refuses an output (named by its option, e.g. `--vtu`) that is one of the inputs (each named
+/// by its option): the one check every command makes before any work.
+pub fn check_not_input(
+    output_flag: &str,
+    output: &Path,
+    inputs: &[(&str, Option<&Path>)],
+) -> Result<(), OverwritesInput> {
+    match inputs
+        .iter()
+        .find_map(|(flag, p)| p.filter(|p| same_file(output, p)).map(|_| flag))
+    {
+        Some(flag) => Err(OverwritesInput {
+            output_flag: output_flag.into(),
+            output: output.into(),
+            input_flag: (*flag).into(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Writes `path` through a temporary sibling (`path` + ".partial") and a rename; on any failure
 /// the temporary file is removed, so nothing half-written is left under either name.
 pub fn write_atomically(
@@ -131,6 +176,31 @@ mod tests {
         std::fs::create_dir_all(dir.join("d")).unwrap();
         assert!(write_atomically(&dir.join("d"), |w| w.write_all(b"x")).is_err());
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn outputs_that_are_inputs() {
+        let dir = std::env::temp_dir().join(format!("warpkit-same-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let input = dir.join("m.msh");
+        std::fs::write(&input, b"mesh").unwrap();
+        // The same file through `..`, and a file that does not exist yet.
+        assert!(same_file(&dir.join("sub/../m.msh"), &input));
+        assert!(!same_file(&dir.join("new.vtu"), &input));
+        assert!(same_file(&dir.join("sub/../new.vtu"), &dir.join("new.vtu")));
+        let e = check_not_input(
+            "--vtu",
+            &dir.join("sub/../m.msh"),
+            &[("--mesh", Some(&input))],
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("--vtu "), "{e}");
+        assert!(e.to_string().contains("is the --mesh file"), "{e}");
+        assert!(
+            check_not_input("--vtu", &dir.join("out.vtu"), &[("--mesh", Some(&input))]).is_ok()
+        );
+        assert!(check_not_input("--vtu", &input, &[("--case", None)]).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -25,6 +25,10 @@ struct Cli {
     /// Where to run: the GPU if usable (auto), the GPU or fail (gpu), or the CPU backend (cpu).
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto, global = true)]
     backend: BackendChoice,
+    /// Seconds between plain progress lines of long runs when standard error is not a terminal
+    /// (a batch job's log) [default: 10; 0: none]; on a terminal a progress bar shows instead.
+    #[arg(long, global = true, value_parser = seconds, allow_negative_numbers = true)]
+    progress_every: Option<f64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -180,16 +184,42 @@ enum Command {
     },
 }
 
+/// A run stopped by Ctrl-C after writing what it had: exit code 130, as a shell reports SIGINT.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub(crate) struct Interrupted;
+
 fn main() {
+    // Output into a closed pipe (`warpkit info --kernels | head`) ends the process quietly, as
+    // for other Unix tools, instead of a panic in `println!`.
+    #[cfg(unix)]
+    // SAFETY: before any thread; restores the default disposition that Rust's runtime replaced.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
+        if e.downcast_ref::<Interrupted>().is_some() {
+            std::process::exit(130);
+        }
         // Not `{e:#}`: it repeats a source that a message already quotes.
         eprintln!("error: {}", warpkit::files::error_report(e.as_ref()));
         std::process::exit(1);
     }
 }
 
+/// A finite number of seconds ≥ 0.
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{s} is not a number of seconds ≥ 0")),
+    }
+}
+
 fn run(cli: Cli) -> Result<()> {
+    if let Some(s) = cli.progress_every {
+        warpkit::repro::output::set_progress_every(s);
+    }
     match cli.command {
         Command::Info { kernels } => info(cli.backend, kernels),
         Command::Selftest { n, seed } => selftest(cli.backend, n, seed),
@@ -284,7 +314,7 @@ fn run(cli: Cli) -> Result<()> {
             warpkit::repro::check_n(&backend, n)?;
             Ok(warpkit::repro::ncu::target(&backend, mode, n, theta, seed)?)
         }
-        Command::Nbody(args) => nbody(cli.backend, args),
+        Command::Nbody(args) => nbody(cli.backend, args, cli.progress_every),
         Command::Sph(args) => warpkit::sph::hydro::cli::run(cli.backend, args),
         Command::Ptx { out } => {
             let ptx = warpkit::module_ptx().map_err(anyhow::Error::msg)?;
@@ -498,6 +528,14 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
             .with_context(|| format!("packing {} into {}", out.display(), tar.display()))?;
         eprintln!("packed {} into {}", out.display(), tar.display());
     }
+    if result.is_err() && warpkit::repro::output::interrupted() {
+        eprintln!(
+            "repro {}: interrupted; what was measured is written in {}",
+            name.as_str(),
+            out.display()
+        );
+        return Err(Interrupted.into());
+    }
     let done = result?;
     eprintln!(
         "repro {}: {} reproduction(s) written to {} in {:.1} s",
@@ -506,5 +544,8 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
         out.display(),
         start.elapsed().as_secs_f64()
     );
+    if warpkit::repro::output::interrupted() {
+        return Err(Interrupted.into());
+    }
     Ok(())
 }

@@ -269,7 +269,7 @@ fn repro_help_matches_defaults() {
 }
 
 /// Ctrl-C during a sweep: the rows measured so far, then the table, figures and meta.json marked
-/// interrupted; exit code 1.
+/// interrupted; exit code 130 (an interrupted run, not an error).
 #[test]
 fn ctrl_c_finishes_what_was_measured() {
     let dir = scratch("sigint");
@@ -307,7 +307,7 @@ fn ctrl_c_finishes_what_was_measured() {
     assert!(kill.success());
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
     assert!((1..8).contains(&rows), "{rows} rows");

@@ -223,8 +223,20 @@ pub(crate) fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
     let case = compose_case(&a)?;
     let formulation = case.formulation.unwrap_or_default();
     let strategy = fem_strategy(a.strategy.as_deref(), formulation)?;
-    for path in [&a.mtx, &a.vtu].into_iter().flatten() {
-        warpkit::files::check_output(path)?;
+    let mesh_flag = if a.path.is_some() {
+        "--mesh"
+    } else {
+        "the case file's mesh"
+    };
+    let inputs = [
+        (mesh_flag, case.mesh.as_deref()),
+        ("--case", a.case.as_deref()),
+    ];
+    for (flag, path) in [("--mtx", &a.mtx), ("--vtu", &a.vtu)] {
+        if let Some(path) = path {
+            warpkit::files::check_output(path)?;
+            warpkit::files::check_not_input(flag, path, &inputs)?;
+        }
     }
     let path = case.mesh.clone().ok_or(CaseError::NoMesh)?;
     let g = mesh::read_gmsh(&path)?;

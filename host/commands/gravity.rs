@@ -97,16 +97,7 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
     };
     if let Some(path) = &a.output {
         warpkit::files::check_output(path)?;
-        // The accelerations must not replace the bodies they came from.
-        if let Some(input) = &a.input
-            && let (Ok(i), Ok(o)) = (std::fs::canonicalize(input), std::fs::canonicalize(path))
-            && i == o
-        {
-            bail!(
-                "--output {} is the --input file: the accelerations would replace the bodies",
-                path.display()
-            );
-        }
+        warpkit::files::check_not_input("--output", path, &[("--input", a.input.as_deref())])?;
     }
     let o = Options {
         sorted: a.mode == Mode::Sorted,

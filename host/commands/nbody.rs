@@ -14,9 +14,11 @@ pub(crate) struct NbodyArgs {
     #[arg(long)]
     n: Option<usize>,
     /// Restart from (or start with) this snapshot: Gadget format 1/2, or HDF5 (`hdf5` feature).
+    /// The run continues from the snapshot's time with the parameters of the run that wrote it
+    /// (read from SNAPSHOT.run.toml beside it); options given here override them, each said.
     #[arg(long)]
     restart: Option<PathBuf>,
-    /// End time.
+    /// End time (absolute: a restart runs from its snapshot's time to this).
     #[arg(long, allow_negative_numbers = true)]
     t_end: Option<f64>,
     /// Shared time step.
@@ -60,6 +62,10 @@ pub(crate) struct NbodyArgs {
     /// Snapshot format.
     #[arg(long, value_enum)]
     format: Option<warpkit::nbody::run::SnapshotFormat>,
+    /// Snapshot floats: single (float32) or double (float64: restarts from the CPU backend's
+    /// float64 state continue exactly) [default: single on the GPU, double on the CPU].
+    #[arg(long, value_enum)]
+    precision: Option<warpkit::nbody::snapshot::Precision>,
     /// Also write the initial conditions as ic.gadget (ic.hdf5 with --format hdf5).
     #[arg(long)]
     write_ic: bool,
@@ -85,7 +91,11 @@ pub(crate) struct NbodyArgs {
     gpus: Option<usize>,
 }
 
-pub(crate) fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
+pub(crate) fn nbody(
+    choice: BackendChoice,
+    a: NbodyArgs,
+    progress_every: Option<f64>,
+) -> Result<()> {
     use warpkit::nbody::run::{IcKind, RunConfig};
     if a.gpus.is_some() {
         if choice == BackendChoice::Cpu {
@@ -114,6 +124,24 @@ pub(crate) fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
         None if backend.is_gpu() => RunConfig::default(),
         None => RunConfig::cpu_default(),
     };
+    // The [run] keys the user set, in the file or below: a restart keeps them.
+    let mut set: Vec<String> = match &a.config {
+        Some(path) => RunConfig::run_keys_in(path)?,
+        None => Vec::new(),
+    };
+    let flags = [
+        ("t_end", a.t_end.is_some()),
+        ("dt", a.dt.is_some()),
+        ("eps", a.eps.is_some()),
+        ("theta", a.theta.is_some()),
+        ("alpha", a.alpha.is_some()),
+        ("theta_max", a.theta_max.is_some()),
+        ("quadrupole", a.no_quadrupole),
+        ("block_steps", a.block_steps),
+        ("build", a.build.is_some()),
+        ("eta", a.eta.is_some()),
+    ];
+    set.extend(flags.iter().filter(|f| f.1).map(|f| f.0.to_string()));
     if let Some(k) = a.ic {
         c.ic.kind = k;
     }
@@ -127,6 +155,7 @@ pub(crate) fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
     set!(n => c.ic.n, seed => c.ic.seed, t_end => c.run.t_end, dt => c.run.dt, eps => c.run.eps,
         theta => c.run.theta, theta_max => c.run.theta_max, out => c.output.dir, diag_every => c.output.diag_every,
         snapshot_every => c.output.snapshot_every, format => c.output.format,
+        precision => c.output.precision,
         build => c.run.build);
     if a.no_quadrupole {
         c.run.quadrupole = false;
@@ -146,8 +175,22 @@ pub(crate) fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
     if a.overwrite {
         c.output.overwrite = true;
     }
+    if let Some(s) = progress_every {
+        c.output.progress_every = s;
+    }
+    if c.ic.kind == IcKind::Snapshot {
+        let set: Vec<&str> = set.iter().map(String::as_str).collect();
+        for note in c.restart(&set)? {
+            eprintln!("{note}");
+        }
+    }
     if multi {
         return multi_run(&c, a.ranks, gpus.as_deref(), &backend);
+    }
+    if let Some(config) = &a.config {
+        // The run writes the configuration it used as OUT/config.toml.
+        let written = c.output.dir.join("config.toml");
+        warpkit::files::check_not_input("--out", &written, &[("--config", Some(config))])?;
     }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = stop.clone();
@@ -161,6 +204,14 @@ pub(crate) fn nbody(choice: BackendChoice, a: NbodyArgs) -> Result<()> {
     let s = warpkit::nbody::run::run(&backend, &c, stop)?;
     print!("{}", warpkit::nbody::run::timing_table(&s));
     println!("outputs in {}", s.dir.display());
+    if s.interrupted {
+        eprintln!(
+            "nbody: interrupted at t = {} (step {} of this run): final snapshot and diagnostics \
+             written",
+            s.time, s.steps
+        );
+        return Err(Interrupted.into());
+    }
     Ok(())
 }
 
@@ -175,12 +226,12 @@ fn multi_run(
     use warpkit::multi::{Place, VirtualRanks};
     c.validate()?;
     let r = &c.run;
-    let p0 = warpkit::nbody::run::initial_conditions(&c.ic, r.eps)?;
+    let (p0, t0) = warpkit::nbody::run::initial_state(&c.ic, r.eps)?;
     let n = p0.len();
     if n < 2 {
         bail!("{n} particles: the ranks need at least 2");
     }
-    let steps = (r.t_end / r.dt).round().max(1.0) as usize;
+    let steps = c.steps_from(t0).max(1) as usize;
     let refs: Vec<&warpkit::runtime::Gpu> =
         gpus.map_or(Vec::new(), |gs| gs.iter().map(|g| &**g).collect());
     let (k, place, on) = match (gpus, backend.gpu()) {
@@ -219,7 +270,7 @@ fn multi_run(
         "N-body over {on}: {:?}, N = {n}, {steps} steps of {} to t = {}, θ = {}, ε = {}, {}",
         c.ic.kind,
         r.dt,
-        steps as f64 * r.dt,
+        t0 + steps as f64 * r.dt,
         r.theta,
         r.eps,
         if r.quadrupole {

@@ -23,6 +23,8 @@ pub struct BlockSimulation {
     /// The current tick (within the run; `2^max_level` ticks per `dt_max`).
     pub tick: u64,
     pub time: f64,
+    /// The time at tick 0 (a restart's snapshot time).
+    pub start: f64,
     pub eps: f64,
     pub eta: f64,
     pub dt_max: f64,
@@ -61,6 +63,7 @@ impl BlockSimulation {
             level: vec![0; n],
             tick: 0,
             time: 0.0,
+            start: 0.0,
             eps,
             eta,
             dt_max,
@@ -134,7 +137,7 @@ impl BlockSimulation {
             .zip(&p.vel)
             .for_each(|(x, &v)| dev::drift(x, v, dt));
         self.tick = next;
-        self.time = dev::tick_span(next, self.dt_max, ml);
+        self.time = self.start + dev::tick_span(next, self.dt_max, ml);
         let active: Vec<usize> = (0..p.len())
             .filter(|&i| dev::is_active(next, self.level[i], ml))
             .collect();
@@ -172,11 +175,24 @@ impl BlockSimulation {
     /// of `dt_max`): velocities are taken back by half of each particle's step, to the time of
     /// the positions.
     pub fn diagnostics(&self) -> Diagnostics {
+        Diagnostics::compute(&self.synchronized(), &self.pot, self.time)
+    }
+
+    /// The particles at a synchronised time with their velocities at the time of the positions
+    /// (as [`Self::diagnostics`] sees them): what a snapshot holds, so that a restart opens the
+    /// same steps again.
+    pub fn synchronized(&self) -> Particles {
         let mut p = self.particles.clone();
         for (i, v) in p.vel.iter_mut().enumerate() {
             dev::half_kick(v, self.acc[i], -self.step_of(self.level[i]));
         }
-        Diagnostics::compute(&p, &self.pot, self.time)
+        p
+    }
+
+    /// Starts the timeline at `time` (a restart at a multiple of `dt_max`).
+    pub fn start_at(&mut self, time: f64) {
+        self.start = time;
+        self.time = time;
     }
 
     /// Particles per level now.

@@ -16,7 +16,7 @@ use crate::backend::Backend;
 use crate::bh::gpu::{Build, Traversal};
 use crate::bh::{Params, Relative};
 use crate::device::nbody::LEVEL_BINS;
-use crate::repro::output::{Csv, OutDir, progress};
+use crate::repro::output::{Csv, OutDir, progress_every};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -150,6 +150,12 @@ pub struct OutputConfig {
     pub snapshot_every: u64,
     /// Gadget format 1 or 2, or HDF5 (feature `hdf5`).
     pub format: SnapshotFormat,
+    /// The snapshots' floats: `single` (float32, Gadget's default; the GPU's state) or `double`
+    /// (float64, the CPU backend's default: a restart from them continues the run to round-off).
+    pub precision: Precision,
+    /// Seconds between the plain progress lines written when standard error is not a terminal
+    /// (a batch job's log); 0: none.
+    pub progress_every: f64,
     /// Also save the initial conditions as `ic.gadget`.
     pub write_ic: bool,
     /// A surface-density image every this many steps (rounded up to a diagnostic step; 0: none):
@@ -193,6 +199,8 @@ impl Default for OutputConfig {
             diag_every: 50,
             snapshot_every: 1000,
             format: SnapshotFormat::Gadget2,
+            precision: Precision::Single,
+            progress_every: crate::repro::output::PROGRESS_EVERY_S,
             write_ic: false,
             image_every: 100,
             image_pixels: 512,
@@ -220,6 +228,55 @@ pub fn previous_outputs(dir: &Path) -> Vec<String> {
     found
 }
 
+/// What a snapshot's header does not say about the run that wrote it, kept in a file beside it
+/// ([`state_path`]): the steps taken and the integration parameters. A restart from the snapshot
+/// takes them unless the user sets them ([`RunConfig::restart`]); its time is the header's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunState {
+    /// Steps since the start of the first run (largest steps with block steps).
+    pub step: u64,
+    /// The snapshot's time (also in its header).
+    pub time: f64,
+    /// The snapshot's floats.
+    pub precision: Precision,
+    /// The run's `[run]` table.
+    pub run: StepConfig,
+}
+
+/// The run state of `snapshot`: the snapshot's path with `.run.toml` appended.
+pub fn state_path(snapshot: &Path) -> PathBuf {
+    let mut p = snapshot.as_os_str().to_owned();
+    p.push(".run.toml");
+    PathBuf::from(p)
+}
+
+impl RunState {
+    /// The state beside `snapshot`, if any (a snapshot from elsewhere has none).
+    pub fn read(snapshot: &Path) -> Result<Option<RunState>, RunError> {
+        let path = state_path(snapshot);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(RunError::Io { path, source }),
+        };
+        toml::from_str(&text)
+            .map(Some)
+            .map_err(|e| RunError::Config(format!("{}: {e}", path.display())))
+    }
+
+    fn write(&self, snapshot: &Path) -> Result<(), RunError> {
+        let path = state_path(snapshot);
+        let text = toml::to_string_pretty(self)
+            .map_err(|e| RunError::Config(format!("serialising: {e}")))?;
+        crate::files::write_atomically(&path, |w| std::io::Write::write_all(w, text.as_bytes()))
+            .map_err(|source| RunError::Io { path, source })
+    }
+}
+
+/// `[run]` keys that describe this run only, not the physics a restart continues.
+const NOT_INHERITED: [&str; 2] = ["t_end", "check"];
+
 /// Everything a run needs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -239,6 +296,25 @@ impl RunConfig {
         toml::from_str(&text).map_err(|e| RunError::Config(format!("{}: {e}", path.display())))
     }
 
+    /// The `[run]` keys a TOML file sets (what a restart does not take from its run state).
+    pub fn run_keys_in(path: &Path) -> Result<Vec<String>, RunError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RunError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::run_keys(&text).map_err(|e| RunError::Config(format!("{}: {e}", path.display())))
+    }
+
+    /// The `[run]` keys TOML text sets.
+    pub fn run_keys(text: &str) -> Result<Vec<String>, RunError> {
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| RunError::Config(e.to_string()))?;
+        Ok(match table.get("run") {
+            Some(toml::Value::Table(run)) => run.keys().cloned().collect(),
+            _ => Vec::new(),
+        })
+    }
+
     /// Parses TOML text (the format of [`Self::from_toml_file`]).
     pub fn from_toml_str(text: &str) -> Result<Self, RunError> {
         toml::from_str(text).map_err(|e| RunError::Config(e.to_string()))
@@ -254,6 +330,8 @@ impl RunConfig {
         c.output.diag_every = 20;
         c.output.image_every = 40;
         c.output.image_pixels = 256;
+        // The CPU integrates in float64: its snapshots keep that, so restarts continue exactly.
+        c.output.precision = Precision::Double;
         c
     }
 
@@ -311,6 +389,12 @@ impl RunConfig {
         if self.ic.kind == IcKind::Snapshot && self.ic.file.is_none() {
             return bad("ic.kind = \"snapshot\" needs ic.file".into());
         }
+        let every = self.output.progress_every;
+        if !(every.is_finite() && every >= 0.0) {
+            return bad(format!(
+                "output.progress_every = {every} must be a number of seconds ≥ 0"
+            ));
+        }
         if self.output.diag_every == 0 {
             return bad("output.diag_every must be ≥ 1".into());
         }
@@ -329,9 +413,59 @@ impl RunConfig {
         Ok(())
     }
 
-    /// The steps this run takes.
+    /// The steps this run takes from t = 0.
     pub fn steps(&self) -> u64 {
-        (self.run.t_end / self.run.dt).round() as u64
+        self.steps_from(0.0)
+    }
+
+    /// The steps this run takes from `t0` to `run.t_end`.
+    pub fn steps_from(&self, t0: f64) -> u64 {
+        ((self.run.t_end - t0) / self.run.dt).round().max(0.0) as u64
+    }
+
+    /// A restart from `ic.file`: the `[run]` parameters of its run state, except those in `set`
+    /// (the keys the user gave, on the command line or in the TOML file) and `t_end`. Returns
+    /// one line for each setting that replaces the run's and for a snapshot without a state.
+    pub fn restart(&mut self, set: &[&str]) -> Result<Vec<String>, RunError> {
+        let Some(file) = self.ic.file.clone() else {
+            return Ok(Vec::new());
+        };
+        let Some(state) = RunState::read(&file)? else {
+            return Ok(vec![format!(
+                "restart: {} has no run state beside it ({}): the parameters are this run's",
+                file.display(),
+                state_path(&file).display()
+            )]);
+        };
+        let table = |r: &StepConfig| match toml::Value::try_from(r) {
+            Ok(toml::Value::Table(t)) => Ok(t),
+            _ => Err(RunError::Config("serialising [run]".into())),
+        };
+        let (theirs, mut ours) = (table(&state.run)?, table(&self.run)?);
+        let mut notes = Vec::new();
+        for (key, value) in theirs {
+            if NOT_INHERITED.contains(&key.as_str()) {
+                continue;
+            }
+            if !set.contains(&key.as_str()) {
+                ours.insert(key, value);
+            } else if ours.get(&key) != Some(&value) {
+                let now = ours.get(&key).map_or(String::new(), |v| v.to_string());
+                notes.push(format!("restart: {key} {now} overrides the run's {value}"));
+            }
+        }
+        self.run = toml::Value::Table(ours)
+            .try_into()
+            .map_err(|e| RunError::Config(format!("{}: {e}", state_path(&file).display())))?;
+        if state.precision == Precision::Single {
+            notes.push(format!(
+                "restart: {} holds float32 positions and velocities: the run continues from \
+                 them rounded (precision = \"double\" under [output], or --precision double, \
+                 writes snapshots that continue exactly)",
+                file.display()
+            ));
+        }
+        Ok(notes)
     }
 }
 
@@ -362,13 +496,49 @@ pub enum RunError {
     Cpu(#[from] super::cpu::SimError),
     #[error(transparent)]
     Output(#[from] crate::repro::output::OutputError),
+    #[error(transparent)]
+    OverwritesInput(#[from] crate::files::OverwritesInput),
     #[error("plot: {0}")]
     Plot(String),
+    /// The output directory holds a previous run's files (`shown`) and overwriting is off. The
+    /// message names the command line's option; other front ends name their own
+    /// ([`RunError::previous_outputs`]).
+    #[error(
+        "{}",
+        RunError::previous_outputs(dir, shown, "--overwrite (`overwrite = true` under [output])")
+    )]
+    PreviousOutputs { dir: PathBuf, shown: String },
+}
+
+impl RunError {
+    /// The message of [`RunError::PreviousOutputs`], naming `how` to overwrite.
+    pub fn previous_outputs(dir: &Path, shown: &str, how: &str) -> String {
+        format!(
+            "{} holds a previous run's outputs ({shown}): choose another output directory, or \
+             pass {how} to replace them",
+            dir.display()
+        )
+    }
 }
 
 /// The initial conditions of `c`, for a run with Plummer softening `eps` (a Plummer sphere is
 /// generated in equilibrium in the softened potential).
 pub fn initial_conditions(c: &IcConfig, eps: f64) -> Result<Particles, RunError> {
+    Ok(initial_state(c, eps)?.0)
+}
+
+/// The initial conditions and their time: a snapshot's header time, else 0.
+pub fn initial_state(c: &IcConfig, eps: f64) -> Result<(Particles, f64), RunError> {
+    if c.kind == IcKind::Snapshot {
+        let path = c.file.as_ref().expect("validated");
+        let s = snapshot::read_snapshot(path)?;
+        return Ok((s.particles, s.header.time));
+    }
+    Ok((generate(c, eps)?, 0.0))
+}
+
+/// Generated initial conditions (not a snapshot).
+fn generate(c: &IcConfig, eps: f64) -> Result<Particles, RunError> {
     Ok(match c.kind {
         IcKind::Plummer => Plummer::henon(c.n, c.seed).softened(eps).try_generate()?,
         IcKind::Hernquist => Hernquist::new(c.n, 1.0, 1.0, c.seed).try_generate()?,
@@ -387,10 +557,7 @@ pub fn initial_conditions(c: &IcConfig, eps: f64) -> Result<Particles, RunError>
             };
             e.try_generate()?
         }
-        IcKind::Snapshot => {
-            let path = c.file.as_ref().expect("validated");
-            snapshot::read_snapshot(path)?.particles
-        }
+        IcKind::Snapshot => unreachable!("read by initial_state"),
     })
 }
 
@@ -480,7 +647,7 @@ impl Sim<'_> {
                 Ok((Diagnostics::compute(&p, &pot, time), p, pot))
             }
             Sim::Cpu(s) => Ok((s.diagnostics(), s.particles.clone(), s.pot.clone())),
-            Sim::CpuBlock(s) => Ok((s.diagnostics(), s.particles.clone(), s.pot.clone())),
+            Sim::CpuBlock(s) => Ok((s.diagnostics(), s.synchronized(), s.pot.clone())),
         }
     }
 
@@ -562,23 +729,57 @@ pub fn run(
         (Some(parent), Some(name)) => OutDir::create(parent, &name.to_string_lossy())?,
         _ => OutDir::create(&c.output.dir, "")?,
     };
+    let ext = c.output.format.extension();
+    // A restart continues the numbering of its run's steps.
+    let (restart, step0) = match (&c.ic.kind, &c.ic.file) {
+        (IcKind::Snapshot, Some(file)) => (Some(file), RunState::read(file)?.map_or(0, |s| s.step)),
+        _ => (None, 0),
+    };
+    if let Some(input) = restart {
+        // Not even with --overwrite: the snapshot is the run's only copy of its state.
+        let mut outputs: Vec<String> = ["snapshot_final", "ic"]
+            .iter()
+            .map(|n| format!("{n}.{ext}"))
+            .collect();
+        let numbered = input
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("snapshot_"))
+            .and_then(|n| n.strip_suffix(&format!(".{ext}")))
+            .and_then(|k| k.parse::<u64>().ok());
+        if let Some(k) = numbered
+            && k > step0
+            && c.output.snapshot_every > 0
+            && k % c.output.snapshot_every == 0
+        {
+            outputs.push(format!("snapshot_{k:06}.{ext}"));
+        }
+        for name in outputs {
+            crate::files::check_not_input("--out", &dir.file(&name), &[("restart", Some(input))])?;
+        }
+    }
     let previous = previous_outputs(dir.path());
     if !c.output.overwrite && !previous.is_empty() {
         let shown = match previous.len() {
             1..=3 => previous.join(", "),
             k => format!("{}, … ({k} files)", previous[..3].join(", ")),
         };
-        return Err(RunError::Config(format!(
-            "{} holds a previous run's outputs ({shown}): choose another output directory, or \
-             pass --overwrite (`overwrite = true` under [output]) to replace them",
-            dir.path().display()
-        )));
+        return Err(RunError::PreviousOutputs {
+            dir: dir.path().to_path_buf(),
+            shown,
+        });
     }
     let config_text =
         toml::to_string_pretty(c).map_err(|e| RunError::Config(format!("serialising: {e}")))?;
 
     let t0 = Instant::now();
-    let particles = initial_conditions(&c.ic, c.run.eps)?;
+    let (particles, start) = initial_state(&c.ic, c.run.eps)?;
+    if c.run.t_end < start - 0.5 * c.run.dt {
+        return Err(RunError::Config(format!(
+            "run.t_end = {} is before the snapshot's time {start}: give a later --t-end",
+            c.run.t_end
+        )));
+    }
     eprintln!(
         "nbody: {} particles ({:?}), generated in {:.2} s",
         particles.len(),
@@ -602,54 +803,64 @@ pub fn run(
     }
     dir.write("config.toml", config_text.as_bytes())?;
     let format = c.output.format;
-    let ext = format.extension();
+    let precision = c.output.precision;
     let mut io_s = 0.0;
     let mut snapshots = (0u32, 0.0f64);
     // `pot`: the particles' potentials where the run has them (HDF5 stores them; the Gadget
     // formats have no such block).
-    let mut write_snapshot =
-        |name: &str, p: &Particles, pot: Option<&[f64]>, time: f64| -> Result<(), RunError> {
-            let t = Instant::now();
-            let mut s = Snapshot {
-                particles: p.clone(),
-                ..Default::default()
-            };
-            let order = s.particles.sort_by_type_and_id();
-            s.potential = pot.map(|pot| order.iter().map(|&i| pot[i]).collect());
-            s.header = snapshot::header_for(&s);
-            s.header.time = time;
-            let path = dir.file(name);
-            match format {
-                SnapshotFormat::Gadget1 => {
-                    snapshot::write_gadget(&path, &s, Format::Gadget1, Precision::Single)?
-                }
-                SnapshotFormat::Gadget2 => {
-                    snapshot::write_gadget(&path, &s, Format::Gadget2, Precision::Single)?
-                }
-                #[cfg(feature = "hdf5")]
-                SnapshotFormat::Hdf5 => super::hdf5::write_hdf5(&path, &s, Precision::Single)?,
-                #[cfg(not(feature = "hdf5"))]
-                SnapshotFormat::Hdf5 => unreachable!("refused by RunConfig::validate"),
-            }
-            io_s += t.elapsed().as_secs_f64();
-            snapshots.0 += 1;
-            snapshots.1 += t.elapsed().as_secs_f64();
-            Ok(())
+    let mut write_snapshot = |name: &str,
+                              p: &Particles,
+                              pot: Option<&[f64]>,
+                              time: f64,
+                              step: u64|
+     -> Result<(), RunError> {
+        let t = Instant::now();
+        let mut s = Snapshot {
+            particles: p.clone(),
+            ..Default::default()
         };
+        let order = s.particles.sort_by_type_and_id();
+        s.potential = pot.map(|pot| order.iter().map(|&i| pot[i]).collect());
+        s.header = snapshot::header_for(&s);
+        s.header.time = time;
+        let path = dir.file(name);
+        match format {
+            SnapshotFormat::Gadget1 => {
+                snapshot::write_gadget(&path, &s, Format::Gadget1, precision)?
+            }
+            SnapshotFormat::Gadget2 => {
+                snapshot::write_gadget(&path, &s, Format::Gadget2, precision)?
+            }
+            #[cfg(feature = "hdf5")]
+            SnapshotFormat::Hdf5 => super::hdf5::write_hdf5(&path, &s, precision)?,
+            #[cfg(not(feature = "hdf5"))]
+            SnapshotFormat::Hdf5 => unreachable!("refused by RunConfig::validate"),
+        }
+        let state = RunState {
+            step,
+            time,
+            precision,
+            run: c.run.clone(),
+        };
+        state.write(&path)?;
+        io_s += t.elapsed().as_secs_f64();
+        snapshots.0 += 1;
+        snapshots.1 += t.elapsed().as_secs_f64();
+        Ok(())
+    };
     if c.output.write_ic {
-        write_snapshot(&format!("ic.{ext}"), &particles, None, 0.0)?;
+        write_snapshot(&format!("ic.{ext}"), &particles, None, start, step0)?;
     }
 
     let n = particles.len();
     let mut force_error = None;
     let mut sim = match backend {
-        Backend::Cpu if c.run.block_steps => Sim::CpuBlock(Box::new(BlockSimulation::new(
-            particles,
-            c.run.eps,
-            c.run.eta,
-            c.run.dt,
-            BLOCK_MAX_LEVEL,
-        )?)),
+        Backend::Cpu if c.run.block_steps => {
+            let mut s =
+                BlockSimulation::new(particles, c.run.eps, c.run.eta, c.run.dt, BLOCK_MAX_LEVEL)?;
+            s.start_at(start);
+            Sim::CpuBlock(Box::new(s))
+        }
         Backend::Gpu(gpu) => {
             let forces = ForceOptions {
                 params: Params {
@@ -668,10 +879,14 @@ pub fn run(
             let gpu = gpu.as_ref();
             let sim = if c.run.block_steps {
                 let (eta, dt) = (c.run.eta, c.run.dt);
-                let s = GpuBlockSim::new(gpu, &particles, forces, eta, dt, BLOCK_MAX_LEVEL)?;
+                let mut s = GpuBlockSim::new(gpu, &particles, forces, eta, dt, BLOCK_MAX_LEVEL)?;
+                s.start_at(start);
                 Sim::GpuBlock(Box::new(s))
             } else {
-                Sim::Gpu(Box::new(GpuSim::new(gpu, &particles, forces)?))
+                let mut s = GpuSim::new(gpu, &particles, forces)?;
+                s.time = start;
+                s.steps = step0;
+                Sim::Gpu(Box::new(s))
             };
             let inner = match &sim {
                 Sim::Gpu(s) => s.as_ref(),
@@ -690,7 +905,12 @@ pub fn run(
             }
             sim
         }
-        Backend::Cpu => Sim::Cpu(Box::new(Simulation::new(particles, c.run.eps, c.run.dt)?)),
+        Backend::Cpu => {
+            let mut s = Simulation::new(particles, c.run.eps, c.run.dt)?;
+            s.time = start;
+            s.steps = step0;
+            Sim::Cpu(Box::new(s))
+        }
     };
 
     let header: Vec<&str> = Diagnostics::CSV_HEADER.split(',').collect();
@@ -707,17 +927,19 @@ pub fn run(
 
     let mut rung_log = RungLog::create(&dir, c.run.block_steps)?;
     rung_log.row(&sim, first.time)?;
-    let mut movie = Movie::new(&dir, c, &first_state)?;
-    let steps = c.steps();
-    let bar = progress(steps, "nbody");
+    let mut movie = Movie::new(&dir, c, &first_state, (start, step0))?;
+    let steps = c.steps_from(start);
+    let bar = progress_every(steps, "nbody", c.output.progress_every);
     let wall = Instant::now();
     let mut last = first;
     let mut interrupted = false;
     let mut diag_s = 0.0;
     let mut done = 0u64;
     for s in 1..=steps {
-        let image = c.output.image_every > 0 && s % c.output.image_every == 0;
-        let diag = s % c.output.diag_every == 0 || s == steps || image;
+        // The cadences count the steps since the first run's start.
+        let g = step0 + s;
+        let image = c.output.image_every > 0 && g % c.output.image_every == 0;
+        let diag = g % c.output.diag_every == 0 || s == steps || image;
         sim.step(c.run.dt, diag)?;
         done = s;
         if diag {
@@ -731,24 +953,23 @@ pub fn run(
             )?;
             rung_log.row(&sim, d.time)?;
             diag_s += t.elapsed().as_secs_f64();
-            if c.output.snapshot_every > 0 && s % c.output.snapshot_every == 0 {
-                write_snapshot(&format!("snapshot_{s:06}.{ext}"), &p, Some(&pot), d.time)?;
+            if c.output.snapshot_every > 0 && g % c.output.snapshot_every == 0 {
+                write_snapshot(&format!("snapshot_{g:06}.{ext}"), &p, Some(&pot), d.time, g)?;
             }
             if image {
                 let t = Instant::now();
-                movie.frame(&dir, &p, d.time, s)?;
+                movie.frame(&dir, &p, d.time, g)?;
                 diag_s += t.elapsed().as_secs_f64();
             }
             last = d;
             history.push(d);
         }
-        bar.set_position(s);
-        let rate = s as f64 / wall.elapsed().as_secs_f64().max(1e-9);
         let sub = match sim.rungs() {
             Some((k, ..)) => format!(", {:.1} substeps/step", k as f64 / s as f64),
             None => String::new(),
         };
-        bar.set_message(format!("{rate:.1} steps/s, t = {:.3}{sub}", sim.time()));
+        bar.set_message(format!("t = {:.3}{sub}", sim.time()));
+        bar.set_position(s);
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
             break;
@@ -767,7 +988,13 @@ pub fn run(
         history.push(d);
         rung_log.row(&sim, d.time)?;
     }
-    write_snapshot(&format!("snapshot_final.{ext}"), &p, Some(&pot), d.time)?;
+    write_snapshot(
+        &format!("snapshot_final.{ext}"),
+        &p,
+        Some(&pot),
+        d.time,
+        step0 + done,
+    )?;
     let wall_s = wall.elapsed().as_secs_f64();
 
     io_s += diag_s;
@@ -777,7 +1004,8 @@ pub fn run(
         Sim::Cpu(_) | Sim::CpuBlock(_) => LoopTimes::default(),
     };
     let block = sim.rungs().map(|(substeps, particles, evals)| {
-        let table = rung_table(n, d.time / c.run.dt, c.run.dt, &particles, &evals);
+        let blocks = (d.time - start) / c.run.dt;
+        let table = rung_table(n, blocks, c.run.dt, &particles, &evals);
         eprintln!("nbody: block steps: {substeps} substeps\n{table}");
         (substeps, table)
     });
@@ -821,7 +1049,8 @@ struct Movie {
 }
 
 impl Movie {
-    fn new(dir: &OutDir, c: &RunConfig, p: &Particles) -> Result<Movie, RunError> {
+    /// `at`: the first frame's time and step.
+    fn new(dir: &OutDir, c: &RunConfig, p: &Particles, at: (f64, u64)) -> Result<Movie, RunError> {
         let err = |e: image::ImageError| RunError::Plot(e.to_string());
         let stars = p
             .ptype
@@ -869,7 +1098,7 @@ impl Movie {
             image::Gif::create(&dir.file("movie.gif"), px, px, 8, &[m.style.colormap])
                 .map_err(err)?,
         );
-        m.frame(dir, p, 0.0, 0)?;
+        m.frame(dir, p, at.0, at.1)?;
         Ok(m)
     }
 

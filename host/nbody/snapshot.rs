@@ -160,9 +160,21 @@ pub struct Snapshot {
 }
 
 /// The float width of the POS, VEL and MASS blocks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Precision {
     /// float32: Gadget's default.
+    #[default]
     Single,
     /// float64: Gadget's `DOUBLEPRECISION` output; round-trips float64 values exactly.
     Double,

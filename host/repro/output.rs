@@ -280,19 +280,147 @@ impl Report {
     }
 }
 
-/// A progress bar for a sweep of `len` steps on stderr; hidden when stderr is not a terminal.
-pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
+/// Seconds between plain progress lines by default ([`progress`] when standard error is not a
+/// terminal).
+pub const PROGRESS_EVERY_S: f64 = 10.0;
+
+/// The interval of plain progress lines in milliseconds (`--progress-every`).
+static PROGRESS_EVERY_MS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new((PROGRESS_EVERY_S * 1e3) as u64);
+
+/// Sets the seconds between plain progress lines (0: none) for the bars made after it.
+pub fn set_progress_every(seconds: f64) {
+    let ms = (seconds.max(0.0) * 1e3).min(u64::MAX as f64) as u64;
+    PROGRESS_EVERY_MS.store(ms, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Progress of a sweep or run on stderr: a bar on a terminal; elsewhere (a batch job's log) a
+/// plain line every [`set_progress_every`] seconds with the count, rate and time left.
+pub fn progress(len: u64, what: &str) -> Progress {
+    let ms = PROGRESS_EVERY_MS.load(std::sync::atomic::Ordering::Relaxed);
+    progress_every(len, what, ms as f64 / 1e3)
+}
+
+/// [`progress`] with plain lines every `seconds` (0: none).
+pub fn progress_every(len: u64, what: &str, seconds: f64) -> Progress {
     if !io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
+        let plain = (seconds > 0.0).then(|| {
+            let now = std::time::Instant::now();
+            std::sync::Mutex::new(Plain {
+                what: what.to_string(),
+                len,
+                pos: 0,
+                msg: String::new(),
+                start: now,
+                last: now,
+                every: std::time::Duration::from_secs_f64(seconds.min(1e9)),
+            })
+        });
+        return Progress {
+            bar: indicatif::ProgressBar::hidden(),
+            plain,
+        };
     }
     let pb = indicatif::ProgressBar::new(len);
     let style = indicatif::ProgressStyle::with_template(
-        "{prefix:>10} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+        "{prefix:>10} [{elapsed_precise}] {bar:30} {pos}/{len} {per_sec} {msg}",
     )
     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
     pb.set_style(style);
     pb.set_prefix(what.to_string());
-    pb
+    Progress {
+        bar: pb,
+        plain: None,
+    }
+}
+
+/// A terminal bar, or the plain lines of a log ([`progress`]).
+pub struct Progress {
+    bar: indicatif::ProgressBar,
+    plain: Option<std::sync::Mutex<Plain>>,
+}
+
+struct Plain {
+    what: String,
+    len: u64,
+    pos: u64,
+    msg: String,
+    start: std::time::Instant,
+    last: std::time::Instant,
+    every: std::time::Duration,
+}
+
+impl Plain {
+    /// The line: `nbody: 120/1000 (12.0%), 3.40/s, ETA 4m 19s, t = 1.2`.
+    fn line(&self) -> String {
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let rate = self.pos as f64 / elapsed.max(1e-9);
+        let eta = if self.pos > 0 {
+            duration(self.len.saturating_sub(self.pos) as f64 / rate)
+        } else {
+            "unknown".into()
+        };
+        let mut line = format!(
+            "{}: {}/{} ({:.1}%), {rate:.3}/s, elapsed {}, ETA {eta}",
+            self.what,
+            self.pos,
+            self.len,
+            100.0 * self.pos as f64 / self.len.max(1) as f64,
+            duration(elapsed)
+        );
+        if !self.msg.is_empty() {
+            line.push_str(", ");
+            line.push_str(&self.msg);
+        }
+        line
+    }
+}
+
+/// Seconds as `1h 02m 03s`, `4m 05s` or `6s`.
+fn duration(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    match (s / 3600, s / 60 % 60, s % 60) {
+        (0, 0, sec) => format!("{sec}s"),
+        (0, m, sec) => format!("{m}m {sec:02}s"),
+        (h, m, sec) => format!("{h}h {m:02}m {sec:02}s"),
+    }
+}
+
+impl Progress {
+    pub fn inc(&self, delta: u64) {
+        self.bar.inc(delta);
+        self.update(|p| p.pos += delta);
+    }
+
+    pub fn set_position(&self, pos: u64) {
+        self.bar.set_position(pos);
+        self.update(|p| p.pos = pos);
+    }
+
+    pub fn set_message(&self, msg: impl Into<std::borrow::Cow<'static, str>>) {
+        let msg = msg.into();
+        if let Some(plain) = &self.plain {
+            // A message alone prints nothing: the next count does.
+            if let Ok(mut p) = plain.lock() {
+                p.msg = msg.to_string();
+            }
+        }
+        self.bar.set_message(msg);
+    }
+
+    pub fn finish_and_clear(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Plain)) {
+        let Some(plain) = &self.plain else { return };
+        let Ok(mut p) = plain.lock() else { return };
+        f(&mut p);
+        if p.last.elapsed() >= p.every {
+            p.last = std::time::Instant::now();
+            eprintln!("{}", p.line());
+        }
+    }
 }
 
 #[cfg(test)]

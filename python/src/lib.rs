@@ -427,7 +427,7 @@ fn nbody<'py>(
     backend_choice: &str,
     overwrite: bool,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    use warpkit::nbody::run::{RunConfig, run};
+    use warpkit::nbody::run::{IcKind, RunConfig, RunError, run};
     let b = backend(backend_choice)?;
     let mut c = match config {
         Some(text) => toml_config(text)?,
@@ -436,6 +436,16 @@ fn nbody<'py>(
     };
     c.output.dir = out.into();
     c.output.overwrite |= overwrite;
+    if c.ic.kind == IcKind::Snapshot {
+        // A restart: the run's parameters from the snapshot's run state, except the [run] keys
+        // given, as on the command line; each override said.
+        let set = RunConfig::run_keys(config.unwrap_or_default())
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let set: Vec<&str> = set.iter().map(String::as_str).collect();
+        for note in c.restart(&set).map_err(|e| PyValueError::new_err(e.to_string()))? {
+            eprintln!("{note}");
+        }
+    }
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // The run works on its own thread while this one, without the GIL, checks for signals every
     // 20 ms: Ctrl-C (KeyboardInterrupt) stops the run after the current step, with its final
@@ -449,7 +459,14 @@ fn nbody<'py>(
                     PyRuntimeError::new_err(format!("binding the GPU to the run's thread: {e}"))
                 })?;
             }
-            run(&b, &c, stop.clone()).map_err(|e| PyValueError::new_err(e.to_string()))
+            run(&b, &c, stop.clone()).map_err(|e| {
+                PyValueError::new_err(match &e {
+                    RunError::PreviousOutputs { dir, shown } => {
+                        RunError::previous_outputs(dir, shown, "overwrite=True")
+                    }
+                    e => e.to_string(),
+                })
+            })
         });
         while !worker.is_finished() {
             py.detach(|| std::thread::sleep(std::time::Duration::from_millis(20)));

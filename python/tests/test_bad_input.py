@@ -256,9 +256,12 @@ def test_fem_integral_float_indices_are_accepted():
 
 def test_nbody_bad_config_and_out_are_type_and_value_errors(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for bad in [b"[ic]\nn = 5\n", {"ic": {"n": 5}}, tmp_path / "c.toml"]:
+    for bad in [b"[ic]\nn = 5\n", {"ic": {"n": 5}}]:
         with pytest.raises(TypeError, match="config"):
             warpkit.nbody(bad, out=str(tmp_path / "x"), backend="cpu")
+    # A path object names a file: one that is not there is said.
+    with pytest.raises(ValueError, match="c.toml"):
+        warpkit.nbody(tmp_path / "c.toml", out=str(tmp_path / "x"), backend="cpu")
     # None wrote a directory named "None", "" wrote into the current directory.
     with pytest.raises(TypeError, match="out"):
         warpkit.nbody("[ic]\nn = 5\n", out=None, backend="cpu")
@@ -281,8 +284,10 @@ image_every = 0
     out = str(tmp_path / "run")
     warpkit.nbody(config, out=out, backend="cpu")
     diagnostics = (tmp_path / "run" / "diagnostics.csv").read_bytes()
-    with pytest.raises(ValueError, match="previous run's outputs"):
+    with pytest.raises(ValueError, match="previous run's outputs") as e:
         warpkit.nbody(config.replace("t_end = 0.02", "t_end = 0.04"), out=out, backend="cpu")
+    # The Python keyword, not the command line's option.
+    assert "overwrite=True" in str(e.value) and "--overwrite" not in str(e.value), e.value
     assert (tmp_path / "run" / "diagnostics.csv").read_bytes() == diagnostics
     with pytest.raises(TypeError, match="overwrite"):
         warpkit.nbody(config, out=out, backend="cpu", overwrite="yes")
@@ -317,3 +322,20 @@ image_every = 0
         timer.cancel()
     assert time.perf_counter() - t0 < 10
     assert (tmp_path / "run" / "snapshot_final.gadget").exists()
+
+
+def test_nbody_config_may_be_a_path(tmp_path):
+    config = """
+[ic]
+kind = "plummer"
+n = 32
+[run]
+t_end = 0.02
+dt = 0.01
+[output]
+image_every = 0
+"""
+    (tmp_path / "pl.toml").write_text(config)
+    a = warpkit.nbody(str(tmp_path / "pl.toml"), out=str(tmp_path / "a"), backend="cpu")
+    b = warpkit.nbody(tmp_path / "pl.toml", out=str(tmp_path / "b"), backend="cpu")
+    assert a["particles"] == b["particles"] == 32 and a["steps"] == 2, a

@@ -228,17 +228,26 @@ def sbh(sources, queries, weights=None, *, normals=None, method="sbh", kernel="s
 
 
 def nbody(config=None, out="nbody-out", *, backend="auto", overwrite=False):
-    """Runs ``warpkit nbody`` with a TOML configuration (the CLI's ``--config`` format; ``None``:
-    the backend's default collision), writing into the directory ``out``; returns a summary dict
+    """Runs ``warpkit nbody`` with a TOML configuration (the CLI's ``--config`` format: the path of
+    a file, a string naming an existing file, or the TOML text; ``None``: the backend's default
+    collision), writing into the directory ``out``; returns a summary dict
     (``backend``, ``particles``, ``steps``, ``time``, ``wall_s``, ``energy_drift``,
     ``virial_ratio``, ``dir``). A bad configuration raises ``ValueError``, and so does an ``out``
     holding a previous run's diagnostics or snapshots unless ``overwrite`` is True. Ctrl-C stops
     the run after the current step (its final snapshot and logs written) and raises
     KeyboardInterrupt."""
     overwrite = _flag(overwrite, "overwrite")
+    if isinstance(config, _os.PathLike) or (isinstance(config, str) and "\n" not in config
+                                             and _os.path.isfile(config)):
+        path = _os.fspath(config)
+        try:
+            with open(path, encoding="utf-8") as f:
+                config = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"config {path}: {e}") from None
     if config is not None and not isinstance(config, str):
-        raise TypeError(f"config must be the TOML text (str) or None, got {type(config).__name__}"
-                        + (" (read the file first)" if isinstance(config, _os.PathLike) else ""))
+        raise TypeError("config must be a TOML file's path, the TOML text (str) or None, got "
+                        f"{type(config).__name__}")
     try:
         out = _os.fspath(out)
     except TypeError:

@@ -153,6 +153,8 @@ pub struct GpuBlockSim<'g> {
     /// The current tick (`2^max_level` ticks per `dt_max`).
     pub tick: u64,
     pub time: f64,
+    /// The time at tick 0 (a restart's snapshot time).
+    pub start: f64,
     pub stats: BlockStats,
     /// Active particles the last gather should have found (checked against its count).
     expected_active: Option<u64>,
@@ -211,6 +213,7 @@ impl<'g> GpuBlockSim<'g> {
             max_level,
             tick: 0,
             time: 0.0,
+            start: 0.0,
             stats: BlockStats::default(),
             expected_active: None,
         };
@@ -235,6 +238,13 @@ impl<'g> GpuBlockSim<'g> {
     /// The shared-step loop underneath (its stage times, forces and accelerations).
     pub fn inner(&self) -> &GpuSim<'g> {
         &self.sim
+    }
+
+    /// Starts the timeline at `time` (a restart at a multiple of `dt_max`).
+    pub fn start_at(&mut self, time: f64) {
+        self.start = time;
+        self.time = time;
+        self.sim.time = time;
     }
 
     fn buffers(&mut self) -> &mut BlockBuffers {
@@ -359,7 +369,7 @@ impl<'g> GpuBlockSim<'g> {
         self.stats.substeps += 1;
         self.stats.full_substeps += all as u64;
         self.tick = next;
-        self.time = tick_span(next, self.dt_max, ml);
+        self.time = self.start + tick_span(next, self.dt_max, ml);
         self.sim.time = self.time;
         self.sim.steps = self.stats.substeps;
         Ok(())

@@ -35,3 +35,130 @@ fn block_step_runs_log_their_levels() {
     assert!(timing.contains("block time steps"), "{timing}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A small Plummer run on the CPU backend into `dir`, float64 snapshots every `every` steps.
+fn plummer(dir: &Path, t_end: f64, every: u64) -> RunConfig {
+    let mut c = RunConfig::cpu_default();
+    c.ic.kind = IcKind::Plummer;
+    c.ic.n = 300;
+    c.run.t_end = t_end;
+    c.run.dt = 0.01;
+    c.run.eps = 0.02;
+    c.output.dir = dir.to_path_buf();
+    c.output.diag_every = 10;
+    c.output.snapshot_every = every;
+    c.output.image_every = 0;
+    c.output.precision = Precision::Double;
+    c
+}
+
+fn max_rel_diff(a: &Particles, b: &Particles) -> f64 {
+    assert_eq!(a.id, b.id);
+    let rel = |x: &[f64; 3], y: &[f64; 3]| {
+        let scale = x.iter().map(|v| v.abs()).fold(1e-3, f64::max);
+        (0..3)
+            .map(|k| (x[k] - y[k]).abs() / scale)
+            .fold(0.0, f64::max)
+    };
+    let pos = a.pos.iter().zip(&b.pos).map(|(x, y)| rel(x, y));
+    let vel = a.vel.iter().zip(&b.vel).map(|(x, y)| rel(x, y));
+    pos.chain(vel).fold(0.0, f64::max)
+}
+
+/// A restart from a float64 snapshot continues the run: from the snapshot's time, with the run's
+/// ε and dt (not this configuration's defaults), to the same state as the run without a stop.
+#[test]
+fn restart_continues_the_run() {
+    let dir = std::env::temp_dir().join(format!("warpkit-restart-{}", std::process::id()));
+    let stop = || Arc::new(AtomicBool::new(false));
+    let a = plummer(&dir.join("a"), 1.0, 50);
+    let whole = run(&Backend::Cpu, &a, stop()).unwrap();
+    let mid = dir.join("a/snapshot_000050.gadget");
+    let state = RunState::read(&mid)
+        .unwrap()
+        .expect("a run state beside the snapshot");
+    assert_eq!((state.step, state.precision), (50, Precision::Double));
+    assert_eq!(state.run.eps, 0.02);
+
+    let mut b = RunConfig::cpu_default();
+    b.ic.kind = IcKind::Snapshot;
+    b.ic.file = Some(mid.clone());
+    b.run.t_end = 1.0;
+    b.output.dir = dir.join("b");
+    b.output.image_every = 0;
+    b.output.precision = Precision::Double;
+    assert_ne!((b.run.eps, b.run.dt), (0.02, 0.01), "the defaults differ");
+    let notes = b.restart(&["t_end"]).unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!((b.run.eps, b.run.dt), (0.02, 0.01));
+    let rest = run(&Backend::Cpu, &b, stop()).unwrap();
+    assert_eq!(rest.first.time, state.time);
+    assert!((rest.first.time - 0.5).abs() < 1e-12, "{}", rest.first.time);
+    assert_eq!(rest.steps, 50);
+    assert_eq!(rest.last.time, whole.last.time);
+    let end = |d: &str| {
+        snapshot::read_snapshot(&dir.join(d).join("snapshot_final.gadget"))
+            .unwrap()
+            .particles
+    };
+    let diff = max_rel_diff(&end("a"), &end("b"));
+    assert!(diff <= 1e-12, "restart differs by {diff:.3e}");
+    // The restart's final snapshot counts the steps from the first run's start.
+    let last = RunState::read(&dir.join("b/snapshot_final.gadget"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(last.step, 100);
+
+    // A setting the user gives replaces the run's, and says so.
+    let mut c = b.clone();
+    c.run = StepConfig::default();
+    c.run.eps = 0.05;
+    let notes = c.restart(&["t_end", "eps"]).unwrap();
+    assert_eq!(c.run.eps, 0.05);
+    assert_eq!(c.run.dt, 0.01);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n == "restart: eps 0.05 overrides the run's 0.02"),
+        "{notes:?}"
+    );
+    // An end before the snapshot's time is refused.
+    let mut early = b.clone();
+    early.run.t_end = 0.2;
+    early.output.dir = dir.join("c");
+    let e = run(&Backend::Cpu, &early, stop()).unwrap_err().to_string();
+    assert!(e.contains("before the snapshot's time"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The same with block time steps: the snapshot holds the synchronised velocities, and the
+/// restart opens the same steps again.
+#[test]
+fn block_step_restart_continues_the_run() {
+    let dir = std::env::temp_dir().join(format!("warpkit-restart-block-{}", std::process::id()));
+    let stop = || Arc::new(AtomicBool::new(false));
+    let mut a = plummer(&dir.join("a"), 0.5, 4);
+    a.run.dt = 1.0 / 16.0;
+    a.run.block_steps = true;
+    a.output.diag_every = 2;
+    run(&Backend::Cpu, &a, stop()).unwrap();
+    let mut b = a.clone();
+    b.ic.kind = IcKind::Snapshot;
+    b.ic.file = Some(dir.join("a/snapshot_000004.gadget"));
+    b.run = StepConfig::default();
+    b.run.t_end = 0.5;
+    b.output.dir = dir.join("b");
+    b.restart(&["t_end"]).unwrap();
+    assert!(b.run.block_steps);
+    let rest = run(&Backend::Cpu, &b, stop()).unwrap();
+    assert_eq!(rest.first.time, 0.25);
+    assert_eq!(rest.steps, 4);
+    let end = |d: &str| {
+        snapshot::read_snapshot(&dir.join(d).join("snapshot_final.gadget"))
+            .unwrap()
+            .particles
+    };
+    let diff = max_rel_diff(&end("a"), &end("b"));
+    assert!(diff <= 1e-12, "restart differs by {diff:.3e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
