@@ -66,6 +66,8 @@ pub struct RunSection {
     /// Morris–Monaghan decay length ℓ.
     pub decay: f64,
     pub balsara: bool,
+    /// Artificial conduction α_u (Price 2008; 0: none).
+    pub conduction: f64,
     /// A diagnostics row every K steps.
     pub diag_every: u64,
 }
@@ -81,6 +83,7 @@ impl Default for RunSection {
             alpha_max: 1.0,
             decay: 0.1,
             balsara: true,
+            conduction: 0.0,
             diag_every: 1,
         }
     }
@@ -168,6 +171,7 @@ pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
             .n_ngb
             .unwrap_or_else(|| HydroParams::default_n_ngb(kernel)),
         courant: c.run.courant,
+        conduction: c.run.conduction,
         viscosity: Viscosity {
             alpha_min: c.run.alpha_min,
             alpha_max: c.run.alpha_max,

@@ -8,7 +8,7 @@ use super::{Boundary, Gas, HydroParams};
 use crate::device::sph::hydro::{ForceSide, pair_terms};
 use rayon::prelude::*;
 
-fn side(gas: &Gas, i: usize) -> ForceSide<f64> {
+fn side(gas: &Gas, u: &[f64], cond: f64, i: usize) -> ForceSide<f64> {
     let rho = gas.rho[i];
     ForceSide {
         h: gas.h[i],
@@ -17,19 +17,29 @@ fn side(gas: &Gas, i: usize) -> ForceSide<f64> {
         c: gas.cs[i],
         alpha: gas.alpha[i],
         balsara: gas.balsara[i],
+        p: gas.p[i],
+        u: u[i],
+        alpha_u: cond,
     }
 }
 
-/// `acc`, `du` and `vsig` of every particle, with velocities `vel` (the predicted ones within a
-/// step) and the density pass's `ρ`, `P`, `c_s`, `f` and Balsara factors.
-pub fn forces(gas: &mut Gas, vel: &[[f64; 3]], params: &HydroParams, boundary: &Boundary) {
+/// `acc`, `du` and `vsig` of every particle, with velocities `vel` and energies `u` (the
+/// predicted ones within a step) and the density pass's `ρ`, `P`, `c_s`, `f` and Balsara factors.
+pub fn forces(
+    gas: &mut Gas,
+    vel: &[[f64; 3]],
+    u: &[f64],
+    params: &HydroParams,
+    boundary: &Boundary,
+) {
+    let cond = params.conduction;
     let cells = CellList::with_h(&gas.pos, &gas.h, boundary);
     let kernel = params.kernel.code();
     let g: &Gas = gas;
     let out: Vec<([f64; 3], f64, f64)> = (0..g.len())
         .into_par_iter()
         .map(|i| {
-            let si = side(g, i);
+            let si = side(g, u, cond, i);
             let vi = vel[i];
             let mut acc = [0.0; 3];
             let mut du = 0.0;
@@ -41,7 +51,7 @@ pub fn forces(gas: &mut Gas, vel: &[[f64; 3]], params: &HydroParams, boundary: &
                 }
                 let vj = vel[j];
                 let dv = [vi[0] - vj[0], vi[1] - vj[1], vi[2] - vj[2]];
-                let t = pair_terms(kernel, dx, dv, &si, &side(g, j));
+                let t = pair_terms(kernel, dx, dv, &si, &side(g, u, cond, j));
                 let m = g.mass[j];
                 for (a, ta) in acc.iter_mut().zip(t.acc) {
                     *a += m * ta;

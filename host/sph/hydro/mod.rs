@@ -81,6 +81,8 @@ pub struct HydroParams {
     /// Equations of state by material id (`Gas::mat`).
     pub materials: Vec<Material<f64>>,
     pub viscosity: Viscosity<f64>,
+    /// Artificial conduction coefficient α_u (Price 2008; 0: none).
+    pub conduction: f64,
     /// CFL factor `C` of `dt = C h / v_sig` (`h` the support radius).
     pub courant: f64,
     /// Self-gravity of the gas (not in a periodic box).
@@ -102,6 +104,7 @@ impl HydroParams {
                 decay: 0.1,
                 balsara: true,
             },
+            conduction: 0.0,
             courant: 0.3,
             self_gravity: false,
         }
@@ -295,6 +298,12 @@ pub fn validate(gas: &Gas, params: &HydroParams, boundary: &Boundary) -> Result<
     {
         return p(format!(
             "viscosity needs 0 ≤ alpha_min ≤ alpha_max < ∞ and decay > 0 (got {v:?})"
+        ));
+    }
+    if !(params.conduction >= 0.0 && params.conduction.is_finite()) {
+        return p(format!(
+            "conduction = {} must be ≥ 0 and finite",
+            params.conduction
         ));
     }
     if params.materials.is_empty() {

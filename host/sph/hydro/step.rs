@@ -42,7 +42,7 @@ impl Sim {
         let vel = gas.vel.clone();
         let u = gas.u.clone();
         density(&mut gas, &vel, &u, &params, &boundary)?;
-        forces(&mut gas, &vel, &params, &boundary);
+        forces(&mut gas, &vel, &u, &params, &boundary);
         Ok(Sim {
             gas,
             params,
@@ -92,7 +92,7 @@ impl Sim {
             .collect();
         let u: Vec<f64> = (0..n).map(|i| (g.u[i] + half * g.du[i]).max(0.0)).collect();
         density(g, &vel, &u, &self.params, &self.boundary)?;
-        forces(g, &vel, &self.params, &self.boundary);
+        forces(g, &vel, &u, &self.params, &self.boundary);
         // Kick, α.
         let visc = &self.params.viscosity;
         for i in 0..n {

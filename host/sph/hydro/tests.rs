@@ -390,9 +390,10 @@ fn sod_with_wendland_and_time_dependent_alpha() {
     params.n_ngb = HydroParams::default_n_ngb(params.kernel);
     params.viscosity.alpha_min = 0.1;
     params.viscosity.alpha_max = 1.5;
+    params.conduction = 1.0;
     let r = run_sod(20, &params);
     eprintln!(
-        "sod Wendland C2, Morris–Monaghan α, res 20: L1 rho {:.4} v {:.4} P {:.4}, shock {:.4}, \
+        "sod Wendland C2, Morris–Monaghan α, conduction, res 20: L1 rho {:.4} v {:.4} P {:.4}, shock {:.4}, \
          contact {:.4}, energy drift {:.2e}",
         r.l1[0], r.l1[1], r.l1[2], r.shock, r.contact, r.energy
     );

@@ -1,7 +1,8 @@
 //! The pair terms of the SPH momentum and energy equations in the grad-h form (Springel &
 //! Hernquist 2002, eqs. 7 and 9 with the energy equation in place of the entropy one),
 //! Monaghan's (1997) signal-velocity artificial viscosity with Balsara's (1995) switch and a
-//! time-dependent α (Morris & Monaghan 1997), and the CFL time step.
+//! time-dependent α (Morris & Monaghan 1997), artificial conduction of the thermal energy
+//! (Price 2008), and the CFL time step.
 //!
 //! The acceleration and `du/dt` of particle `i` are `Σ_j m_j` times [`pair_terms`] over the
 //! neighbours with `r < max(h_i, h_j)`. The acceleration term is odd under `i ↔ j` to the bit
@@ -38,6 +39,11 @@ pub struct ForceSide<R> {
     pub alpha: R,
     /// Balsara factor in [0, 1].
     pub balsara: R,
+    /// Pressure and specific internal energy, for the conduction term.
+    pub p: R,
+    pub u: R,
+    /// Conduction coefficient α_u (0: none).
+    pub alpha_u: R,
 }
 
 /// One neighbour's contribution per unit of its mass: `acc` to `dv_i/dt`, `du` to `du_i/dt`,
@@ -61,7 +67,11 @@ pub fn signal_velocity<R: Float>(ci: R, cj: R, w: R) -> R {
 ///   `du = f_i P_i/ρ_i² dv · ∇W(h_i)`;
 /// - viscosity, for approaching pairs (`w = dv · dx / r < 0`):
 ///   `Π = −½ ᾱ v_sig w / ρ̄ · (F_i + F_j)/2` (`ᾱ`, `ρ̄` the pair means, `F` Balsara factors),
-///   `acc −= Π ∇W̄`, `du += ½ Π dv · ∇W̄` with `∇W̄ = (∇W(h_i) + ∇W(h_j)) / 2`.
+///   `acc −= Π ∇W̄`, `du += ½ Π dv · ∇W̄` with `∇W̄ = (∇W(h_i) + ∇W(h_j)) / 2`;
+/// - conduction (Price 2008, eqs. 28–30): `du += ᾱ_u v_u (u_i − u_j) / ρ̄ · r̂ · ∇W̄` with
+///   `v_u = √(|P_i − P_j| / ρ̄)`, which smooths `u` where the pressure jumps and not across a
+///   contact in pressure equilibrium: it removes the pressure blip and the spurious surface
+///   tension that standard SPH leaves at contact discontinuities.
 #[inline(always)]
 pub fn pair_terms<R: Float>(
     kernel: u32,
@@ -87,7 +97,14 @@ pub fn pair_terms<R: Float>(
     };
     let gm: [R; 3] = core::array::from_fn(|k| half * (gi[k] + gj[k]));
     let acc = core::array::from_fn(|k| -(i.pf * gi[k] + j.pf * gj[k]) - visc * gm[k]);
-    let du = i.pf * dot(dv, gi) + half * visc * dot(dv, gm);
+    let rho = half * (i.rho + j.rho);
+    let cond = if r > R::ZERO {
+        let vu = ((i.p - j.p).fabs() / rho).fsqrt();
+        half * (i.alpha_u + j.alpha_u) * vu * (i.u - j.u) / rho * (dot(dx, gm) / r)
+    } else {
+        R::ZERO
+    };
+    let du = i.pf * dot(dv, gi) + half * visc * dot(dv, gm) + cond;
     PairTerms { acc, du, vsig }
 }
 

@@ -173,6 +173,9 @@ fn side(h: f64, rho: f64, p: f64, c: f64) -> ForceSide<f64> {
         c,
         alpha: 0.8,
         balsara: 0.7,
+        p,
+        u: p / (0.4 * rho),
+        alpha_u: 1.0,
     }
 }
 
@@ -203,6 +206,14 @@ fn pair_terms_are_antisymmetric_and_dissipative() {
         );
         let (a0, b0) = (ForceSide { alpha: 0.0, ..a }, ForceSide { alpha: 0.0, ..b });
         assert!(de(&a0, &b0).abs() < 1e-12);
+        // Conduction moves heat out of the hotter particle (a, per unit mass).
+        let (an, bn) = (
+            ForceSide { alpha_u: 0.0, ..a0 },
+            ForceSide { alpha_u: 0.0, ..b0 },
+        );
+        let cond = pair_terms(k, dx, dv, &a0, &b0).du - pair_terms(k, dx, dv, &an, &bn).du;
+        assert!(a.u > b.u && cond < 0.0, "conduction {cond}");
+        assert!(de(&an, &bn).abs() < 1e-12);
         // Viscosity heats: the pair's du grows with α.
         let heat = |p: &ForceSide<f64>, q: &ForceSide<f64>| {
             pair_terms(k, dx, dv, p, q).du + pair_terms(k, dx.map(|x| -x), dv.map(|x| -x), q, p).du
