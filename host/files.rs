@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Why an output path cannot be written. Checked before hours of work, not after (issue 17).
+/// Why an output path cannot be written. Checked before hours of work, not after.
 #[derive(Debug, thiserror::Error)]
 pub enum OutputPathError {
     #[error("{path} is a directory; give a file name")]

@@ -1,4 +1,4 @@
-//! Bad input on the command line (issue 17): each case is a clear error with exit code 1, no
+//! Bad input on the command line: each case is a clear error with exit code 1, no
 //! panic, hang or abort, and no file written half. CPU backend; these run in CI.
 
 mod common;
@@ -494,7 +494,7 @@ fn fem_case_files() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Without the `hdf5` cargo feature, asking for HDF5 is an error naming the feature (issue 14).
+/// Without the `hdf5` cargo feature, asking for HDF5 is an error naming the feature.
 #[cfg(not(feature = "hdf5"))]
 #[test]
 fn hdf5_without_the_feature_names_it() {
@@ -509,7 +509,7 @@ fn hdf5_without_the_feature_names_it() {
     fails(&dir, &["nbody", "--restart", "x.snap"], &want);
 }
 
-/// `fem --bbar` and the locking warning (issue 17): ν > 0.45 without B-bar warns on stderr and
+/// `fem --bbar` and the locking warning: ν > 0.45 without B-bar warns on stderr and
 /// still runs; `--bbar` or the case file's `formulation = "bbar"` silence it; a strategy without
 /// a B-bar kernel and an unknown formulation are errors naming them.
 #[test]

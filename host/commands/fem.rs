@@ -54,12 +54,12 @@ pub(crate) fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
     }
     let backend = select(choice)?;
     if a.strategy.is_some() && !backend.is_gpu() {
-        // Said, not silently ignored (issue 17).
+        // Said, not silently ignored.
         eprintln!(
             "warning: --strategy {name} selects a GPU kernel; the CPU backend assembles on the host (coloured, rayon)"
         );
     }
-    // Sizes and memory before the mesh is built (issue 17: 1000³ aborted in the allocator).
+    // Sizes and memory before the mesh is built (1000³ aborted in the allocator).
     let (elements, nodes) = mesh::cantilever_counts(a.cells)?;
     warpkit::fem::check_memory(elements, nodes, backend.is_gpu())?;
     let m = mesh::cantilever(a.size, a.cells)?;

@@ -60,7 +60,7 @@ pub(crate) struct GravityArgs {
     /// Seed of the scene and of the shuffle.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Split the bodies over K virtual ranks in this process (issue 18: Morton decomposition
+    /// Split the bodies over K virtual ranks in this process (Morton decomposition
     /// balanced by work, migration, global top tree, locally essential trees), exchanging through
     /// memory; each rank's walk runs on the selected backend (the CPU, or GPU 0 shared by the
     /// ranks). The group walk (group kernel on a GPU) whatever --traversal says; reports bytes
@@ -68,7 +68,7 @@ pub(crate) struct GravityArgs {
     #[arg(long, default_value_t = 1, conflicts_with = "gpus")]
     ranks: usize,
     /// One rank per GPU on GPUs 0..K−1, exchanging over NCCL (one process, a thread per GPU);
-    /// `--gpus` alone takes every visible GPU. Needs libnccl (see README: NCCL). The multi-rank
+    /// `--gpus` alone takes every visible GPU. Needs libnccl (docs/nbody.md: Several ranks and GPUs). The multi-rank
     /// pipeline of --ranks otherwise.
     #[arg(long, num_args = 0..=1, default_missing_value = "0")]
     gpus: Option<usize>,
@@ -127,7 +127,7 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         Some(g) => Backend::Gpu(g[0].clone()),
         None => select(choice)?,
     };
-    // The count is checked before a scene of that size is generated (issue 17: `--n` near
+    // The count is checked before a scene of that size is generated (`--n` near
     // usize::MAX hung, 2·10^9 aborted in the allocator).
     let mut bodies = match &a.input {
         Some(path)
@@ -188,7 +188,7 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
         check_and_write(&a, &bodies, &p, &acc, &origin)?;
         return Ok(());
     }
-    // The quadrupole share of the counted flops is replayed from the tree (issue 16).
+    // The quadrupole share of the counted flops is replayed from the tree.
     let o = Options {
         keep_tree: warpkit::bh::rate::needs_tree(&o, backend.is_gpu()),
         ..o

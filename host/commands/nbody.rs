@@ -4,7 +4,8 @@ use super::*;
 
 #[derive(clap::Args)]
 pub(crate) struct NbodyArgs {
-    /// A TOML file with [ic], [run] and [output] tables (see `warpkit::nbody::run::RunConfig`).
+    /// A TOML file with [ic], [run] and [output] tables: docs/nbody.md lists every key; each run
+    /// writes the config.toml it used, every key with its value.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Initial conditions.
@@ -47,6 +48,10 @@ pub(crate) struct NbodyArgs {
     /// Tree build (GPU): sorted keys or the locked insertion.
     #[arg(long, value_enum)]
     build: Option<warpkit::bh::gpu::Build>,
+    /// Forces on the CPU backend: float64 direct summation (the reference), the GPU's tree walk
+    /// on the CPU (θ, α, quadrupoles as on the GPU), or auto: the tree above 4096 particles.
+    #[arg(long, value_enum)]
+    forces: Option<warpkit::nbody::run::CpuForces>,
     /// Accuracy η of the block-step criterion η·sqrt(ε/|a|).
     #[arg(long, allow_negative_numbers = true)]
     eta: Option<f64>,
@@ -77,7 +82,7 @@ pub(crate) struct NbodyArgs {
     /// Seed of the initial conditions.
     #[arg(long)]
     seed: Option<u64>,
-    /// Shared steps over K virtual ranks in this process (issue 18: Morton decomposition balanced
+    /// Shared steps over K virtual ranks in this process (Morton decomposition balanced
     /// by work, migration every step, global top tree, locally essential trees), exchanging
     /// through memory; walks on the selected backend (the CPU, or GPU 0 shared by the ranks).
     /// Kick-drift-kick with --dt to --t-end at θ (the relative criterion and block steps are not
@@ -139,6 +144,7 @@ pub(crate) fn nbody(
         ("quadrupole", a.no_quadrupole),
         ("block_steps", a.block_steps),
         ("build", a.build.is_some()),
+        ("forces", a.forces.is_some()),
         ("eta", a.eta.is_some()),
     ];
     set.extend(flags.iter().filter(|f| f.1).map(|f| f.0.to_string()));
@@ -156,7 +162,7 @@ pub(crate) fn nbody(
         theta => c.run.theta, theta_max => c.run.theta_max, out => c.output.dir, diag_every => c.output.diag_every,
         snapshot_every => c.output.snapshot_every, format => c.output.format,
         precision => c.output.precision,
-        build => c.run.build);
+        build => c.run.build, forces => c.run.forces);
     if a.no_quadrupole {
         c.run.quadrupole = false;
     }

@@ -6,7 +6,7 @@
 
 use super::Particles;
 use super::block::{BlockSimulation, rung_table};
-use super::cpu::{Diagnostics, Simulation};
+use super::cpu::{Diagnostics, Forces, Simulation};
 use super::gpu::block::GpuBlockSim;
 use super::gpu::{ForceOptions, GpuSim, LoopTimes, NbodyGpuError};
 use super::ic::{DiskGalaxy, Encounter, Hernquist, Plummer};
@@ -113,7 +113,25 @@ pub struct StepConfig {
     pub eta: f64,
     /// How the tree is built each step (GPU): `sorted` or `locked`.
     pub build: Build,
+    /// Forces on the CPU backend: `direct` (float64 direct summation, the reference), `tree`
+    /// (the GPU's tree walk on the CPU: θ, α, θ_max and quadrupoles as on the GPU) or `auto`
+    /// (the tree above [`CPU_DIRECT_MAX`] particles). Block steps always sum directly.
+    pub forces: CpuForces,
 }
+
+/// `run.forces`: how the CPU backend evaluates forces.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum CpuForces {
+    #[default]
+    Auto,
+    Direct,
+    Tree,
+}
+
+/// Particles up to which `run.forces = "auto"` sums directly on the CPU (about 0.1 s a step on
+/// two cores; the O(N²) sum takes a second at 16k).
+pub const CPU_DIRECT_MAX: usize = 4096;
 
 impl Default for StepConfig {
     /// The collision: 80 time units (first pericentre near t ≈ 25, tails well formed by the
@@ -121,7 +139,7 @@ impl Default for StepConfig {
     /// α = 0.006 (H200: median force error 3.7e-4, 20.0 ms per step, |ΔE/E| 1.5e-4 over the run,
     /// where θ = 0.7 gave 7.8e-4, 23.1 ms and 8.8e-4) with the guard θ_max = 1.6 (forces on the
     /// initial conditions 12.04 ms at median 4.3e-4 against 12.81 ms at 3.8e-4 with θ_max = 1;
-    /// α = 0.008 with θ_max = 1.3 is faster but over 5e-4, 5.3e-4: `results/s11/call3/`).
+    /// α = 0.008 with θ_max = 1.3 is faster but over 5e-4, 5.3e-4).
     fn default() -> Self {
         StepConfig {
             t_end: 80.0,
@@ -135,6 +153,7 @@ impl Default for StepConfig {
             block_steps: false,
             eta: 0.025,
             build: Build::Sorted,
+            forces: CpuForces::Auto,
         }
     }
 }
@@ -375,7 +394,7 @@ impl RunConfig {
         if self.ic.kind != IcKind::Snapshot && self.ic.n > 1 << 30 {
             return bad(format!("ic.n = {} exceeds 2^30 particles", self.ic.n));
         }
-        // Host memory before the particles are generated (issue 17: `--n 1000000000` aborted
+        // Host memory before the particles are generated (`--n 1000000000` aborted
         // in the allocator).
         if self.ic.kind != IcKind::Snapshot
             && let Some(s) =
@@ -906,7 +925,34 @@ pub fn run(
             sim
         }
         Backend::Cpu => {
-            let mut s = Simulation::new(particles, c.run.eps, c.run.dt)?;
+            let r = &c.run;
+            let tree = match r.forces {
+                CpuForces::Direct => false,
+                CpuForces::Tree => true,
+                CpuForces::Auto => particles.len() > CPU_DIRECT_MAX,
+            };
+            let forces = if tree {
+                let relative = (r.alpha > 0.0).then_some(crate::bh::Relative {
+                    alpha: r.alpha as f32,
+                    theta_max: r.theta_max as f32,
+                });
+                eprintln!(
+                    "nbody: CPU forces by the tree (θ {}{}{}) for {} particles; run.forces = \
+                     \"direct\" sums them in float64",
+                    r.theta,
+                    relative.map_or(String::new(), |x| format!(", α {}", x.alpha)),
+                    if r.quadrupole { ", quadrupoles" } else { "" },
+                    particles.len()
+                );
+                Forces::Tree {
+                    theta: r.theta,
+                    quadrupole: r.quadrupole,
+                    relative,
+                }
+            } else {
+                Forces::Direct
+            };
+            let mut s = Simulation::with_forces(particles, c.run.eps, c.run.dt, forces)?;
             s.time = start;
             s.steps = step0;
             Sim::Cpu(Box::new(s))
@@ -942,6 +988,17 @@ pub fn run(
         let diag = g % c.output.diag_every == 0 || s == steps || image;
         sim.step(c.run.dt, diag)?;
         done = s;
+        if s == 1 && steps > 1 {
+            // Said once the first step is timed, so that a long run is never a surprise.
+            let per = wall.elapsed().as_secs_f64();
+            let total = per * steps as f64;
+            if total > 60.0 {
+                eprintln!(
+                    "nbody: {per:.2} s for the first step: about {} for the {steps} steps",
+                    duration_words(total)
+                );
+            }
+        }
         if diag {
             let t = Instant::now();
             let (d, p, pot) = sim.diagnostics()?;
@@ -1159,6 +1216,16 @@ impl Movie {
         let panel = image::panel(&maps, 3).map_err(err)?;
         panel.write_png(&dir.file("collision.png")).map_err(err)?;
         Ok(())
+    }
+}
+
+/// Seconds as `1 h 05 min`, `12 min 30 s` or `45 s`.
+fn duration_words(s: f64) -> String {
+    let s = s.round() as u64;
+    match (s / 3600, s % 3600 / 60, s % 60) {
+        (0, 0, sec) => format!("{sec} s"),
+        (0, m, sec) => format!("{m} min {sec:02} s"),
+        (h, m, _) => format!("{h} h {m:02} min"),
     }
 }
 

@@ -446,7 +446,7 @@ fn local_density_guess_is_near_the_converged_h() {
     }
 }
 
-/// Issue 15: the h iteration's group search hands out only the walks of the warp groups with a
+/// The h iteration's group search hands out only the walks of the warp groups with a
 /// particle still iterating, each as a group of its own (`sph_active_groups`, twin
 /// `cpu::active_groups`); walking those must make exactly the walks that handing out every group
 /// makes, so the pairs tested (compared between the backends) stay the same.

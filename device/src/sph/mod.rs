@@ -697,7 +697,7 @@ pub const GROUP_H_SPREAD: f32 = 1.5;
 /// levels of the tree are where a walk pops most of its cells. The candidates stay the same
 /// (each particle still passes [`body_reachable`]); on the CPU twin's count (2^18 particles, 64
 /// neighbours) cells popped fall 8.6× (uniform) and 7.4× (Plummer), and the ranges' particles
-/// are loaded 32 at a time. On the H200 (64 neighbours, session 16 call 2) 32 against 16: the
+/// are loaded 32 at a time. On the H200 (64 neighbours) 32 against 16: the
 /// density of uniform 2^22 4.18 → 3.50 ms, 2^20 0.82 → 0.77, Plummer 2^20 1.24 → 1.20; 8 was
 /// slower everywhere.
 pub const SPH_BUCKET: u32 = 32;

@@ -162,3 +162,39 @@ fn block_step_restart_continues_the_run() {
     assert!(diff <= 1e-12, "restart differs by {diff:.3e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// docs/nbody.md's key table names every key of the configuration, read from the one definition
+/// (the serialized default, `file` set so that the optional key appears), and no key that does
+/// not exist: the reference cannot drift from the program.
+#[test]
+fn the_docs_name_every_configuration_key() {
+    let mut c = RunConfig::default();
+    c.ic.file = Some("snap.gadget".into());
+    let value: toml::Value = toml::Value::try_from(&c).unwrap();
+    let mut keys = Vec::new();
+    for (table, v) in value.as_table().unwrap() {
+        for key in v.as_table().unwrap().keys() {
+            keys.push(format!("{table}.{key}"));
+        }
+    }
+    assert!(keys.len() > 25, "{keys:?}");
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/nbody.md")).unwrap();
+    let listed: Vec<&str> = docs
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+        .filter(|k| k.starts_with("ic.") || k.starts_with("run.") || k.starts_with("output."))
+        .collect();
+    for k in &keys {
+        assert!(
+            listed.contains(&k.as_str()),
+            "docs/nbody.md does not list `{k}`"
+        );
+    }
+    for k in &listed {
+        assert!(
+            keys.iter().any(|x| x == k),
+            "docs/nbody.md lists `{k}`, which is no key"
+        );
+    }
+}

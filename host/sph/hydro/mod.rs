@@ -319,6 +319,17 @@ pub fn validate(gas: &Gas, params: &HydroParams, boundary: &Boundary) -> Result<
                     ));
                 }
             }
+            Material::Tillotson(t) => {
+                let positive = [t.rho_0, t.u_0, t.u_iv, t.big_a, t.alpha, t.beta];
+                if !positive.iter().all(|x| x.is_finite() && *x > 0.0)
+                    || !(t.u_cv > t.u_iv && t.u_cv.is_finite())
+                    || !(t.eta_zero <= t.eta_min && t.p_min.is_finite())
+                {
+                    return p(format!(
+                        "material {id}: Tillotson parameters need ρ₀, u₀, u_iv, A, α, β > 0,                          u_cv > u_iv and η_zero ≤ η_min (got {t:?})"
+                    ));
+                }
+            }
         }
     }
     for i in 0..n {

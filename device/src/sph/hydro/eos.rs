@@ -1,9 +1,9 @@
 //! Equations of state: pressure and sound speed from density and specific internal energy,
-//! evaluated per particle by material id ([`Material`]). The ideal gas now; further materials
-//! (Tillotson's planetary table) are further variants of the one enum, so that every kernel and
-//! the CPU solver dispatch alike.
+//! evaluated per particle by material id ([`Material`]): the ideal gas and Tillotson's planetary
+//! materials, variants of one enum so that every kernel and the CPU solver dispatch alike.
 
 use super::Float;
+use super::tillotson::Tillotson;
 
 /// Pressure and sound speed of a material from `ρ` and `u`.
 pub trait Eos<R: Float> {
@@ -41,6 +41,7 @@ impl<R: Float> IdealGas<R> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Material<R> {
     IdealGas(IdealGas<R>),
+    Tillotson(Tillotson<R>),
 }
 
 impl<R: Float> Eos<R> for Material<R> {
@@ -48,12 +49,14 @@ impl<R: Float> Eos<R> for Material<R> {
     fn pressure(&self, rho: R, u: R) -> R {
         match self {
             Material::IdealGas(g) => g.pressure(rho, u),
+            Material::Tillotson(t) => t.pressure(rho, u),
         }
     }
     #[inline(always)]
     fn sound_speed(&self, rho: R, u: R) -> R {
         match self {
             Material::IdealGas(g) => g.sound_speed(rho, u),
+            Material::Tillotson(t) => t.sound_speed(rho, u),
         }
     }
 }

@@ -10,11 +10,15 @@
 
 pub mod eos;
 pub mod force;
+pub mod tillotson;
+#[cfg(test)]
+mod tillotson_tests;
 
 pub use eos::{Eos, IdealGas, Material};
 pub use force::{
     ForceSide, PairTerms, Viscosity, alpha_rate, balsara, cfl_dt, pair_terms, signal_velocity,
 };
+pub use tillotson::Tillotson;
 
 use super::{dshape_in_support, kernel_shape};
 use crate::fem::Real;
@@ -24,6 +28,8 @@ use crate::math;
 /// instruction on the device (the nvptx build has no libm) and `std` on the host.
 pub trait Float: Real {
     fn fsqrt(self) -> Self;
+    /// `e^x` (float32: `ex2.approx` on the device; float64: see `math::exp_f64`).
+    fn fexp(self) -> Self;
     #[inline(always)]
     fn fabs(self) -> Self {
         if self < Self::ZERO { -self } else { self }
@@ -44,12 +50,20 @@ impl Float for f32 {
     fn fsqrt(self) -> f32 {
         math::sqrt(self)
     }
+    #[inline(always)]
+    fn fexp(self) -> f32 {
+        math::exp(self)
+    }
 }
 
 impl Float for f64 {
     #[inline(always)]
     fn fsqrt(self) -> f64 {
         math::sqrt_f64(self)
+    }
+    #[inline(always)]
+    fn fexp(self) -> f64 {
+        math::exp_f64(self)
     }
 }
 
