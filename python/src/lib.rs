@@ -442,7 +442,10 @@ fn nbody<'py>(
         let set = RunConfig::run_keys(config.unwrap_or_default())
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let set: Vec<&str> = set.iter().map(String::as_str).collect();
-        for note in c.restart(&set).map_err(|e| PyValueError::new_err(e.to_string()))? {
+        for note in c
+            .restart(&set)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?
+        {
             eprintln!("{note}");
         }
     }
