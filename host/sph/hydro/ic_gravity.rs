@@ -4,7 +4,8 @@
 //! enclosed mass fraction), so that the enclosed mass follows the profile's `M(r)`.
 
 use super::density::h_guess;
-use super::{Gas, HydroParams};
+use super::{Gas, HydroError, HydroParams, Sim};
+use crate::device::sph::hydro::Material;
 use core::f64::consts::PI;
 
 /// The Evrard (1988) collapse, as set up by Springel et al. (2001, Gadget): a cold gas sphere of
@@ -155,4 +156,26 @@ pub fn polytrope(n: usize, g: f64, params: &HydroParams) -> Gas {
         |r| poly.k * poly.density(r),
         params,
     )
+}
+
+/// Relaxes a polytrope into the discrete equilibrium of its particles before a run: steps until
+/// `t_settle` with the velocities damped by `exp(−dt/τ)` after each step and the energies held
+/// on the adiabat, `u = K ρ^(γ−1) / (γ − 1)` at the SPH density (so that viscous heating of the
+/// damped oscillation does not raise the entropy). The time and step count restart at 0.
+pub fn settle(sim: &mut Sim, k: f64, t_settle: f64, tau: f64) -> Result<(), HydroError> {
+    while sim.t < t_settle * (1.0 - 1e-12) {
+        let dt = sim.step(t_settle - sim.t)?;
+        let damp = (-dt / tau).exp();
+        let g = &mut sim.gas;
+        for i in 0..g.len() {
+            g.vel[i].iter_mut().for_each(|v| *v *= damp);
+            let gamma = match sim.params.materials[g.mat[i] as usize] {
+                Material::IdealGas(m) => m.gamma,
+            };
+            g.u[i] = k * g.rho[i].powf(gamma - 1.0) / (gamma - 1.0);
+        }
+    }
+    sim.t = 0.0;
+    sim.step = 0;
+    Ok(())
 }
