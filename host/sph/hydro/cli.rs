@@ -58,6 +58,9 @@ pub struct IcConfig {
     pub energy: Option<f64>,
     /// Evrard, polytrope: about this many particles. 0: the default (4000).
     pub particles: usize,
+    /// Polytrope: the damped settling time before the run, which then starts at t = 0
+    /// (default 3; 0 for none).
+    pub settle: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -292,7 +295,18 @@ pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
     if !(t_end > 0.0 && t_end.is_finite()) {
         bail!("t_end = {t_end} must be positive and finite");
     }
-    Ok((Sim::new(gas, params, boundary)?, t_end))
+    let mut sim = Sim::new(gas, params, boundary)?;
+    if c.ic.kind == IcKind::Polytrope {
+        let settle = c.ic.settle.unwrap_or(3.0);
+        if !(settle >= 0.0 && settle.is_finite()) {
+            bail!("settle = {settle} must be non-negative and finite");
+        }
+        if settle > 0.0 {
+            let k = Polytrope::new(sim.params.gravity.g).k;
+            ic_gravity::settle(&mut sim, k, settle, 0.5)?;
+        }
+    }
+    Ok((sim, t_end))
 }
 
 /// Runs the command.

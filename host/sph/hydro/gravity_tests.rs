@@ -272,7 +272,9 @@ fn cli_builds_the_self_gravitating_cases() {
     assert!(sim.diagnostics().potential < -0.5);
     let mut p = c.clone();
     p.ic.kind = IcKind::Polytrope;
+    p.ic.settle = Some(0.1);
     let (sim, _) = build(&p).unwrap();
+    assert!(sim.t == 0.0 && sim.step == 0);
     assert_eq!(
         sim.params.materials[0],
         Material::IdealGas(IdealGas { gamma: 2.0 })
@@ -284,12 +286,15 @@ fn cli_builds_the_self_gravitating_cases() {
         "[ic]\nkind = \"evrard\"\n[run]\nself_gravity = false\n",
         "[ic]\nkind = \"evrard\"\nparticles = 400\n[run]\nsoftening = -1.0\n",
         "[ic]\nkind = \"polytrope\"\nresolution = 8\n",
+        "[ic]\nkind = \"polytrope\"\nparticles = 400\nsettle = -1.0\n",
     ];
     for text in bad {
         let c: SphConfig = toml::from_str(text).unwrap();
         let e = build(&c).err().expect(text).to_string();
         assert!(
-            e.contains("periodic") || e.contains("self-gravity") || e.contains("particles"),
+            ["periodic", "self-gravity", "particles", "settle"]
+                .iter()
+                .any(|w| e.contains(w)),
             "{e}"
         );
     }
