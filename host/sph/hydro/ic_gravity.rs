@@ -90,8 +90,7 @@ pub fn evrard_density(r: f64) -> f64 {
 /// The Evrard sphere with about `n` particles: `M(r') = r'² = r³` gives `r' = r^{3/2}`.
 pub fn evrard(n: usize, params: &HydroParams) -> Gas {
     let pos = stretch(n, |f| f.sqrt());
-    // The lattice's outermost points sit below r = 1; the guess is floored so that h of the
-    // rim's particles is not tiny where 1/r is finite.
+    // ρ ∝ 1/r diverges at the centre: the h guess caps it (the iteration finds the true h).
     gas_of(pos, |r| evrard_density(r.max(1e-3)), |_| EVRARD_U, params)
 }
 
