@@ -5,7 +5,7 @@
 
 use super::density::h_guess;
 use super::{Gas, HydroError, HydroParams, Sim};
-use crate::device::sph::hydro::Material;
+use crate::device::sph::hydro::{IdealGas, Material};
 use core::f64::consts::PI;
 
 /// The Evrard (1988) collapse, as set up by Springel et al. (2001, Gadget): a cold gas sphere of
@@ -147,12 +147,22 @@ impl Polytrope {
 /// from the Lane–Emden density, for gravitational constant `g`.
 pub fn polytrope(n: usize, g: f64, params: &HydroParams) -> Gas {
     let poly = Polytrope::new(g);
+    let eos = IdealGas {
+        gamma: POLYTROPE_GAMMA,
+    };
     let pos = stretch(n, Polytrope::radius_of_mass);
     // Near the surface the density vanishes: the h guess uses a floor of 1% of ρ_c.
     gas_of(
         pos,
         |r| poly.density(r).max(0.01 * poly.rho_c),
-        |r| poly.k * poly.density(r),
+        |r| {
+            let rho = poly.density(r);
+            if rho > 0.0 {
+                eos.energy(rho, poly.k * rho * rho)
+            } else {
+                0.0
+            }
+        },
         params,
     )
 }
@@ -168,10 +178,8 @@ pub fn settle(sim: &mut Sim, k: f64, t_settle: f64, tau: f64) -> Result<(), Hydr
         let g = &mut sim.gas;
         for i in 0..g.len() {
             g.vel[i].iter_mut().for_each(|v| *v *= damp);
-            let gamma = match sim.params.materials[g.mat[i] as usize] {
-                Material::IdealGas(m) => m.gamma,
-            };
-            g.u[i] = k * g.rho[i].powf(gamma - 1.0) / (gamma - 1.0);
+            let Material::IdealGas(eos) = sim.params.materials[g.mat[i] as usize];
+            g.u[i] = eos.energy(g.rho[i], k * g.rho[i].powf(eos.gamma));
         }
     }
     sim.t = 0.0;
