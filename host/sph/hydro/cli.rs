@@ -3,7 +3,8 @@
 //! (with the exact solution beside the particles where one exists).
 
 use super::ic::{self, SOD_GAMMA};
-use super::{HydroParams, Sim, sedov};
+use super::ic_gravity::{self, EVRARD_GAMMA, POLYTROPE_GAMMA, Polytrope};
+use super::{Gravity, GravitySolver, HydroParams, Sim, sedov};
 use crate::backend::BackendChoice;
 use crate::device::sph::hydro::Viscosity;
 use crate::sph::SmoothingKernel;
@@ -21,6 +22,11 @@ pub enum IcKind {
     Sod,
     /// The Sedov–Taylor blast, E into the centre of a uniform periodic unit box (γ = 5/3).
     Sedov,
+    /// The Evrard collapse: a cold self-gravitating sphere, ρ ∝ 1/r, M = R = 1, u = 0.05,
+    /// γ = 5/3, open boundary.
+    Evrard,
+    /// A self-gravitating n = 1 polytrope in equilibrium (M = R = 1, γ = 2), open boundary.
+    Polytrope,
 }
 
 /// The kernel as the TOML names it.
@@ -50,6 +56,11 @@ pub struct IcConfig {
     pub resolution: usize,
     /// Sedov: the blast energy.
     pub energy: Option<f64>,
+    /// Evrard, polytrope: about this many particles. 0: the default (4000).
+    pub particles: usize,
+    /// Polytrope: the damped settling time before the run, which then starts at t = 0
+    /// (default 3; 0 for none).
+    pub settle: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -70,6 +81,18 @@ pub struct RunSection {
     pub conduction: f64,
     /// A diagnostics row every K steps.
     pub diag_every: u64,
+    /// Self-gravity (default: on for Evrard and the polytrope; a periodic box refuses it).
+    pub self_gravity: Option<bool>,
+    /// Gravitational constant (the self-gravitating cases are set up for G = 1).
+    pub g: f64,
+    /// Fixed Plummer softening length ε.
+    pub softening: f64,
+    /// Opening angle θ of the tree.
+    pub theta: f64,
+    /// `tree` (Barnes–Hut, float32) or `direct` (float64 O(N²) sum).
+    pub gravity_solver: GravitySolver,
+    /// Accuracy η of the gravity time step `η √(ε/|a|)`.
+    pub gravity_eta: f64,
 }
 
 impl Default for RunSection {
@@ -85,6 +108,12 @@ impl Default for RunSection {
             balsara: true,
             conduction: 0.0,
             diag_every: 1,
+            self_gravity: None,
+            g: Gravity::default().g,
+            softening: Gravity::default().eps,
+            theta: Gravity::default().theta,
+            gravity_solver: GravitySolver::default(),
+            gravity_eta: Gravity::default().eta,
         }
     }
 }
@@ -124,9 +153,21 @@ pub struct SphArgs {
     /// Sod: dense particles per unit length; Sedov: particles per box side.
     #[arg(long)]
     pub resolution: Option<usize>,
+    /// Evrard, polytrope: about this many particles.
+    #[arg(long)]
+    pub particles: Option<usize>,
     /// End time.
     #[arg(long, allow_negative_numbers = true)]
     pub t_end: Option<f64>,
+    /// Self-gravity's softening length ε.
+    #[arg(long, allow_negative_numbers = true)]
+    pub softening: Option<f64>,
+    /// Self-gravity's tree opening angle θ.
+    #[arg(long, allow_negative_numbers = true)]
+    pub theta: Option<f64>,
+    /// How self-gravity is summed.
+    #[arg(long, value_enum)]
+    pub gravity_solver: Option<GravitySolver>,
     /// Output directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -148,8 +189,20 @@ pub fn config(a: &SphArgs) -> Result<SphConfig> {
     if let Some(r) = a.resolution {
         c.ic.resolution = r;
     }
+    if let Some(p) = a.particles {
+        c.ic.particles = p;
+    }
     if let Some(t) = a.t_end {
         c.run.t_end = Some(t);
+    }
+    if let Some(e) = a.softening {
+        c.run.softening = e;
+    }
+    if let Some(t) = a.theta {
+        c.run.theta = t;
+    }
+    if let Some(s) = a.gravity_solver {
+        c.run.gravity_solver = s;
     }
     if let Some(o) = &a.out {
         c.output.dir = o.clone();
@@ -163,7 +216,10 @@ pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
     let gamma = match c.ic.kind {
         IcKind::Sod => SOD_GAMMA,
         IcKind::Sedov => 5.0 / 3.0,
+        IcKind::Evrard => EVRARD_GAMMA,
+        IcKind::Polytrope => POLYTROPE_GAMMA,
     };
+    let gravitating = matches!(c.ic.kind, IcKind::Evrard | IcKind::Polytrope);
     let params = HydroParams {
         kernel,
         n_ngb: c
@@ -177,6 +233,14 @@ pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
             alpha_max: c.run.alpha_max,
             decay: c.run.decay,
             balsara: c.run.balsara,
+        },
+        self_gravity: c.run.self_gravity.unwrap_or(gravitating),
+        gravity: Gravity {
+            g: c.run.g,
+            eps: c.run.softening,
+            theta: c.run.theta,
+            solver: c.run.gravity_solver,
+            eta: c.run.gravity_eta,
         },
         ..HydroParams::ideal_gas(gamma)
     };
@@ -208,12 +272,45 @@ pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
             let t = sedov::time_at_radius(gamma, e, 1.0, 0.35).unwrap_or(0.05);
             (g, b, t)
         }
+        IcKind::Evrard | IcKind::Polytrope => {
+            if c.ic.resolution != 0 {
+                bail!("the Evrard and polytrope cases take `particles`, not `resolution`");
+            }
+            let n = if c.ic.particles == 0 {
+                4000
+            } else {
+                c.ic.particles
+            };
+            if !(100..=50_000_000).contains(&n) {
+                bail!("particles = {n} must be in 100..=50000000");
+            }
+            if !params.self_gravity {
+                bail!("the {:?} case needs self-gravity", c.ic.kind);
+            }
+            let (g, t) = if c.ic.kind == IcKind::Evrard {
+                (ic_gravity::evrard(n, &params), 0.8)
+            } else {
+                (ic_gravity::polytrope(n, params.gravity.g, &params), 3.0)
+            };
+            (g, super::Boundary::Open, t)
+        }
     };
     let t_end = c.run.t_end.unwrap_or(t_default);
     if !(t_end > 0.0 && t_end.is_finite()) {
         bail!("t_end = {t_end} must be positive and finite");
     }
-    Ok((Sim::new(gas, params, boundary)?, t_end))
+    let mut sim = Sim::new(gas, params, boundary)?;
+    if c.ic.kind == IcKind::Polytrope {
+        let settle = c.ic.settle.unwrap_or(3.0);
+        if !(settle >= 0.0 && settle.is_finite()) {
+            bail!("settle = {settle} must be non-negative and finite");
+        }
+        if settle > 0.0 {
+            let k = Polytrope::new(sim.params.gravity.g).k;
+            ic_gravity::settle(&mut sim, k, settle, 0.5)?;
+        }
+    }
+    Ok((sim, t_end))
 }
 
 /// Runs the command.
@@ -239,23 +336,24 @@ pub fn run(choice: BackendChoice, a: SphArgs) -> Result<()> {
     );
     writeln!(
         diag,
-        "step,t,dt,kinetic,thermal,total,px,py,pz,energy_error"
+        "step,t,dt,kinetic,thermal,potential,total,px,py,pz,energy_error"
     )?;
     let d0 = sim.diagnostics();
     let row = |sim: &Sim, dt: f64, w: &mut dyn Write| -> std::io::Result<()> {
         let d = sim.diagnostics();
         writeln!(
             w,
-            "{},{},{dt},{},{},{},{},{},{},{:e}",
+            "{},{},{dt},{},{},{},{},{},{},{},{:e}",
             d.step,
             d.t,
             d.kinetic,
             d.thermal,
+            d.potential,
             d.total,
             d.momentum[0],
             d.momentum[1],
             d.momentum[2],
-            (d.total - d0.total) / d0.total
+            (d.total - d0.total) / d0.total.abs()
         )
     };
     row(&sim, 0.0, &mut diag)?;
@@ -273,7 +371,7 @@ pub fn run(choice: BackendChoice, a: SphArgs) -> Result<()> {
         d.t,
         d.step,
         start.elapsed().as_secs_f64(),
-        (d.total - d0.total) / d0.total,
+        (d.total - d0.total) / d0.total.abs(),
         d.momentum.iter().map(|p| p.abs()).fold(0.0, f64::max)
     );
     write_profile(&sim, &c.ic, &dir.join("profile.csv"))?;
@@ -318,6 +416,35 @@ fn write_profile(sim: &Sim, ic: &IcConfig, path: &Path) -> Result<()> {
                 writeln!(
                     w,
                     "{r},{},{vr},{},{},{},{rs}",
+                    g.rho[i], g.p[i], g.u[i], g.h[i]
+                )?;
+            }
+        }
+        IcKind::Evrard | IcKind::Polytrope => {
+            // About the centre of mass; the polytrope beside Lane–Emden (Evrard has no exact
+            // profile once it moves).
+            let poly = Polytrope::new(sim.params.gravity.g);
+            let mtot: f64 = g.mass.iter().sum();
+            let com: [f64; 3] = core::array::from_fn(|k| {
+                (0..g.len()).map(|i| g.pos[i][k] * g.mass[i]).sum::<f64>() / mtot
+            });
+            writeln!(w, "r,rho,vr,p,u,h,rho_exact")?;
+            for i in 0..g.len() {
+                let d: [f64; 3] = core::array::from_fn(|k| g.pos[i][k] - com[k]);
+                let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                let vr = if r > 0.0 {
+                    (0..3).map(|k| g.vel[i][k] * d[k]).sum::<f64>() / r
+                } else {
+                    0.0
+                };
+                let exact = if ic.kind == IcKind::Polytrope {
+                    poly.density(r)
+                } else {
+                    f64::NAN
+                };
+                writeln!(
+                    w,
+                    "{r},{},{vr},{},{},{},{exact}",
                     g.rho[i], g.p[i], g.u[i], g.h[i]
                 )?;
             }

@@ -2,8 +2,8 @@
 //! twin. Every formula (kernels, grad-h terms, equation of state, pair forces, viscosity and its
 //! switches, time step) is `warpkit_device::sph::hydro`'s; this module holds the particles, the
 //! neighbour search (a cell list, periodic or open), the smoothing-length iteration, the force
-//! pass and the KDK leapfrog, initial conditions ([`ic`]) and analytic solutions ([`riemann`],
-//! [`sedov`]).
+//! pass and the KDK leapfrog, self-gravity ([`gravity`]), initial conditions ([`ic`],
+//! [`ic_gravity`]) and analytic solutions ([`riemann`], [`sedov`]).
 //!
 //! Smoothing lengths: `h` is the kernel's support radius, iterated per particle to constant
 //! mass in the kernel, `(4π/3) h³ ρ = N_ngb m` (Springel & Hernquist 2002), so that the mean
@@ -13,13 +13,18 @@ pub mod cells;
 pub mod cli;
 pub mod density;
 pub mod force;
+pub mod gravity;
+#[cfg(test)]
+mod gravity_tests;
 pub mod ic;
+pub mod ic_gravity;
 pub mod riemann;
 pub mod sedov;
 mod step;
 #[cfg(test)]
 mod tests;
 
+pub use gravity::{Gravity, GravitySolver};
 pub use step::{Diagnostics, Sim};
 
 use super::SmoothingKernel;
@@ -85,8 +90,9 @@ pub struct HydroParams {
     pub conduction: f64,
     /// CFL factor `C` of `dt = C h / v_sig` (`h` the support radius).
     pub courant: f64,
-    /// Self-gravity of the gas (not in a periodic box).
+    /// Self-gravity of the gas (not in a periodic box), with the parameters `gravity`.
     pub self_gravity: bool,
+    pub gravity: Gravity,
 }
 
 impl HydroParams {
@@ -107,6 +113,7 @@ impl HydroParams {
             conduction: 0.0,
             courant: 0.3,
             self_gravity: false,
+            gravity: Gravity::default(),
         }
     }
 
@@ -216,8 +223,8 @@ pub enum HydroError {
          open boundary or switch self-gravity off"
     )]
     PeriodicGravity,
-    #[error("self-gravity of the gas is not coupled to the CPU hydro solver yet: switch it off")]
-    GravityUnsupported,
+    #[error("self-gravity: {0}")]
+    Gravity(String),
     #[error(
         "particle {index}: smoothing length {h} reached half the periodic box ({half}): too few \
          particles for N_ngb = {n_ngb}"
@@ -271,10 +278,10 @@ pub fn validate(gas: &Gas, params: &HydroParams, boundary: &Boundary) -> Result<
     }
     let p = |s: String| Err(HydroError::Params(s));
     if params.self_gravity {
-        return Err(match boundary {
-            Boundary::Periodic(_) => HydroError::PeriodicGravity,
-            Boundary::Open => HydroError::GravityUnsupported,
-        });
+        if let Boundary::Periodic(_) = boundary {
+            return Err(HydroError::PeriodicGravity);
+        }
+        params.gravity.validate()?;
     }
     if let Boundary::Periodic(l) = boundary
         && !l.iter().all(|x| x.is_finite() && *x > 0.0)

@@ -1,9 +1,11 @@
 //! Time integration: kick–drift–kick leapfrog with one global CFL time step (block steps come
 //! later). Within a step the forces see the velocities and energies predicted to its end, as in
-//! Gadget-2; α follows the Morris–Monaghan equation in the closing kick.
+//! Gadget-2; α follows the Morris–Monaghan equation in the closing kick. Self-gravity, when on,
+//! is added to the hydro accelerations after each force pass ([`super::gravity`]).
 
 use super::density::density;
 use super::force::forces;
+use super::gravity;
 use super::{Boundary, Gas, HydroError, HydroParams, validate};
 use crate::device::sph::hydro::{alpha_rate, cfl_dt};
 
@@ -14,6 +16,9 @@ pub struct Diagnostics {
     pub step: u64,
     pub kinetic: f64,
     pub thermal: f64,
+    /// Gravitational potential energy `Σ m φ / 2` (0 without self-gravity).
+    pub potential: f64,
+    /// Kinetic + thermal + potential.
     pub total: f64,
     pub momentum: [f64; 3],
     /// `Σ m |v|`: the scale against which momentum's rounding is measured.
@@ -29,6 +34,8 @@ pub struct Sim {
     pub step: u64,
     /// A time step below this stops the run (`HydroError::DtCollapse`).
     pub dt_floor: f64,
+    /// Gravitational potentials `G φ` at the last force pass (empty without self-gravity).
+    pub phi: Vec<f64>,
 }
 
 impl Sim {
@@ -43,6 +50,7 @@ impl Sim {
         let u = gas.u.clone();
         density(&mut gas, &vel, &u, &params, &boundary)?;
         forces(&mut gas, &vel, &u, &params, &boundary);
+        let phi = gravity::apply(&mut gas, &params)?;
         Ok(Sim {
             gas,
             params,
@@ -50,14 +58,19 @@ impl Sim {
             t: 0.0,
             step: 0,
             dt_floor: 1e-12,
+            phi,
         })
     }
 
-    /// The CFL time step `min_i C h_i / v_sig,i` and the particle that sets it.
+    /// The CFL time step `min_i C h_i / v_sig,i` (and the gravity step `η √(ε/|a_i|)` with
+    /// self-gravity) and the particle that sets it.
     pub fn cfl(&self) -> (f64, usize) {
         let g = &self.gas;
         (0..g.len())
-            .map(|i| (cfl_dt(self.params.courant, g.h[i], g.vsig[i]), i))
+            .map(|i| {
+                let c = cfl_dt(self.params.courant, g.h[i], g.vsig[i]);
+                (c.min(gravity::dt(&self.params, g.acc[i])), i)
+            })
             .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a })
     }
 
@@ -93,6 +106,7 @@ impl Sim {
         let u: Vec<f64> = (0..n).map(|i| (g.u[i] + half * g.du[i]).max(0.0)).collect();
         density(g, &vel, &u, &self.params, &self.boundary)?;
         forces(g, &vel, &u, &self.params, &self.boundary);
+        self.phi = gravity::apply(g, &self.params)?;
         // Kick, α.
         let visc = &self.params.viscosity;
         for i in 0..n {
@@ -126,6 +140,7 @@ impl Sim {
             step: self.step,
             kinetic: 0.0,
             thermal: 0.0,
+            potential: gravity::potential_energy_of(&g.mass, &self.phi),
             total: 0.0,
             momentum: [0.0; 3],
             momentum_scale: 0.0,
@@ -140,7 +155,7 @@ impl Sim {
             }
             d.momentum_scale += m * v2.sqrt();
         }
-        d.total = d.kinetic + d.thermal;
+        d.total = d.kinetic + d.thermal + d.potential;
         d
     }
 }
