@@ -178,8 +178,10 @@ pub fn settle(sim: &mut Sim, k: f64, t_settle: f64, tau: f64) -> Result<(), Hydr
         let g = &mut sim.gas;
         for i in 0..g.len() {
             g.vel[i].iter_mut().for_each(|v| *v *= damp);
-            let Material::IdealGas(eos) = sim.params.materials[g.mat[i] as usize];
-            g.u[i] = eos.energy(g.rho[i], k * g.rho[i].powf(eos.gamma));
+            // The polytrope's adiabat is an ideal gas's; other materials keep their u.
+            if let Material::IdealGas(eos) = sim.params.materials[g.mat[i] as usize] {
+                g.u[i] = eos.energy(g.rho[i], k * g.rho[i].powf(eos.gamma));
+            }
         }
     }
     sim.t = 0.0;
