@@ -178,7 +178,8 @@ pub struct OutputConfig {
     /// Also save the initial conditions as `ic.gadget`.
     pub write_ic: bool,
     /// A surface-density image every this many steps (rounded up to a diagnostic step; 0: none):
-    /// `images/*.png`, `movie.gif` and the panel `collision.png` at the end.
+    /// `images/*.png`, `movie.gif` and at the end the panel `collision.png` (the collision) or
+    /// `panel.png`.
     pub image_every: u64,
     /// Image side in pixels.
     pub image_pixels: u32,
@@ -1103,6 +1104,8 @@ struct Movie {
     smooth: f64,
     gif: Option<image::Gif>,
     frames: Vec<(f64, image::Map)>,
+    /// The end panel's file: `collision.png` for the collision, else `panel.png`.
+    panel: &'static str,
 }
 
 impl Movie {
@@ -1127,6 +1130,11 @@ impl Movie {
             smooth: if p.len() < 100_000 { 1.5 } else { 0.0 },
             gif: None,
             frames: Vec::new(),
+            panel: if c.ic.kind == IcKind::Collision {
+                "collision.png"
+            } else {
+                "panel.png"
+            },
         };
         if !m.on {
             return Ok(m);
@@ -1214,7 +1222,7 @@ impl Movie {
             .map(|(&i, s)| (&self.frames[i].1, s))
             .collect();
         let panel = image::panel(&maps, 3).map_err(err)?;
-        panel.write_png(&dir.file("collision.png")).map_err(err)?;
+        panel.write_png(&dir.file(self.panel)).map_err(err)?;
         Ok(())
     }
 }
