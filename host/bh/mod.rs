@@ -52,12 +52,12 @@ pub enum InputError {
     TooMany(usize),
     #[error("N = {n} {why}")]
     Memory { n: usize, why: String },
-    #[error("body {index} has a non-finite coordinate or mass ({body:?})")]
+    #[error("body {index} has a non-finite coordinate or mass ({body})")]
     NonFinite { index: usize, body: Body },
     #[error("body {index} has mass {mass}; masses must be positive")]
     NonPositiveMass { index: usize, mass: f32 },
     #[error(
-        "body {index} has a coordinate beyond ±{MAX_COORD:e} ({body:?}): float32 squares of distances would overflow (rescale the units)"
+        "body {index} has a coordinate beyond ±{MAX_COORD:e} ({body}): float32 squares of distances would overflow (rescale the units)"
     )]
     FarCoordinate { index: usize, body: Body },
     #[error("θ = {0} is invalid: it must be finite and ≥ 0")]
@@ -77,6 +77,38 @@ pub enum InputError {
          ε > 0, or merge them)"
     )]
     Coincident(usize, usize),
+}
+
+/// Why a bodies file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BodiesFileError {
+    #[error(transparent)]
+    Npy(#[from] npy::NpyError),
+    #[error(transparent)]
+    Snapshot(#[from] crate::nbody::snapshot::SnapshotError),
+}
+
+/// Bodies from a file: `.npy` (N×4 x, y, z, m) by its extension, else a snapshot (Gadget 1/2,
+/// or HDF5 with the `hdf5` feature; every particle type's positions and masses). The one
+/// reader of `gravity --input` and `neighbours --input`.
+pub fn read_bodies_file(path: &std::path::Path) -> Result<Vec<Body>, BodiesFileError> {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+    {
+        return Ok(npy::read_bodies(path)?);
+    }
+    let p = crate::nbody::snapshot::read_snapshot(path)?.particles;
+    Ok(p.pos
+        .iter()
+        .zip(&p.mass)
+        .map(|(x, &m)| Body {
+            x: x[0] as f32,
+            y: x[1] as f32,
+            z: x[2] as f32,
+            m: m as f32,
+        })
+        .collect())
 }
 
 /// Two bodies at the same position (−0 and +0 alike), if any: with ε = 0 their mutual force

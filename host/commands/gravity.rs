@@ -130,26 +130,7 @@ pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
     // The count is checked before a scene of that size is generated (`--n` near
     // usize::MAX hung, 2·10^9 aborted in the allocator).
     let mut bodies = match &a.input {
-        Some(path)
-            if path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("npy")) =>
-        {
-            warpkit::bh::npy::read_bodies(path)?
-        }
-        Some(path) => {
-            let p = warpkit::nbody::snapshot::read_snapshot(path)?.particles;
-            p.pos
-                .iter()
-                .zip(&p.mass)
-                .map(|(x, &m)| warpkit::device::bh::Body {
-                    x: x[0] as f32,
-                    y: x[1] as f32,
-                    z: x[2] as f32,
-                    m: m as f32,
-                })
-                .collect()
-        }
+        Some(path) => warpkit::bh::read_bodies_file(path)?,
         None => {
             warpkit::bh::check_count(&backend, a.n)?;
             scene::generate(a.scene, a.n, a.seed)

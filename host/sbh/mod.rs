@@ -145,7 +145,7 @@ pub enum SbhError {
     NoQueries,
     #[error("{0} queries exceed the 2^30 that 32-bit query indices address")]
     TooManyQueries(String),
-    #[error("source {index} has a non-finite coordinate or weight ({body:?})")]
+    #[error("source {index} has a non-finite coordinate or weight ({body})")]
     NonFiniteSource { index: usize, body: Body },
     #[error(
         "source {index} has weight {weight}; weights must be ≥ 0 (paths are sampled by weight)"

@@ -31,6 +31,14 @@ pub struct NeighboursArgs {
     /// Also sum the density with this kernel.
     #[arg(long, value_enum)]
     pub kernel: Option<SmoothingKernel>,
+    /// Particles from a file instead of a scene: `.npy` (N×4 float32 or float64: x, y, z, m) or a
+    /// snapshot (Gadget 1/2; HDF5 with the `hdf5` feature), every particle type.
+    #[arg(long)]
+    pub input: Option<std::path::PathBuf>,
+    /// Write each particle's neighbour count, smoothing length and density as `.npy` (N×3
+    /// float32, in the input's order; the density with --kernel, cubic spline by default).
+    #[arg(long)]
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// Runs the command; prints the h used, count statistics, and times.
@@ -50,14 +58,34 @@ pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
     if let Some(m) = notice {
         eprintln!("note: {m}");
     }
-    crate::bh::check_count(&backend, a.n)?;
-    let mut bodies = scene::generate(a.scene, a.n, a.seed);
-    scene::shuffle(&mut bodies, a.seed);
+    if let Some(path) = &a.output {
+        crate::files::check_output(path)?;
+        crate::files::check_not_input("--output", path, &[("--input", a.input.as_deref())])?;
+    }
+    let bodies = match &a.input {
+        Some(path) => {
+            let bodies = crate::bh::read_bodies_file(path)?;
+            crate::bh::validate(&bodies, &crate::bh::Params::default())?;
+            if a.neighbours.is_some() {
+                hp.check(bodies.len())?;
+            }
+            bodies
+        }
+        None => {
+            crate::bh::check_count(&backend, a.n)?;
+            let mut bodies = scene::generate(a.scene, a.n, a.seed);
+            scene::shuffle(&mut bodies, a.seed);
+            bodies
+        }
+    };
     let n = bodies.len();
     let h0 = vec![a.h.unwrap_or_else(|| initial_h(&bodies, target)); n];
+    let what = match &a.input {
+        Some(path) => path.display().to_string(),
+        None => format!("{:?}", a.scene),
+    };
     println!(
-        "{:?} n={n} method {:?} criterion {:?} on {}",
-        a.scene,
+        "{what} n={n} method {:?} criterion {:?} on {}",
         a.method,
         a.criterion,
         backend.name()
@@ -67,7 +95,9 @@ pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
         criterion: a.criterion,
         iterate: a.neighbours.map(|_| hp),
         guess: a.h.is_none(),
-        density: a.kernel,
+        density: a
+            .kernel
+            .or(a.output.as_ref().map(|_| SmoothingKernel::CubicSpline)),
     };
     let Search {
         h,
@@ -98,9 +128,17 @@ pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
         total as f64 / n as f64,
         total as f64 / (ms * 1e-3)
     );
-    if let Some((rho, ms)) = rho {
+    if let Some((rho, ms)) = &rho {
         let mean = rho.iter().map(|&r| r as f64).sum::<f64>() / n as f64;
         println!("density: mean {mean:.4e}, {ms:.3} ms");
+    }
+    if let Some(path) = &a.output {
+        let rho = rho.map(|(r, _)| r).unwrap_or_default();
+        let rows: Vec<f32> = (0..n)
+            .flat_map(|i| [counts[i] as f32, h[i], rho.get(i).copied().unwrap_or(0.0)])
+            .collect();
+        crate::bh::npy::write_f32(path, &rows, 3)?;
+        println!("wrote {} (count, h, density per particle)", path.display());
     }
     Ok(())
 }

@@ -84,7 +84,7 @@ pub enum SphError {
     TooMany(usize),
     #[error("{bodies} particles but {h} smoothing lengths")]
     Length { bodies: usize, h: usize },
-    #[error("particle {index} has a non-finite coordinate or mass ({body:?})")]
+    #[error("particle {index} has a non-finite coordinate or mass ({body})")]
     NonFinite { index: usize, body: Body },
     #[error("particle {index} has mass {mass}; masses must be positive")]
     NonPositiveMass { index: usize, mass: f32 },

@@ -32,6 +32,25 @@ pub struct Body {
     pub m: f32,
 }
 
+/// `x = …, y = …, z = …, m = …`: how error messages name a body's values (not a Rust dump).
+impl core::fmt::Display for Body {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for (k, (name, v)) in [("x", self.x), ("y", self.y), ("z", self.z), ("m", self.m)]
+            .into_iter()
+            .enumerate()
+        {
+            let sep = if k > 0 { ", " } else { "" };
+            // Plain decimals in the usual range, exponents outside it (never 39 digits).
+            if v != 0.0 && v.is_finite() && !(1e-4..1e6).contains(&v.abs()) {
+                write!(f, "{sep}{name} = {v:e}")?;
+            } else {
+                write!(f, "{sep}{name} = {v}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// An acceleration, float3 layout (the `acc.npy` N×3 rows).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
