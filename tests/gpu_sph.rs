@@ -85,7 +85,7 @@ fn gpu_neighbour_sets_equal_the_cpu_exactly() {
         let boxes = d.download_boxes(&gpu).unwrap();
         let t = cpu::SphTree::new(b, h);
         assert_eq!(
-            boxes[d.layout.root() as usize],
+            boxes[d.octree.layout.root() as usize],
             t.boxes[t.tree.root() as usize],
             "{what}: root box"
         );
@@ -326,8 +326,8 @@ fn gpu_active_groups_equal_the_cpu() {
     let h = cpu::guess_h(&b, &t, 64.0);
     let mut d = DeviceSph::new(&gpu, &b, &h).unwrap();
     // The device's own sort and groups (the CPU tree's are checked against them elsewhere).
-    let sort = gpu.download(&d.sort).unwrap();
-    let mut groups = gpu.download(&d.groups).unwrap();
+    let sort = gpu.download(&d.octree.tree.sort).unwrap();
+    let mut groups = gpu.download(&d.octree.tree.groups).unwrap();
     groups.truncate(d.ngroups as usize);
     type Pick = (&'static str, fn(u32) -> bool);
     let picks: [Pick; 4] = [

@@ -10,7 +10,7 @@
 
 use super::*;
 use crate::bh::kernels::pop_cells;
-use crate::bh::{EMPTY, GROUP_LIST, GROUP_POP, GROUP_STACK, Layout, MAX_DEPTH};
+use crate::bh::{EMPTY, GROUP_LIST, GROUP_POP, GROUP_STACK, Layout, MAX_DEPTH, TreeView};
 use crate::gpu::atomic::*;
 use crate::gpu::shared::{SharedScalar, ld_shared_v4, shared_addr};
 use crate::gpu::thread::*;
@@ -26,17 +26,24 @@ pub const CELL_BLOCK: u32 = 256;
 /// Threads of the one block of `sph_scan`.
 pub const SCAN_BLOCK: u32 = 1024;
 
-/// Where a search writes (see the module docs).
-#[derive(Clone, Copy)]
-struct Outputs {
-    kernel: u32,
-    counts: *mut u32,
-    offsets: *const u32,
-    list: *mut u32,
-    rho: *mut f32,
-    state: *const HState,
-    tested: *mut u64,
+/// Where a search writes (see the module docs), one kernel parameter: `n` entries each but
+/// `offsets` (n + 1) and `list` (`offsets[n]`); the pointers that a mode does not use may be
+/// null, `tested` too (no count of the pairs tested). `kernel` is the density's smoothing
+/// kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Outputs {
+    pub counts: *mut u32,
+    pub offsets: *const u32,
+    pub list: *mut u32,
+    pub rho: *mut f32,
+    pub state: *const HState,
+    pub tested: *mut u64,
+    pub kernel: u32,
 }
+
+// SAFETY: #[repr(C)]; raw pointers and a u32 only.
+unsafe impl crate::gpu::DeviceViewMut for Outputs {}
 
 /// A [`Sink`] that a lane starts for its target `i` and finishes into the [`Outputs`].
 trait LaneSink: Sink + Sized {
@@ -226,17 +233,16 @@ pub unsafe fn sph_tree_order(bodies: *const Body, sort: *const u32, n: u32, sort
 /// the launch) is set to 1 once a cell's box is written, and a parent waits for it. The tree is
 /// built (`header.bottom` final). All blocks must be resident; `CELL_BLOCK`-thread blocks.
 #[crate::kernel]
-pub unsafe fn sph_cell_boxes(
-    bodies: *const Body,
-    h: *const f32,
-    n: u32,
-    header: *const crate::bh::TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    boxes: *mut CellBox,
-    ready: *mut u32,
-    layout: Layout,
-) {
+pub unsafe fn sph_cell_boxes(tree: TreeView, h: *const f32, boxes: *mut CellBox, ready: *mut u32) {
+    let TreeView {
+        bodies,
+        n,
+        header,
+        child,
+        next,
+        layout,
+        ..
+    } = tree;
     let ni = n as i32;
     let cells = layout.cells as i32;
     let stride = grid_size_1d() as i32;
@@ -328,33 +334,22 @@ crate::static_shared!(sph_vote_stack: [i32; VOTE_WARPS * STACK]);
 /// ([`is_neighbour`]). Outputs per `mode` (module docs). `VOTE_BLOCK`-thread blocks, any grid.
 #[crate::kernel]
 pub unsafe fn sph_vote(
-    bodies: *const Body,
+    tree: TreeView,
     h: *const f32,
-    n: u32,
-    sort: *const u32,
-    child: *const i32,
-    next: *const i32,
     boxes: *const CellBox,
-    layout: Layout,
     crit: u32,
     mode: u32,
-    kernel: u32,
-    counts: *mut u32,
-    offsets: *const u32,
-    list: *mut u32,
-    rho: *mut f32,
-    state: *const HState,
-    tested: *mut u64,
+    o: Outputs,
 ) {
-    let o = Outputs {
-        kernel,
-        counts,
-        offsets,
-        list,
-        rho,
-        state,
-        tested,
-    };
+    let TreeView {
+        bodies,
+        n,
+        sort,
+        child,
+        next,
+        layout,
+        ..
+    } = tree;
     // SAFETY: forwarded contract.
     unsafe {
         by_mode!(
@@ -474,40 +469,33 @@ macro_rules! group_entry {
     ($(#[$doc:meta])* $name:ident, $kind:ident, $few:literal) => {
         $(#[$doc])*
         #[crate::kernel]
+        #[allow(clippy::too_many_arguments)]
         pub unsafe fn $name(
-            bodies: *const Body,
+            tree: TreeView,
             h: *const f32,
-            n: u32,
-            sort: *const u32,
-            groups: *const [u32; 2],
-            ngroups: u32,
-            next_group: *mut u32,
-            child: *const i32,
-            next: *const i32,
-            start: *const i32,
-            count: *const u32,
             sorted: *const Body,
             boxes: *const CellBox,
-            layout: Layout,
+            ngroups: u32,
+            next_group: *mut u32,
             crit: u32,
             mode: u32,
-            kernel: u32,
-            counts: *mut u32,
-            offsets: *const u32,
-            list: *mut u32,
-            rho: *mut f32,
-            state: *const HState,
-            tested: *mut u64,
+            o: Outputs,
         ) {
-            let o = Outputs {
-                kernel,
-                counts,
-                offsets,
-                list,
-                rho,
-                state,
-                tested,
-            };
+            let TreeView {
+                bodies,
+                n,
+                sort,
+                groups,
+                child,
+                next,
+                start,
+                count,
+                layout,
+                ..
+            } = tree;
+            let kernel = o.kernel;
+            // No ranges without the particles in tree order: every cell is descended.
+            let start = if sorted.is_null() { core::ptr::null() } else { start };
             let t = Tree {
                 child,
                 next,
