@@ -36,6 +36,7 @@ extern crate std;
 pub mod atomic;
 pub mod contract;
 pub mod fence;
+pub mod global;
 pub mod math;
 pub mod shared;
 pub mod thread;

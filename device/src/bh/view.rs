@@ -8,6 +8,7 @@
 //! [`Octree`] methods and the accessors below.
 
 use super::*;
+use crate::gpu::global::load;
 use crate::gpu::{DeviceView, DeviceViewMut};
 
 /// A built octree of `n` bodies in device memory, as a walk reads it: `bodies` and `next` hold
@@ -72,7 +73,7 @@ impl TreeView {
             if self.sort.is_null() {
                 k
             } else {
-                *self.sort.add(k as usize)
+                load(self.sort.add(k as usize))
             }
         }
     }
@@ -84,7 +85,7 @@ impl TreeView {
     #[inline(always)]
     pub unsafe fn group(&self, g: u32) -> [u32; 2] {
         // SAFETY: per the contract.
-        unsafe { *self.groups.add(g as usize) }
+        unsafe { load(self.groups.add(g as usize)) }
     }
 
     /// The root cell's centre and half width (from the header's box).
@@ -119,6 +120,8 @@ impl TreeViewMut {
     }
 }
 
+// The walk's loads, in global space (`crate::gpu::global`: the view's pointers are plain
+// addresses to the backend).
 impl Octree for TreeView {
     #[inline(always)]
     fn n(&self) -> i32 {
@@ -130,19 +133,20 @@ impl Octree for TreeView {
     }
     #[inline(always)]
     fn child(&self, cell: i32, octant: u32) -> i32 {
-        // SAFETY (all reads): indices of a complete tree, per the type's contract.
-        unsafe { *self.child.add(self.layout.slot(cell, octant)) }
+        // SAFETY (all reads): indices of a complete tree in device buffers, per the type's
+        // contract.
+        unsafe { load(self.child.add(self.layout.slot(cell, octant))) }
     }
     #[inline(always)]
     fn next(&self, body: i32) -> i32 {
-        unsafe { *self.next.add(body as usize) }
+        unsafe { load(self.next.add(body as usize)) }
     }
     #[inline(always)]
     fn body(&self, i: i32) -> Body {
-        unsafe { *self.bodies.add(i as usize) }
+        unsafe { load(self.bodies.add(i as usize)) }
     }
     #[inline(always)]
     fn cell(&self, c: i32) -> Body {
-        unsafe { *self.cell_pm.add(c as usize) }
+        unsafe { load(self.cell_pm.add(c as usize)) }
     }
 }

@@ -414,12 +414,7 @@ unsafe fn gravity_group<
     alpha: f32,
 ) {
     let TreeView {
-        bodies,
-        sort,
-        groups,
-        header,
-        cell_quad,
-        ..
+        header, cell_quad, ..
     } = tree;
     let lane = lane_id();
     let wib = warp_idx() as usize;
@@ -453,7 +448,7 @@ unsafe fn gravity_group<
         };
         let mut w = take_group();
         while w < ngroups {
-            let [first, size] = *groups.add(w as usize);
+            let [first, size] = tree.group(w);
             let GroupLanes { shift, seat, part } = GroupLanes::of(size, K as u32, lane);
             let seats = crate::WARP_SIZE >> shift;
             // Member `seat + seats k`; absent members stand on the group's first body so they do
@@ -461,9 +456,9 @@ unsafe fn gravity_group<
             let member = |k: usize| seat + seats * k as u32;
             let active: [bool; K] = core::array::from_fn(|k| member(k) < size);
             let i: [i32; K] = core::array::from_fn(|k| {
-                *sort.add((first + if active[k] { member(k) } else { 0 }) as usize) as i32
+                tree.order(first + if active[k] { member(k) } else { 0 }) as i32
             });
-            let p: [[f32; 3]; K] = core::array::from_fn(|k| (*bodies.add(i[k] as usize)).pos());
+            let p: [[f32; 3]; K] = core::array::from_fn(|k| tree.body(i[k]).pos());
             let (mut lo, mut hi) = (p[0], p[0]);
             for pk in &p[1..] {
                 for c in 0..3 {
@@ -536,7 +531,7 @@ unsafe fn gravity_group<
                     };
                     if POT {
                         // The potential of the others: the body's own term taken out.
-                        let m = (*bodies.add(i[k] as usize)).m;
+                        let m = tree.body(i[k]).m;
                         *pot.add(i[k] as usize) = g * (phi[k] - self_potential::<SOFT>(m, eps2));
                     }
                 }

@@ -12,6 +12,7 @@ use super::*;
 use crate::bh::kernels::pop_cells;
 use crate::bh::{EMPTY, GROUP_LIST, GROUP_POP, GROUP_STACK, Layout, MAX_DEPTH, TreeView};
 use crate::gpu::atomic::*;
+use crate::gpu::global::load;
 use crate::gpu::shared::{SharedScalar, ld_shared_v4, shared_addr};
 use crate::gpu::thread::*;
 use crate::gpu::warp::*;
@@ -614,11 +615,11 @@ unsafe fn group<S: LaneSink>(
         };
         let mut w = take_group();
         while w < ngroups {
-            let [first, size] = *groups.add(w as usize);
+            let [first, size] = load(groups.add(w as usize));
             let member = lane < size;
-            let i = *sort.add((first + if member { lane } else { 0 }) as usize);
+            let i = load(sort.add((first + if member { lane } else { 0 }) as usize));
             let live = member && serves(o.state, i);
-            let p = (*bodies.add(i as usize)).pos();
+            let p = load(bodies.add(i as usize)).pos();
             let hi = *h.add(i as usize);
             let mut s = S::start(o, i, hi);
             let mut walks = LaneWalks::new();
@@ -853,13 +854,13 @@ unsafe fn walk<S: Sink>(
             let (mut what, mut ch, mut q, mut hj) = (NOTHING, EMPTY, Body::default(), 0.0);
             let (mut rs, mut rc) = (0u32, 0u32);
             if slot < np {
-                ch = *t.child.add(t.layout.slot(cell, octant));
+                ch = load(t.child.add(t.layout.slot(cell, octant)));
                 if ch >= ni {
                     let cc = (ch - ni) as usize;
                     // Loaded before the box test decides, so the three loads overlap.
                     if !t.start.is_null() {
-                        rc = *t.count.add(cc);
-                        rs = *t.start.add(cc) as u32;
+                        rc = load(t.count.add(cc));
+                        rs = load(t.start.add(cc)) as u32;
                     }
                     let b = *t.boxes.add(cc);
                     if cell_reachable(crit, tlo, thi, th, &b)
@@ -874,10 +875,10 @@ unsafe fn walk<S: Sink>(
                         rc = 0;
                     }
                 } else if ch >= 0 {
-                    if *t.next.add(ch as usize) >= 0 {
+                    if load(t.next.add(ch as usize)) >= 0 {
                         what = CHAIN;
                     } else {
-                        q = *bodies.add(ch as usize);
+                        q = load(bodies.add(ch as usize));
                         hj = *h.add(ch as usize);
                         if body_reachable(crit, tlo, thi, th, q.pos(), hj)
                             && any_few(&|x, hx| body_reachable(crit, x, x, hx, q.pos(), hj))
@@ -910,12 +911,12 @@ unsafe fn walk<S: Sink>(
                         flush(&mut len, s, tested);
                     }
                     if lane == 0 {
-                        *lpos.add(len) = *bodies.add(j as usize);
+                        *lpos.add(len) = load(bodies.add(j as usize));
                         *lh.add(len) = *h.add(j as usize);
                         *li.add(len) = j as u32;
                     }
                     len += 1;
-                    j = *t.next.add(j as usize);
+                    j = load(t.next.add(j as usize));
                 }
             }
             // The small cells' particles, 32 a round across the warp: lane `l` takes entry
@@ -942,7 +943,7 @@ unsafe fn walk<S: Sink>(
                 let mut pick = false;
                 let mut j = 0u32;
                 if e < total {
-                    j = *sort.add(k as usize);
+                    j = load(sort.add(k as usize));
                     q = *t.sorted.add(k as usize);
                     // The gather test never reads the candidate's h.
                     hj = if crit == GATHER {
