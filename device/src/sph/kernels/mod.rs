@@ -132,6 +132,49 @@ impl LaneSink for Fill {
     unsafe fn finish(self, _: &Outputs, _: u32) {}
 }
 
+/// What a vote walk ([`vote_walk`]) does for its lanes: which particles it serves, and a
+/// [`Sink`] per served particle, started before its walk and finished after.
+pub(crate) trait VoteTargets {
+    type S: Sink;
+    /// # Safety
+    /// `i` is a particle.
+    unsafe fn serves(&self, i: u32) -> bool;
+    /// # Safety
+    /// `i` is a served particle with smoothing length `hi`.
+    unsafe fn start(&self, i: u32, hi: f32) -> Self::S;
+    /// # Safety
+    /// As `start`, for the same `i`.
+    unsafe fn finish(&self, s: Self::S, i: u32);
+    /// Where the warp's count of pairs tested goes (null: nowhere).
+    fn tested(&self) -> *mut u64;
+}
+
+/// A search mode's [`LaneSink`] over the [`Outputs`].
+struct ByMode<'a, S>(&'a Outputs, core::marker::PhantomData<S>);
+
+impl<S: LaneSink> VoteTargets for ByMode<'_, S> {
+    type S = S;
+    #[inline(always)]
+    unsafe fn serves(&self, i: u32) -> bool {
+        // SAFETY: per the contract.
+        unsafe { serves(self.0.state, i) }
+    }
+    #[inline(always)]
+    unsafe fn start(&self, i: u32, hi: f32) -> S {
+        // SAFETY: per the contract.
+        unsafe { S::start(self.0, i, hi) }
+    }
+    #[inline(always)]
+    unsafe fn finish(&self, s: S, i: u32) {
+        // SAFETY: per the contract.
+        unsafe { s.finish(self.0, i) }
+    }
+    #[inline(always)]
+    fn tested(&self) -> *mut u64 {
+        self.0.tested
+    }
+}
+
 /// Whether particle `i` is served: all when `state` is null, else those still iterating.
 ///
 /// # Safety
@@ -374,6 +417,33 @@ unsafe fn vote<S: LaneSink>(
     crit: u32,
     o: &Outputs,
 ) {
+    let t = ByMode::<S>(o, core::marker::PhantomData);
+    // SAFETY: forwarded contract.
+    unsafe { vote_walk(bodies, h, n, sort, child, next, boxes, layout, crit, &t) }
+}
+
+/// The seed's walk for the targets `t`: lane k of the grid serves particle `sort[k]`, one walk
+/// per warp, a cell opened when any served lane can reach it under `crit`; every particle of a
+/// reached leaf or bucket offered to the lane's sink ([`Sink::take`] for neighbours).
+/// `VOTE_BLOCK`-thread blocks.
+///
+/// # Safety
+/// The tree is complete and boxed (`boxes` per `h`), `sort` a permutation of `0..n`; `t` valid
+/// for every particle.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) unsafe fn vote_walk<T: VoteTargets>(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    sort: *const u32,
+    child: *const i32,
+    next: *const i32,
+    boxes: *const CellBox,
+    layout: Layout,
+    crit: u32,
+    t: &T,
+) {
     let ni = n as i32;
     let lane = lane_id();
     let stack = sph_vote_stack();
@@ -387,14 +457,14 @@ unsafe fn vote<S: LaneSink>(
         while w * crate::WARP_SIZE < n {
             let k = w * crate::WARP_SIZE + lane;
             let i = *sort.add(if k < n { k } else { w * crate::WARP_SIZE } as usize);
-            let active = k < n && serves(o.state, i);
+            let active = k < n && t.serves(i);
             if ballot(FULL_MASK, active) == 0 {
                 w += warps_total;
                 continue;
             }
             let p = (*bodies.add(i as usize)).pos();
             let hi = *h.add(i as usize);
-            let mut s = S::start(o, i, hi);
+            let mut s = t.start(i, hi);
             let (mut cell, mut oct, mut depth) = (layout.root(), 0u32, 0usize);
             loop {
                 if oct == 8 {
@@ -438,11 +508,11 @@ unsafe fn vote<S: LaneSink>(
                 }
             }
             if active {
-                s.finish(o, i);
+                t.finish(s, i);
             }
             w += warps_total;
         }
-        add_tested(o.tested, tested);
+        add_tested(t.tested(), tested);
     }
 }
 
@@ -975,6 +1045,8 @@ unsafe fn walk<S: Sink>(
 const _: () = assert!(GROUP_POP * 8 == crate::WARP_SIZE as usize);
 
 mod cells;
+mod hydro;
 mod iteration;
 pub use cells::*;
+pub use hydro::*;
 pub use iteration::*;
