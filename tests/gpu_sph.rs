@@ -417,9 +417,9 @@ fn hydro_forces_match_the_float64_cpu_solver() {
     let seed = 0x5eed_f0cc;
     for i in 0..n {
         let p = gas.pos[i];
-        for k in 0..3 {
+        for (k, (v, x)) in gas.vel[i].iter_mut().zip(p).enumerate() {
             let noise = rng::uniform_f32(seed + k as u64, i as u64) as f64 - 0.5;
-            gas.vel[i][k] = -0.3 * p[k] + 0.1 * noise;
+            *v = -0.3 * x + 0.1 * noise;
         }
         gas.u[i] *= 1.0 + 0.5 * rng::uniform_f32(seed + 7, i as u64) as f64;
     }
@@ -468,8 +468,8 @@ fn hydro_forces_match_the_float64_cpu_solver() {
     let mut p = [0.0f64; 3];
     let mut pa = 0.0;
     for i in 0..n {
-        for k in 0..3 {
-            p[k] += gas.mass[i] * g.acc[i][k];
+        for (pk, ak) in p.iter_mut().zip(g.acc[i]) {
+            *pk += gas.mass[i] * ak;
         }
         pa += gas.mass[i] * norm(g.acc[i]);
     }
