@@ -9,7 +9,9 @@ use warpkit::bh::scene::{self, Scene};
 use warpkit::bh::{Mode, Params};
 use warpkit::runtime::probe;
 
+mod choice;
 mod commands;
+use choice::{Choice, choice};
 use commands::fem::{FemArgs, MeshArgs, fem, fem_mesh};
 use commands::gravity::{GravityArgs, gravity};
 use commands::nbody::{NbodyArgs, nbody};
@@ -23,7 +25,7 @@ use commands::sbh::{SbhArgs, sbh};
 )]
 struct Cli {
     /// Where to run: the GPU if usable (auto), the GPU or fail (gpu), or the CPU backend (cpu).
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, global = true)]
+    #[arg(long, value_parser = choice::<BackendChoice>(), default_value = BackendChoice::Auto.name(), global = true)]
     backend: BackendChoice,
     /// Seconds between plain progress lines of long runs when standard error is not a terminal
     /// (a batch job's log) [default: 10; 0: none]; on a terminal a progress bar shows instead.
@@ -56,10 +58,10 @@ enum Command {
     /// mean/median/max absolute error of each.
     Sbh(SbhArgs),
     /// SPH neighbour search (tree walks or linked cells): counts, time, optionally density.
-    Neighbours(warpkit::sph::cli::NeighboursArgs),
+    Neighbours(commands::neighbours::NeighboursArgs),
     /// Gravity and SPH density in one tree walk against the two separate walks: times and
     /// speed-up.
-    Combined(warpkit::combined::cli::CombinedArgs),
+    Combined(commands::combined::CombinedArgs),
     /// Hex8 cantilever: assemble (CPU or GPU), clamp x = 0, load the free end, solve by PCG, and
     /// compare the tip deflection with Timoshenko beam theory.
     Fem {
@@ -124,7 +126,7 @@ enum Command {
     /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, fem, sbh, or all of them.
     Repro {
         /// Which reproduction: sort, theta, scaling, storage, fem, sbh, all.
-        #[arg(value_enum)]
+        #[arg(value_parser = choice::<warpkit::repro::Name>())]
         name: warpkit::repro::Name,
         /// Output directory (each reproduction writes DIR/<name>/; `all` also DIR/README.md).
         /// Default: results/gpu on the GPU, results/cpu (git-ignored) on the CPU backend.
@@ -158,7 +160,7 @@ enum Command {
     /// One gravity evaluation of the `repro sort` scene, run twice (for ncu to profile).
     #[command(hide = true)]
     ReproTarget {
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = choice::<Mode>())]
         mode: Mode,
         #[arg(long)]
         n: usize,
@@ -175,7 +177,7 @@ enum Command {
     /// SPH hydrodynamics (CPU, float64): the Sod shock tube or the Sedov–Taylor blast in a
     /// periodic box, grad-h SPH with Monaghan viscosity and KDK leapfrog; writes
     /// diagnostics.csv and profile.csv (with the exact solution) into the output directory.
-    Sph(warpkit::sph::hydro::cli::SphArgs),
+    Sph(commands::sph::SphArgs),
     /// Write the embedded PTX module (for ptxas, cuobjdump or reading).
     Ptx {
         /// Output file; standard output when absent.
@@ -225,8 +227,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Selftest { n, seed } => selftest(cli.backend, n, seed),
         Command::Gravity(args) => gravity(cli.backend, args),
         Command::Sbh(args) => sbh(cli.backend, args),
-        Command::Neighbours(args) => warpkit::sph::cli::run(cli.backend, args),
-        Command::Combined(args) => warpkit::combined::cli::run(cli.backend, args),
+        Command::Neighbours(args) => commands::neighbours::run(cli.backend, args),
+        Command::Combined(args) => commands::combined::run(cli.backend, args),
         Command::Fem {
             size,
             cells,
@@ -315,7 +317,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(warpkit::repro::ncu::target(&backend, mode, n, theta, seed)?)
         }
         Command::Nbody(args) => nbody(cli.backend, args, cli.progress_every),
-        Command::Sph(args) => warpkit::sph::hydro::cli::run(cli.backend, args),
+        Command::Sph(args) => warpkit::sph::hydro::cli::run(cli.backend, args.into()),
         Command::Ptx { out } => {
             let ptx = warpkit::module_ptx().map_err(anyhow::Error::msg)?;
             match out {
@@ -476,13 +478,10 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
         // Not DIR itself, nor a file among a reproduction's outputs (DIR/<name>/...): packed
         // at the end, the archive replaced one of the files it was to hold.
         let names: Vec<&str> = match name {
-            warpkit::repro::Name::All => {
-                use clap::ValueEnum;
-                warpkit::repro::Name::value_variants()
-                    .iter()
-                    .map(|n| n.as_str())
-                    .collect()
-            }
+            warpkit::repro::Name::All => warpkit::repro::Name::ALL
+                .iter()
+                .map(|n| n.as_str())
+                .collect(),
             n => vec![n.as_str()],
         };
         // `all` also writes DIR/README.md, the index.

@@ -43,7 +43,7 @@ use output::{OutDir, OutputError, Report};
 use std::path::PathBuf;
 
 /// `warpkit repro <name>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, crate::choice::Choice)]
 pub enum Name {
     /// Three traversal orders at N = 2^20: per-stage times, ratios, ncu profile.
     Sort,

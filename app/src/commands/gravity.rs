@@ -16,7 +16,7 @@ pub(crate) struct GravityArgs {
     /// Gravitational constant.
     #[arg(long = "G", default_value_t = 1.0, allow_negative_numbers = true)]
     g: f32,
-    #[arg(long, value_enum, default_value_t = Scene::Lattice)]
+    #[arg(long, value_parser = choice::<Scene>(), default_value = Scene::Lattice.name())]
     scene: Scene,
     /// Bodies from a .npy file (N×4 float32 or float64, any byte order, C or Fortran order: x, y,
     /// z, m) or a snapshot (any other name: Gadget format 1/2, or HDF5 in the Gadget-4/SWIFT
@@ -28,17 +28,17 @@ pub(crate) struct GravityArgs {
     #[arg(long)]
     output: Option<PathBuf>,
     /// Traversal order: random (shuffled, unsorted), regular (given order), sorted.
-    #[arg(long, value_enum, default_value_t = Mode::Sorted)]
+    #[arg(long, value_parser = choice::<Mode>(), default_value = Mode::Sorted.name())]
     mode: Mode,
     /// GPU gravity kernel: the seed's per-warp vote, or the warp-group traversal.
-    #[arg(long, value_enum, default_value_t = Traversal::Vote)]
+    #[arg(long, value_parser = choice::<Traversal>(), default_value = Traversal::Vote.name())]
     traversal: Traversal,
     /// Node storage: dense (cells allocated by a counter) or sparse (the seed's implicit octree).
-    #[arg(long, value_enum, default_value_t = Storage::Dense)]
+    #[arg(long, value_parser = choice::<Storage>(), default_value = Storage::Dense.name())]
     storage: Storage,
     /// Tree build: sorted (octant-path keys radix-sorted, cells linked without locks; dense
     /// storage) or locked (the seed's insertion with a lock per child slot).
-    #[arg(long, value_enum, default_value_t = warpkit::bh::gpu::Build::Sorted)]
+    #[arg(long, value_parser = choice::<warpkit::bh::gpu::Build>(), default_value = warpkit::bh::gpu::Build::Sorted.name())]
     build: warpkit::bh::gpu::Build,
     /// Quadrupole moments in cell interactions (group kernel only).
     #[arg(long)]

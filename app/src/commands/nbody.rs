@@ -9,7 +9,7 @@ pub(crate) struct NbodyArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Initial conditions.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<warpkit::nbody::run::IcKind>())]
     ic: Option<warpkit::nbody::run::IcKind>,
     /// Total particles.
     #[arg(long)]
@@ -46,11 +46,11 @@ pub(crate) struct NbodyArgs {
     #[arg(long)]
     block_steps: bool,
     /// Tree build (GPU): sorted keys or the locked insertion.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<warpkit::bh::gpu::Build>())]
     build: Option<warpkit::bh::gpu::Build>,
     /// Forces on the CPU backend: float64 direct summation (the reference), the GPU's tree walk
     /// on the CPU (θ, α, quadrupoles as on the GPU), or auto: the tree above 4096 particles.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<warpkit::nbody::run::CpuForces>())]
     forces: Option<warpkit::nbody::run::CpuForces>,
     /// Accuracy η of the block-step criterion η·sqrt(ε/|a|).
     #[arg(long, allow_negative_numbers = true)]
@@ -65,11 +65,11 @@ pub(crate) struct NbodyArgs {
     #[arg(long)]
     snapshot_every: Option<u64>,
     /// Snapshot format.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<warpkit::nbody::run::SnapshotFormat>())]
     format: Option<warpkit::nbody::run::SnapshotFormat>,
     /// Snapshot floats: single (float32) or double (float64: restarts from the CPU backend's
     /// float64 state continue exactly) [default: single on the GPU, double on the CPU].
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<warpkit::nbody::snapshot::Precision>())]
     precision: Option<warpkit::nbody::snapshot::Precision>,
     /// Also write the initial conditions as ic.gadget (ic.hdf5 with --format hdf5).
     #[arg(long)]

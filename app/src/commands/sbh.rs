@@ -23,7 +23,7 @@ pub(crate) struct SbhArgs {
     /// Far-field ratio β of the Barnes–Hut baseline.
     #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     beta: f32,
-    #[arg(long, value_enum, default_value_t = warpkit::sbh::Kernel::Shifted)]
+    #[arg(long, value_parser = choice::<warpkit::sbh::Kernel>(), default_value = warpkit::sbh::Kernel::Shifted.name())]
     kernel: warpkit::sbh::Kernel,
     /// The kernel's parameter: δ (shifted), ε (plummer), α (smooth); default 0.1, 0.1, 50.
     #[arg(long, allow_negative_numbers = true)]
@@ -44,11 +44,11 @@ pub(crate) struct SbhArgs {
     paper_allocation: bool,
     /// Warps of the grouped Barnes–Hut: Morton blocks (compact, fastest) or 32 consecutive
     /// queries in row-major order (the authors' warps: a stricter vote, lower errors).
-    #[arg(long, value_enum, default_value_t = warpkit::sbh::Warps::Morton)]
+    #[arg(long, value_parser = choice::<warpkit::sbh::Warps>(), default_value = warpkit::sbh::Warps::Morton.name())]
     warps: warpkit::sbh::Warps,
     /// Far-field terms of the grouped Barnes–Hut: monopoles (the paper's) or with the cells'
     /// quadrupole moments (ours; radial kernels only).
-    #[arg(long, value_enum, default_value_t = warpkit::sbh::Moments::Monopole)]
+    #[arg(long, value_parser = choice::<warpkit::sbh::Moments>(), default_value = warpkit::sbh::Moments::Monopole.name())]
     moments: warpkit::sbh::Moments,
     /// Timed repeats after one warm-up (GPU); medians are printed.
     #[arg(long, default_value_t = 5)]

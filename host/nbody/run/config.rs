@@ -4,7 +4,7 @@
 use super::*;
 
 /// Which initial conditions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::choice::Choice)]
 #[serde(rename_all = "lowercase")]
 pub enum IcKind {
     /// Plummer sphere in equilibrium, Hénon units (M = 1, E = −1/4), in the potential
@@ -100,7 +100,9 @@ pub struct StepConfig {
 }
 
 /// `run.forces`: how the CPU backend evaluates forces.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, crate::choice::Choice,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum CpuForces {
     #[default]
@@ -171,7 +173,7 @@ pub struct OutputConfig {
 }
 
 /// Snapshot file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::choice::Choice)]
 #[serde(rename_all = "lowercase")]
 pub enum SnapshotFormat {
     Gadget1,

@@ -1,16 +1,17 @@
 //! `warpkit neighbours`: one search on a scene, counts and time (kept out of `main.rs`, which
 //! only forwards to [`run`]).
 
-use super::{
+use crate::choice::{Choice, choice};
+use warpkit::backend::{self, BackendChoice};
+use warpkit::bh::scene::{self, Scene};
+use warpkit::sph::{
     Criterion, HParams, Method, Search, SearchOptions, SmoothingKernel, initial_h, search,
 };
-use crate::backend::{self, BackendChoice};
-use crate::bh::scene::{self, Scene};
 
 /// Arguments of `warpkit neighbours`.
 #[derive(clap::Args, Debug)]
 pub struct NeighboursArgs {
-    #[arg(long, value_enum, default_value_t = Scene::Uniform)]
+    #[arg(long, value_parser = choice::<Scene>(), default_value = Scene::Uniform.name())]
     pub scene: Scene,
     #[arg(long, default_value_t = 1 << 16)]
     pub n: usize,
@@ -24,12 +25,12 @@ pub struct NeighboursArgs {
     pub neighbours: Option<f32>,
     #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     pub tol: f32,
-    #[arg(long, value_enum, default_value_t = Method::Group)]
+    #[arg(long, value_parser = choice::<Method>(), default_value = Method::Group.name())]
     pub method: Method,
-    #[arg(long, value_enum, default_value_t = Criterion::Gather)]
+    #[arg(long, value_parser = choice::<Criterion>(), default_value = Criterion::Gather.name())]
     pub criterion: Criterion,
     /// Also sum the density with this kernel.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<SmoothingKernel>())]
     pub kernel: Option<SmoothingKernel>,
     /// Particles from a file instead of a scene: `.npy` (N×4 float32 or float64: x, y, z, m) or a
     /// snapshot (Gadget 1/2; HDF5 with the `hdf5` feature), every particle type.
@@ -59,20 +60,20 @@ pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
         eprintln!("note: {m}");
     }
     if let Some(path) = &a.output {
-        crate::files::check_output(path)?;
-        crate::files::check_not_input("--output", path, &[("--input", a.input.as_deref())])?;
+        warpkit::files::check_output(path)?;
+        warpkit::files::check_not_input("--output", path, &[("--input", a.input.as_deref())])?;
     }
     let bodies = match &a.input {
         Some(path) => {
-            let bodies = crate::bh::read_bodies_file(path)?;
-            crate::bh::validate(&bodies, &crate::bh::Params::default())?;
+            let bodies = warpkit::bh::read_bodies_file(path)?;
+            warpkit::bh::validate(&bodies, &warpkit::bh::Params::default())?;
             if a.neighbours.is_some() {
                 hp.check(bodies.len())?;
             }
             bodies
         }
         None => {
-            crate::bh::check_count(&backend, a.n)?;
+            warpkit::bh::check_count(&backend, a.n)?;
             let mut bodies = scene::generate(a.scene, a.n, a.seed);
             scene::shuffle(&mut bodies, a.seed);
             bodies
@@ -137,7 +138,7 @@ pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
         let rows: Vec<f32> = (0..n)
             .flat_map(|i| [counts[i] as f32, h[i], rho.get(i).copied().unwrap_or(0.0)])
             .collect();
-        crate::bh::npy::write_f32(path, &rows, 3)?;
+        warpkit::bh::npy::write_f32(path, &rows, 3)?;
         println!("wrote {} (count, h, density per particle)", path.display());
     }
     Ok(())

@@ -1,16 +1,17 @@
 //! `warpkit combined`: gravity and SPH density by one walk against the two separate walks on a
 //! scene: times, speed-up, walk counts, and how far the two answers are apart.
 
-use super::{Comparison, Form, Options, compare, max_acc_diff, max_rel_diff};
-use crate::backend::{self, BackendChoice};
-use crate::bh::Params;
-use crate::bh::scene::{self, Scene};
-use crate::sph::{HParams, Method, SmoothingKernel, initial_h};
+use crate::choice::{Choice, choice};
+use warpkit::backend::{self, BackendChoice};
+use warpkit::bh::Params;
+use warpkit::bh::scene::{self, Scene};
+use warpkit::combined::{Comparison, Form, Options, compare, max_acc_diff, max_rel_diff};
+use warpkit::sph::{HParams, Method, SmoothingKernel, initial_h};
 
 /// Arguments of `warpkit combined`.
 #[derive(clap::Args, Debug)]
 pub struct CombinedArgs {
-    #[arg(long, value_enum, default_value_t = Scene::Uniform)]
+    #[arg(long, value_parser = choice::<Scene>(), default_value = Scene::Uniform.name())]
     pub scene: Scene,
     #[arg(long, default_value_t = 1 << 20)]
     pub n: usize,
@@ -36,9 +37,9 @@ pub struct CombinedArgs {
     /// The walks compared: warp groups (`combined_group` against `bh_gravity_group` +
     /// `sph_group`) or the seed's per-warp vote walks, GASPHiA's setting (`combined_vote`
     /// against `bh_gravity` + `sph_vote`).
-    #[arg(long, value_enum, default_value_t = Form::Group)]
+    #[arg(long, value_parser = choice::<Form>(), default_value = Form::Group.name())]
     pub form: Form,
-    #[arg(long, value_enum, default_value_t = SmoothingKernel::CubicSpline)]
+    #[arg(long, value_parser = choice::<SmoothingKernel>(), default_value = SmoothingKernel::CubicSpline.name())]
     pub kernel: SmoothingKernel,
     /// Timed rounds (median; the GPU also runs one warm-up round).
     #[arg(long, default_value_t = 5)]
@@ -48,11 +49,11 @@ pub struct CombinedArgs {
 /// Runs the command; prints the times as a Markdown table.
 pub fn run(choice: BackendChoice, a: CombinedArgs) -> anyhow::Result<()> {
     if a.repeats == 0 {
-        return Err(crate::bh::InputError::NoRepeats.into());
+        return Err(warpkit::bh::InputError::NoRepeats.into());
     }
     // Refused before the scene and the h iteration, not after them.
     if a.form == Form::Vote && a.quadrupole {
-        return Err(super::CombinedError::VoteQuadrupole.into());
+        return Err(warpkit::combined::CombinedError::VoteQuadrupole.into());
     }
     let hp = HParams {
         target: a.neighbours,
@@ -68,21 +69,21 @@ pub fn run(choice: BackendChoice, a: CombinedArgs) -> anyhow::Result<()> {
         eprintln!("note: {m}");
     }
     // The count before a scene of that size is generated (`--n` near usize::MAX panicked).
-    crate::bh::check_count(&backend, a.n)?;
+    warpkit::bh::check_count(&backend, a.n)?;
     let mut bodies = scene::generate(a.scene, a.n, a.seed);
     scene::shuffle(&mut bodies, a.seed);
     let n = bodies.len();
     let h0 = vec![a.h.unwrap_or_else(|| initial_h(&bodies, a.neighbours)); n];
     let h = if a.adapt {
-        let o = crate::sph::SearchOptions {
+        let o = warpkit::sph::SearchOptions {
             method: Method::Group,
-            criterion: crate::sph::Criterion::Gather,
+            criterion: warpkit::sph::Criterion::Gather,
             iterate: Some(hp),
             // Without `--h`, from each particle's local-density guess (as `neighbours` does).
             guess: a.h.is_none(),
             density: None,
         };
-        let s = crate::sph::search(&backend, &bodies, h0, &o)?;
+        let s = warpkit::sph::search(&backend, &bodies, h0, &o)?;
         if let Some((r, _)) = &s.iteration {
             println!("h iteration: {}", r.report());
         }
