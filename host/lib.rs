@@ -21,7 +21,7 @@ pub mod fem;
 pub mod files;
 pub mod multi;
 pub mod nbody;
-pub mod repro;
+pub mod output;
 pub mod runtime;
 pub mod sbh;
 pub mod selftest;

@@ -9,13 +9,13 @@ use warpkit::bh::scene::{self, Scene};
 use warpkit::bh::{Mode, Params};
 use warpkit::runtime::probe;
 
-mod choice;
 mod commands;
 use choice::{Choice, choice};
 use commands::fem::{FemArgs, MeshArgs, fem, fem_mesh};
 use commands::gravity::{GravityArgs, gravity};
 use commands::nbody::{NbodyArgs, nbody};
 use commands::sbh::{SbhArgs, sbh};
+use warpkit_app::{choice, movie, repro};
 
 #[derive(Parser)]
 #[command(
@@ -126,8 +126,8 @@ enum Command {
     /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, fem, sbh, or all of them.
     Repro {
         /// Which reproduction: sort, theta, scaling, storage, fem, sbh, all.
-        #[arg(value_parser = choice::<warpkit::repro::Name>())]
-        name: warpkit::repro::Name,
+        #[arg(value_parser = choice::<crate::repro::Name>())]
+        name: crate::repro::Name,
         /// Output directory (each reproduction writes DIR/<name>/; `all` also DIR/README.md).
         /// Default: results/gpu on the GPU, results/cpu (git-ignored) on the CPU backend.
         #[arg(long)]
@@ -220,7 +220,7 @@ fn seconds(s: &str) -> Result<f64, String> {
 
 fn run(cli: Cli) -> Result<()> {
     if let Some(s) = cli.progress_every {
-        warpkit::repro::output::set_progress_every(s);
+        crate::repro::output::set_progress_every(s);
     }
     match cli.command {
         Command::Info { kernels } => info(cli.backend, kernels),
@@ -313,8 +313,8 @@ fn run(cli: Cli) -> Result<()> {
             seed,
         } => {
             let backend = select(cli.backend)?;
-            warpkit::repro::check_n(&backend, n)?;
-            Ok(warpkit::repro::ncu::target(&backend, mode, n, theta, seed)?)
+            crate::repro::check_n(&backend, n)?;
+            Ok(crate::repro::ncu::target(&backend, mode, n, theta, seed)?)
         }
         Command::Nbody(args) => nbody(cli.backend, args, cli.progress_every),
         Command::Sph(args) => warpkit::sph::hydro::cli::run(cli.backend, args.into()),
@@ -450,7 +450,7 @@ struct ReproOpts {
     tar: Option<PathBuf>,
 }
 
-fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Result<()> {
+fn repro(choice: BackendChoice, name: crate::repro::Name, o: ReproOpts) -> Result<()> {
     let ReproOpts {
         out,
         n,
@@ -467,7 +467,7 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
         // A count near usize::MAX panicked reserving the timings.
         bail!("--repeats {r}: at most {MAX_REPEATS} timed runs per point");
     }
-    if name == warpkit::repro::Name::Multigpu && choice != BackendChoice::Cpu {
+    if name == crate::repro::Name::Multigpu && choice != BackendChoice::Cpu {
         // Before any thread: a wheel's libnccl.so.2 needs a libnccl.so link on the library path
         // at process start (host/multi/nccl.rs); without NCCL the run uses one GPU.
         warpkit::multi::nccl::reexec_with_nccl();
@@ -478,14 +478,11 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
         // Not DIR itself, nor a file among a reproduction's outputs (DIR/<name>/...): packed
         // at the end, the archive replaced one of the files it was to hold.
         let names: Vec<&str> = match name {
-            warpkit::repro::Name::All => warpkit::repro::Name::ALL
-                .iter()
-                .map(|n| n.as_str())
-                .collect(),
+            crate::repro::Name::All => crate::repro::Name::ALL.iter().map(|n| n.as_str()).collect(),
             n => vec![n.as_str()],
         };
         // `all` also writes DIR/README.md, the index.
-        let index = name == warpkit::repro::Name::All && *tar == out.join("README.md");
+        let index = name == crate::repro::Name::All && *tar == out.join("README.md");
         if *tar == out || index || names.iter().any(|n| tar.starts_with(out.join(n))) {
             bail!(
                 "--tar {}: the archive must not be DIR ({}), its index README.md or inside a \
@@ -501,7 +498,7 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
         }
         warpkit::files::check_output(tar)?;
     }
-    let settings = warpkit::repro::Settings {
+    let settings = crate::repro::Settings {
         backend,
         out: out.clone(),
         n,
@@ -514,20 +511,20 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
     // Ctrl-C ends the sweep after its current row, which then writes its table, figures and
     // meta.json from what was measured; a second Ctrl-C exits at once.
     ctrlc::set_handler(|| {
-        if warpkit::repro::output::interrupted() {
+        if crate::repro::output::interrupted() {
             std::process::exit(130);
         }
-        warpkit::repro::output::interrupt();
+        crate::repro::output::interrupt();
     })
     .context("installing the Ctrl-C handler")?;
     let start = std::time::Instant::now();
-    let result = warpkit::repro::run(name, &settings);
+    let result = crate::repro::run(name, &settings);
     if let Some(tar) = &tar {
-        warpkit::repro::pack::tar_dir(&out, tar)
+        crate::repro::pack::tar_dir(&out, tar)
             .with_context(|| format!("packing {} into {}", out.display(), tar.display()))?;
         eprintln!("packed {} into {}", out.display(), tar.display());
     }
-    if result.is_err() && warpkit::repro::output::interrupted() {
+    if result.is_err() && crate::repro::output::interrupted() {
         eprintln!(
             "repro {}: interrupted; what was measured is written in {}",
             name.as_str(),
@@ -543,7 +540,7 @@ fn repro(choice: BackendChoice, name: warpkit::repro::Name, o: ReproOpts) -> Res
         out.display(),
         start.elapsed().as_secs_f64()
     );
-    if warpkit::repro::output::interrupted() {
+    if crate::repro::output::interrupted() {
         return Err(Interrupted.into());
     }
     Ok(())

@@ -236,7 +236,7 @@ fn negative_numbers_validated() {
 /// `repro --help` names the sizes the code uses.
 #[test]
 fn repro_help_matches_defaults() {
-    use warpkit::repro::{fem, sbh};
+    use warpkit_app::repro::{fem, sbh};
     let out = Command::new(common::warpkit_exe())
         .args(["repro", "--help"])
         .output()

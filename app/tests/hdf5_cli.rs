@@ -1,6 +1,6 @@
 //! HDF5 snapshots through the command line (feature `hdf5`): `nbody --format hdf5`,
 //! `--restart x.hdf5`, `gravity --input x.hdf5`. CPU only; `.ci/run` runs it with
-//! `cargo test --release -p warpkit-app --features hdf5 --test hdf5_cli`.
+//! `cargo test --release --features hdf5 --test hdf5_cli`.
 #![cfg(feature = "hdf5")]
 
 mod common;

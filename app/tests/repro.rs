@@ -5,8 +5,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use warpkit::repro::output::{Csv, OutDir, OutputError, Report, Table, parse_csv};
-use warpkit::repro::plot::{self, Axis, BarChart, LineChart, Scale, Series};
+use warpkit_app::repro::output::{Csv, OutDir, OutputError, Report, Table, parse_csv};
+use warpkit_app::repro::plot::{self, Axis, BarChart, LineChart, Scale, Series};
 
 #[path = "repro/papers.rs"]
 mod papers;
@@ -97,7 +97,7 @@ fn table_and_meta_are_written_whole() {
     assert!(!dir.file("table.md.tmp").exists());
 
     let backend = warpkit::backend::Backend::Cpu;
-    let meta = warpkit::repro::meta::meta("t", &backend, serde_json::json!({"n": 7}));
+    let meta = warpkit_app::repro::meta::meta("t", &backend, serde_json::json!({"n": 7}));
     dir.write("meta.json", meta.to_string().as_bytes()).unwrap();
     let back: serde_json::Value = serde_json::from_str(&read(&dir.file("meta.json"))).unwrap();
     assert_eq!(back["parameters"]["n"], 7);
@@ -381,7 +381,7 @@ fn repro_gravity_end_to_end() {
         col(name);
     }
     // 3 scenes × (5 θ-swept variants × 12 θ + 2 relative variants × 8 α).
-    use warpkit::repro::gravity::{ALPHAS, THETAS};
+    use warpkit_app::repro::gravity::{ALPHAS, THETAS};
     assert_eq!(
         rows.len(),
         1 + 3 * (5 * THETAS.len() + 2 * ALPHAS.len()),

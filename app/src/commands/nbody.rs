@@ -207,7 +207,8 @@ pub(crate) fn nbody(
         }
     })
     .context("installing the Ctrl-C handler")?;
-    let s = warpkit::nbody::run::run(&backend, &c, stop)?;
+    let mut figures = crate::movie::RunFigures::new(&c);
+    let s = warpkit::nbody::run::run_with(&backend, &c, stop, &mut figures)?;
     print!("{}", warpkit::nbody::run::timing_table(&s));
     println!("outputs in {}", s.dir.display());
     if s.interrupted {

@@ -1,6 +1,6 @@
 use super::*;
-use crate::nbody::ic;
 use std::time::Instant;
+use warpkit::nbody::ic;
 
 fn tmp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("warpkit-image-{name}-{}", std::process::id()));
@@ -494,7 +494,7 @@ fn demo_encounter_initial_conditions() {
 #[test]
 #[ignore = "writes demo images; minutes"]
 fn demo_collision() {
-    use crate::nbody::cpu::Simulation;
+    use warpkit::nbody::cpu::Simulation;
     let galaxy = ic::DiskGalaxy {
         n_halo: 2048,
         n_disk: 2048,

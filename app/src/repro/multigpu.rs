@@ -1,5 +1,5 @@
 //! `repro multigpu`: strong and weak scaling of gravity over K ranks through the
-//! multi-rank pipeline of [`crate::multi`] (Morton decomposition balanced by work, migration,
+//! multi-rank pipeline of [`warpkit::multi`] (Morton decomposition balanced by work, migration,
 //! global top tree, locally essential trees, one group walk per rank), on Plummer spheres.
 //!
 //! Where the ranks run depends on the machine: with two or more visible GPUs (and NCCL loadable)
@@ -14,14 +14,14 @@
 use super::output::{Csv, OutDir, Report, Table, progress};
 use super::plot::{self, Axis, LineChart, Scale, Series, StackedBars};
 use super::{ReproError, Settings, Summary, finish, fmt_ms, fmt_n, meta};
-use crate::bh::scene::{self, Scene};
-use crate::bh::{Params, cpu};
-use crate::device::bh::{Accel, Body};
-use crate::multi::{MultiError, Place, StepStats, VirtualRanks};
-use crate::runtime::Gpu;
-use crate::stats::median;
 use serde_json::json;
 use std::time::Instant;
+use warpkit::bh::scene::{self, Scene};
+use warpkit::bh::{Params, cpu};
+use warpkit::device::bh::{Accel, Body};
+use warpkit::multi::{MultiError, Place, StepStats, VirtualRanks};
+use warpkit::runtime::Gpu;
+use warpkit::stats::median;
 
 const TITLE: &str = "Gravity over K ranks: strong and weak scaling";
 
@@ -255,11 +255,11 @@ fn choose(s: &Settings) -> Result<Where, ReproError> {
     let Some(g0) = s.backend.gpu() else {
         return Ok(Where::Cpu);
     };
-    let visible = crate::runtime::probe::driver().map_or(1, |d| d.device_count);
+    let visible = warpkit::runtime::probe::driver().map_or(1, |d| d.device_count);
     if visible < 2 {
         return Ok(Where::OneGpu(g0.clone(), "the only visible GPU".into()));
     }
-    if let Err(e) = crate::multi::nccl::ensure_loadable() {
+    if let Err(e) = warpkit::multi::nccl::ensure_loadable() {
         return Ok(Where::OneGpu(
             g0.clone(),
             format!("{visible} GPUs visible but NCCL is not loadable: {e}"),
@@ -311,7 +311,7 @@ fn evaluate(
     p: &Params,
     b: &[Body],
     repeats: usize,
-) -> Result<(Vec<f64>, Vec<crate::multi::Gravity>), ReproError> {
+) -> Result<(Vec<f64>, Vec<warpkit::multi::Gravity>), ReproError> {
     let vr = VirtualRanks {
         k,
         params: *p,
@@ -413,14 +413,14 @@ fn measure(
                 }
             };
             let picked: Vec<Accel> = idx.iter().map(|&i| g.acc[i]).collect();
-            let (err_median, err_max) = med_max(&crate::bh::relative_errors(&picked, &exact));
+            let (err_median, err_max) = med_max(&warpkit::bh::relative_errors(&picked, &exact));
             let (t1, diff) = match &single {
                 None => {
                     single = Some((wall_ms, as_f64(&g.acc)));
                     (wall_ms, [0.0, 0.0])
                 }
                 Some((t1, a1)) if scaling == "strong" => {
-                    let (m, x) = med_max(&crate::bh::relative_errors(&g.acc, a1));
+                    let (m, x) = med_max(&warpkit::bh::relative_errors(&g.acc, a1));
                     (*t1, [m, x])
                 }
                 Some((t1, _)) => (*t1, [f64::NAN, f64::NAN]),

@@ -1,26 +1,17 @@
 //! The reproductions' view of Barnes–Hut: evaluations by order and storage through
-//! [`crate::bh::evaluate`] (which picks the backend), bodies per order, timing helpers.
+//! [`warpkit::bh::evaluate`] (which picks the backend), bodies per order, timing helpers.
 
-use crate::backend::Backend;
-use crate::bh::gpu::{self, BhError, StageTimes};
-use crate::bh::{Mode, Params, scene};
-use crate::device::bh::Body;
 use std::time::Instant;
+use warpkit::backend::Backend;
+use warpkit::bh::gpu::{self, BhError, StageTimes};
+use warpkit::bh::{Mode, Params, scene};
+use warpkit::device::bh::Body;
 
-pub use crate::bh::gpu::Storage;
-
-impl Storage {
-    pub fn name(self) -> &'static str {
-        match self {
-            Storage::Dense => "dense",
-            Storage::Sparse => "sparse",
-        }
-    }
-}
+pub use warpkit::bh::gpu::Storage;
 
 /// What one evaluation produced (on either backend).
-pub use crate::bh::Evaluation as Eval;
-pub use crate::bh::{BruteTime, brute_force_ms, reference, sample_indices};
+pub use warpkit::bh::Evaluation as Eval;
+pub use warpkit::bh::{BruteTime, brute_force_ms, reference, sample_indices};
 
 /// Bytes of the octree and bodies for `n` bodies and a capacity of `cells` in `storage` (the GPU's
 /// allocation; the CPU twin keeps the same arrays).
@@ -37,7 +28,7 @@ pub fn evaluate(
     mode: Mode,
     storage: Storage,
 ) -> Result<Eval, BhError> {
-    crate::bh::evaluate(backend, bodies, p, &options(mode, storage))
+    warpkit::bh::evaluate(backend, bodies, p, &options(mode, storage))
 }
 
 fn options(mode: Mode, storage: Storage) -> gpu::Options {
@@ -58,7 +49,7 @@ pub fn evaluate_median(
     storage: Storage,
     repeats: usize,
 ) -> Result<(StageTimes, Eval), BhError> {
-    let t = crate::bh::evaluate_median(backend, bodies, p, &options(mode, storage), repeats)?;
+    let t = warpkit::bh::evaluate_median(backend, bodies, p, &options(mode, storage), repeats)?;
     Ok((t.median, t.last))
 }
 

@@ -1,11 +1,106 @@
-//! Surface-density pictures of a run: PNG frames, a GIF and the end panel.
+//! What `warpkit nbody` (and `repro collision`) draws and shows while a run goes: surface-density
+//! pictures (PNG frames, a GIF and the end panel), the energy and virial plots, and a progress
+//! bar: the run's [`Observer`].
 
-use super::*;
+use crate::image;
+use crate::repro::output::{Progress, progress_every};
+use crate::repro::plot::{self, Axis, LineChart, Scale, Series};
+use warpkit::nbody::Particles;
+use warpkit::nbody::cpu::Diagnostics;
+use warpkit::nbody::run::{IcKind, Observer, RunConfig, RunError};
+use warpkit::output::OutDir;
+
+/// The command line's [`Observer`]: a progress bar (plain lines in a log), the movie and, at the
+/// end, the energy plot.
+pub struct RunFigures {
+    movie: Option<Movie>,
+    bar: Option<Progress>,
+    progress_every: f64,
+}
+
+impl RunFigures {
+    pub fn new(c: &RunConfig) -> Self {
+        RunFigures {
+            movie: None,
+            bar: None,
+            progress_every: c.output.progress_every,
+        }
+    }
+}
+
+impl Observer for RunFigures {
+    fn start(
+        &mut self,
+        dir: &OutDir,
+        c: &RunConfig,
+        p: &Particles,
+        time: f64,
+        step: u64,
+    ) -> Result<(), RunError> {
+        self.movie = Some(Movie::new(dir, c, p, (time, step))?);
+        Ok(())
+    }
+
+    fn frame(&mut self, dir: &OutDir, p: &Particles, time: f64, step: u64) -> Result<(), RunError> {
+        match self.movie.as_mut() {
+            Some(m) => m.frame(dir, p, time, step),
+            None => Ok(()),
+        }
+    }
+
+    fn progress(&mut self, done: u64, steps: u64, status: &str) {
+        let every = self.progress_every;
+        let bar = self
+            .bar
+            .get_or_insert_with(|| progress_every(steps, "nbody", every));
+        bar.set_message(status.to_string());
+        bar.set_position(done);
+    }
+
+    fn steps_done(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn finish(&mut self, dir: &OutDir, history: &[Diagnostics]) -> Result<(), RunError> {
+        energy_plot(dir, history).map_err(|e| RunError::Plot(e.to_string()))?;
+        match self.movie.take() {
+            Some(m) => m.finish(dir),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Relative energy change and virial ratio against time.
+fn energy_plot(dir: &OutDir, h: &[Diagnostics]) -> Result<(), plot::PlotError> {
+    let e0 = h[0].total;
+    let de: Vec<(f64, f64)> = h
+        .iter()
+        .map(|d| (d.time, ((d.total - e0) / e0).abs().max(1e-16)))
+        .collect();
+    let chart = LineChart {
+        title: "energy conservation: |E(t) − E(0)| / |E(0)|".into(),
+        x: Axis::new("time", Scale::Linear),
+        y: Axis::new("|ΔE/E|", Scale::Log10),
+        series: vec![Series::data("total energy", de)],
+    };
+    plot::line_chart(dir.path(), "energy", &chart)?;
+    let q: Vec<(f64, f64)> = h.iter().map(|d| (d.time, d.virial_ratio)).collect();
+    let chart = LineChart {
+        title: "virial ratio 2K/|W|".into(),
+        x: Axis::new("time", Scale::Linear),
+        y: Axis::new("2K/|W|", Scale::Linear),
+        series: vec![Series::data("2K/|W|", q)],
+    };
+    plot::line_chart(dir.path(), "virial", &chart)?;
+    Ok(())
+}
 
 /// Surface-density pictures of a run: the stars (disk + bulge; every particle when there are none)
 /// seen along z on a view and colour scale fixed by the first frame, as PNGs, one GIF, and a
 /// panel of six moments at the end.
-pub(super) struct Movie {
+struct Movie {
     on: bool,
     types: image::Types,
     view: Option<image::View>,
@@ -19,17 +114,12 @@ pub(super) struct Movie {
 
 impl Movie {
     /// `at`: the first frame's time and step.
-    pub(super) fn new(
-        dir: &OutDir,
-        c: &RunConfig,
-        p: &Particles,
-        at: (f64, u64),
-    ) -> Result<Movie, RunError> {
+    fn new(dir: &OutDir, c: &RunConfig, p: &Particles, at: (f64, u64)) -> Result<Movie, RunError> {
         let err = |e: image::ImageError| RunError::Plot(e.to_string());
         let stars = p
             .ptype
             .iter()
-            .any(|&t| t == crate::nbody::DISK || t == crate::nbody::BULGE);
+            .any(|&t| t == warpkit::nbody::DISK || t == warpkit::nbody::BULGE);
         let types = if stars {
             image::Types::STARS
         } else {
@@ -90,13 +180,7 @@ impl Movie {
         })
     }
 
-    pub(super) fn frame(
-        &mut self,
-        dir: &OutDir,
-        p: &Particles,
-        time: f64,
-        step: u64,
-    ) -> Result<(), RunError> {
+    fn frame(&mut self, dir: &OutDir, p: &Particles, time: f64, step: u64) -> Result<(), RunError> {
         let Some(view) = self.view else {
             return Ok(());
         };
@@ -117,7 +201,7 @@ impl Movie {
     }
 
     /// The GIF closed and the panel of six evenly spaced frames written.
-    pub(super) fn finish(mut self, dir: &OutDir) -> Result<(), RunError> {
+    fn finish(mut self, dir: &OutDir) -> Result<(), RunError> {
         let err = |e: image::ImageError| RunError::Plot(e.to_string());
         if let Some(g) = self.gif.take() {
             g.finish().map_err(err)?;

@@ -1,6 +1,6 @@
 //! `warpkit repro collision`: the self-gravity document's showcase — a pure N-body run of
 //! 5·10^6 particles, two galaxies (dark-matter halo + stellar disk, built in the spirit of DICE)
-//! colliding until the disks throw out tidal tails — run by `warpkit nbody` ([`crate::nbody::run`])
+//! colliding until the disks throw out tidal tails — run by `warpkit nbody` ([`warpkit::nbody::run`])
 //! into `DIR/collision/`: its table (time per step by stage, steps per second, energy
 //! conservation, the force error at the start), the energy and virial plots, the diagnostics
 //! CSV and the snapshots. The document gives no numbers for this run, only the picture; the CPU
@@ -8,10 +8,10 @@
 //! Not part of `repro all` (the GPU run takes minutes of its own).
 
 use super::{ReproError, Settings, Summary, meta};
-use crate::nbody::run::{self as nb, RunConfig};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use warpkit::nbody::run::{self as nb, RunConfig};
 
 const TITLE: &str = "The 5·10^6-particle galaxy collision (self-gravity document)";
 
@@ -41,8 +41,14 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
                 Q 1.5) on a parabolic orbit, pericentre 8, separation 40, inclinations 0 and 60 deg",
         }),
     )?;
-    let summary = nb::run(&s.backend, &c, Arc::new(AtomicBool::new(false)))
-        .map_err(|e| ReproError::Nbody(e.to_string()))?;
+    let mut figures = crate::movie::RunFigures::new(&c);
+    let summary = nb::run_with(
+        &s.backend,
+        &c,
+        Arc::new(AtomicBool::new(false)),
+        &mut figures,
+    )
+    .map_err(|e| ReproError::Nbody(e.to_string()))?;
     let mut table = format!("# {TITLE}\n\n");
     table.push_str(&nb::timing_table(&summary));
     table.push_str(

@@ -6,9 +6,9 @@ use super::measure::{Storage, bodies_for, evaluate_median};
 use super::output::{Csv, Report, Table, progress};
 use super::plot::{self, BarChart};
 use super::{ReproError, Settings, Summary, finish, fmt_ms, fmt_n, meta, ncu, seed};
-use crate::bh::gpu::StageTimes;
-use crate::bh::{Mode, Params, scene};
 use serde_json::json;
+use warpkit::bh::gpu::StageTimes;
+use warpkit::bh::{Mode, Params, scene};
 
 /// The seed's order of the three modes.
 pub const MODES: [Mode; 3] = [Mode::Random, Mode::Regular, Mode::Sorted];

@@ -22,7 +22,7 @@ pub fn tar_dir(dir: &Path, out: &Path) -> io::Result<()> {
         .map(|p| p.join(out.file_name().unwrap_or_default()))
         .unwrap_or_else(|_| out.to_path_buf());
     // Whole or nothing: a failure leaves no half archive (`out.partial` is removed).
-    crate::files::write_atomically(out, |w| {
+    warpkit::files::write_atomically(out, |w| {
         let mut tar = tar::Builder::new(w);
         tar.mode(tar::HeaderMode::Deterministic);
         for (path, name) in files {

@@ -37,13 +37,13 @@ pub mod sort;
 pub mod storage;
 pub mod theta;
 
-use crate::backend::Backend;
-use crate::bh::gpu::BhError;
 use output::{OutDir, OutputError, Report};
 use std::path::PathBuf;
+use warpkit::backend::Backend;
+use warpkit::bh::gpu::BhError;
 
 /// `warpkit repro <name>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, crate::choice::Choice)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, warpkit::choice::Choice)]
 pub enum Name {
     /// Three traversal orders at N = 2^20: per-stage times, ratios, ncu profile.
     Sort,
@@ -111,11 +111,11 @@ pub enum ReproError {
     #[error("invalid --sizes {sizes}: {why}")]
     InvalidSizes { sizes: String, why: String },
     #[error(transparent)]
-    Fem(#[from] crate::fem::FemError),
+    Fem(#[from] warpkit::fem::FemError),
     #[error(transparent)]
-    Sbh(#[from] crate::sbh::SbhError),
+    Sbh(#[from] warpkit::sbh::SbhError),
     #[error(transparent)]
-    SbhGpu(#[from] crate::sbh::gpu::SbhGpuError),
+    SbhGpu(#[from] warpkit::sbh::gpu::SbhGpuError),
     #[error("invalid --repeats 0: at least one timed run is needed")]
     NoRepeats,
     #[error("invalid --grid {grid}: {why}")]
@@ -125,9 +125,9 @@ pub enum ReproError {
     #[error("repro all: {0} failed (the others completed; see the errors above and README.md)")]
     Failed(String),
     #[error(transparent)]
-    Sph(#[from] crate::sph::gpu::SphGpuError),
+    Sph(#[from] warpkit::sph::gpu::SphGpuError),
     #[error(transparent)]
-    Multi(#[from] crate::multi::MultiError),
+    Multi(#[from] warpkit::multi::MultiError),
     #[error("nbody: {0}")]
     Nbody(String),
     #[error("{name}: {source}")]
@@ -198,7 +198,7 @@ pub fn check_n(backend: &Backend, n: usize) -> Result<(), ReproError> {
             i32::MAX / 2
         ));
     }
-    crate::bh::check_memory(backend, n).or_else(bad)
+    warpkit::bh::check_memory(backend, n).or_else(bad)
 }
 
 /// One reproduction's entry point.

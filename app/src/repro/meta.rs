@@ -1,9 +1,9 @@
 //! `meta.json`: what ran, where, when, from which commit, with which parameters.
 
-use crate::backend::Backend;
-use crate::runtime::probe;
 use serde_json::{Value, json};
 use std::process::Command;
+use warpkit::backend::Backend;
+use warpkit::runtime::probe;
 
 /// The commit that built this executable: `WARPKIT_COMMIT` when set (staged executables run away
 /// from their checkout), else `git rev-parse HEAD` in the working directory, else in the source

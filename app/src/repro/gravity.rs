@@ -9,12 +9,12 @@ use super::measure::{bodies_for, reference, sample_indices};
 use super::output::{Csv, OutDir, Report, Table, progress};
 use super::plot::{self, Axis, LineChart, Scale, Series};
 use super::{ReproError, Settings, Summary, finish, fmt_ms, fmt_n, meta, seed};
-use crate::backend::Backend;
-use crate::bh::gpu::{BhError, Traversal};
-use crate::bh::scene::{self, Scene};
-use crate::bh::{Mode, Options, Params, Relative, rate, relative_errors};
-use crate::device::bh::Body;
 use serde_json::json;
+use warpkit::backend::Backend;
+use warpkit::bh::gpu::{BhError, Traversal};
+use warpkit::bh::scene::{self, Scene};
+use warpkit::bh::{Mode, Options, Params, Relative, rate, relative_errors};
+use warpkit::device::bh::Body;
 
 /// Opening angles of the geometric criterion: steps of 0.025 where the error levels of the
 /// equal-error table fall (a coarser grid reports the next slower point as the level's time).
@@ -303,7 +303,7 @@ fn measure(
                     ..Default::default()
                 };
                 o.keep_tree = rate::needs_tree(&o, s.is_gpu());
-                let timed = crate::bh::evaluate_median(&s.backend, &bodies, &p, &o, repeats)?;
+                let timed = warpkit::bh::evaluate_median(&s.backend, &bodies, &p, &o, repeats)?;
                 let picked: Vec<_> = targets.iter().map(|&i| timed.last.acc[i]).collect();
                 let mut e = relative_errors(&picked, &refs);
                 e.sort_by(f64::total_cmp);
@@ -374,7 +374,7 @@ fn reference_for(
         CPU_REFERENCE_SAMPLE
     };
     let idx = sample_indices(n, k);
-    let r = crate::bh::cpu::brute_force_f64(bodies, &idx, p);
+    let r = warpkit::bh::cpu::brute_force_f64(bodies, &idx, p);
     Ok((idx, r))
 }
 

@@ -6,8 +6,8 @@ use super::output::{Csv, OutDir, Report, Table, progress};
 use super::plot::{self, Axis, LineChart, Scale, Series};
 use super::sort::MODES;
 use super::{ReproError, Settings, Summary, finish, fmt_ms, fmt_n, meta, ncu, seed, sizes};
-use crate::bh::{Mode, Params, scene};
 use serde_json::json;
+use warpkit::bh::{Mode, Params, scene};
 
 /// Brute force is skipped once its predicted time (the last measured one scaled by N²) exceeds
 /// this, in ms.

@@ -3,15 +3,15 @@
 //! sphere and a centrally condensed ρ ∝ 1/r sphere, at 32, 64 and 128 neighbours, against N.
 //! Per point: the smoothing-length iteration from the local-density guess (tolerance
 //! target/32), then a gather count pass and a density summation (cubic spline) at the final h,
-//! all through [`crate::sph::profile`] (one code path for both backends).
+//! all through [`warpkit::sph::profile`] (one code path for both backends).
 
 use super::output::{Csv, OutDir, Report, Table, progress};
 use super::plot::{self, Axis, LineChart, Scale, Series};
 use super::{ReproError, Settings, Summary, finish, fmt_ms, fmt_n, meta, sizes};
-use crate::bh::scene::{self, Scene};
-use crate::sph::{HParams, Method, Profile, profile};
 use serde_json::json;
 use std::collections::HashMap;
+use warpkit::bh::scene::{self, Scene};
+use warpkit::sph::{HParams, Method, Profile, profile};
 
 const TITLE: &str = "SPH neighbour search: tree against linked cells";
 

@@ -7,8 +7,8 @@ use super::measure::{
 use super::output::{Csv, OutDir, Report, Table, progress};
 use super::plot::{self, Axis, LineChart, Scale, Series};
 use super::{ReproError, Settings, Summary, finish, fmt_ms, fmt_n, meta, seed};
-use crate::bh::{Mode, Params, relative_errors, scene};
 use serde_json::json;
+use warpkit::bh::{Mode, Params, relative_errors, scene};
 
 pub const THETAS: [f32; 8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
 /// CPU backend: bodies whose error is measured against float64 direct summation.

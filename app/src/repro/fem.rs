@@ -15,14 +15,14 @@
 use super::output::{Csv, OutDir, Report, Table, progress};
 use super::plot::{self, Axis, BarChart, LineChart, Scale, Series};
 use super::{ReproError, Settings, Summary, finish, fmt_ms, meta};
-use crate::backend::Backend;
-use crate::device::fem::{BLOCK_TABLE, ENTRIES, GEOMETRY_VALUES, NODES};
-use crate::device::rng;
-use crate::fem::gpu::Strategy;
-use crate::fem::{Assembler, FemError, Material, Mesh, Precision, assemble, colour, csr, mesh};
-use crate::runtime::Gpu;
-use crate::stats::median;
 use serde_json::json;
+use warpkit::backend::Backend;
+use warpkit::device::fem::{BLOCK_TABLE, ENTRIES, GEOMETRY_VALUES, NODES};
+use warpkit::device::rng;
+use warpkit::fem::gpu::Strategy;
+use warpkit::fem::{Assembler, FemError, Material, Mesh, Precision, assemble, colour, csr, mesh};
+use warpkit::runtime::Gpu;
+use warpkit::stats::median;
 
 mod bandwidth;
 mod report;
@@ -72,7 +72,7 @@ section: only its abstract's \"up to 8.2×\" and its Table 1 survive; 5.17× (th
 range) is the low end the paper reports elsewhere, and which strategy reached which speedup is not in our copy.";
 
 /// What is timed: a GPU strategy or a host assembly path.
-pub use crate::fem::Method;
+pub use warpkit::fem::Method;
 
 /// A method in a precision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,9 +205,9 @@ pub struct Check {
     pub bound: f64,
 }
 
-/// Host and GPU bytes a run at edge `n` needs ([`crate::fem::estimate_bytes`] of the n³ cube).
+/// Host and GPU bytes a run at edge `n` needs ([`warpkit::fem::estimate_bytes`] of the n³ cube).
 pub fn estimate_bytes(n: usize, gpu: bool) -> (usize, usize) {
-    crate::fem::estimate_bytes(n.pow(3), (n + 1).pow(3), gpu)
+    warpkit::fem::estimate_bytes(n.pow(3), (n + 1).pow(3), gpu)
 }
 
 /// Checks the edges: each ≥ 1, within the kernels' 32-bit indexing and the memory at hand.
@@ -229,7 +229,7 @@ pub fn check_sizes(backend: &Backend, sizes: &[usize]) -> Result<(), ReproError>
             return bad(n, "a mesh needs at least one element per side".into());
         }
         let e = n.checked_pow(3).unwrap_or(usize::MAX);
-        if e > (u32::MAX / crate::device::WARP_SIZE) as usize
+        if e > (u32::MAX / warpkit::device::WARP_SIZE) as usize
             || 243 * (n + 1).pow(3) > u32::MAX as usize
         {
             return bad(
@@ -240,7 +240,7 @@ pub fn check_sizes(backend: &Backend, sizes: &[usize]) -> Result<(), ReproError>
             );
         }
         let (host, _) = estimate_bytes(n, backend.is_gpu());
-        if let Some(s) = crate::backend::memory_shortfall(host) {
+        if let Some(s) = warpkit::backend::memory_shortfall(host) {
             return bad(n, format!("{n}³ elements need {s}"));
         }
     }
@@ -381,7 +381,7 @@ struct Problem {
 
 impl Problem {
     fn new(mesh: Mesh) -> Result<Self, FemError> {
-        crate::fem::validate(&mesh, &STEEL)?;
+        warpkit::fem::validate(&mesh, &STEEL)?;
         let colouring = colour::greedy(&mesh);
         colour::verify(&mesh, &colouring)?;
         let pattern = csr::Pattern::new(&mesh)?;

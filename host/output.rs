@@ -1,11 +1,11 @@
-//! Where a reproduction's files go: `DIR/<name>/` with `data.csv` (rows appended and flushed as
-//! they are measured), `table.md` (Markdown sections), `meta.json` and figures. Whole files are
-//! written to a temporary name and renamed, so a reader never sees half a file; the CSV is the one
-//! file that grows, a whole line at a time.
+//! Files a run or a reproduction writes: a directory checked writable up front, CSV rows
+//! appended and flushed as they are measured, Markdown tables, and whole files written to a
+//! temporary name and renamed, so a reader never sees half a file. Also the plain progress lines
+//! of a long run in a log ([`Plain`]); a terminal's progress bar is the front end's.
 
 use std::fmt::Write as _;
 use std::fs::{self, File};
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// Failures to write a reproduction's outputs, each naming the path.
@@ -284,63 +284,9 @@ impl Report {
 /// terminal).
 pub const PROGRESS_EVERY_S: f64 = 10.0;
 
-/// The interval of plain progress lines in milliseconds (`--progress-every`).
-static PROGRESS_EVERY_MS: std::sync::atomic::AtomicU64 =
-    std::sync::atomic::AtomicU64::new((PROGRESS_EVERY_S * 1e3) as u64);
-
-/// Sets the seconds between plain progress lines (0: none) for the bars made after it.
-pub fn set_progress_every(seconds: f64) {
-    let ms = (seconds.max(0.0) * 1e3).min(u64::MAX as f64) as u64;
-    PROGRESS_EVERY_MS.store(ms, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// Progress of a sweep or run on stderr: a bar on a terminal; elsewhere (a batch job's log) a
-/// plain line every [`set_progress_every`] seconds with the count, rate and time left.
-pub fn progress(len: u64, what: &str) -> Progress {
-    let ms = PROGRESS_EVERY_MS.load(std::sync::atomic::Ordering::Relaxed);
-    progress_every(len, what, ms as f64 / 1e3)
-}
-
-/// [`progress`] with plain lines every `seconds` (0: none).
-pub fn progress_every(len: u64, what: &str, seconds: f64) -> Progress {
-    if !io::stderr().is_terminal() {
-        let plain = (seconds > 0.0).then(|| {
-            let now = std::time::Instant::now();
-            std::sync::Mutex::new(Plain {
-                what: what.to_string(),
-                len,
-                pos: 0,
-                msg: String::new(),
-                start: now,
-                last: now,
-                every: std::time::Duration::from_secs_f64(seconds.min(1e9)),
-            })
-        });
-        return Progress {
-            bar: indicatif::ProgressBar::hidden(),
-            plain,
-        };
-    }
-    let pb = indicatif::ProgressBar::new(len);
-    let style = indicatif::ProgressStyle::with_template(
-        "{prefix:>10} [{elapsed_precise}] {bar:30} {pos}/{len} {per_sec} {msg}",
-    )
-    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-    pb.set_style(style);
-    pb.set_prefix(what.to_string());
-    Progress {
-        bar: pb,
-        plain: None,
-    }
-}
-
-/// A terminal bar, or the plain lines of a log ([`progress`]).
-pub struct Progress {
-    bar: indicatif::ProgressBar,
-    plain: Option<std::sync::Mutex<Plain>>,
-}
-
-struct Plain {
+/// Plain progress lines for a log: `what: 120/1000 (12.0%), 3.40/s, elapsed 35s, ETA 4m 19s,
+/// MESSAGE`, at most one every `every`.
+pub struct Plain {
     what: String,
     len: u64,
     pos: u64,
@@ -351,6 +297,33 @@ struct Plain {
 }
 
 impl Plain {
+    /// Lines every `every` (none when it is zero) of a count that runs to `len`.
+    pub fn new(what: &str, len: u64, every: std::time::Duration) -> Self {
+        let now = std::time::Instant::now();
+        Plain {
+            what: what.to_string(),
+            len,
+            pos: 0,
+            msg: String::new(),
+            start: now,
+            last: now,
+            every,
+        }
+    }
+
+    /// At `pos` of the count, with `msg` after the numbers: a line when `every` has passed
+    /// since the last.
+    pub fn update(&mut self, pos: u64, msg: &str) {
+        self.pos = pos;
+        if self.msg != msg {
+            self.msg = msg.to_string();
+        }
+        if !self.every.is_zero() && self.last.elapsed() >= self.every {
+            self.last = std::time::Instant::now();
+            eprintln!("{}", self.line());
+        }
+    }
+
     /// The line: `nbody: 120/1000 (12.0%), 3.40/s, ETA 4m 19s, t = 1.2`.
     fn line(&self) -> String {
         let elapsed = self.start.elapsed().as_secs_f64();
@@ -383,43 +356,6 @@ fn duration(s: f64) -> String {
         (0, 0, sec) => format!("{sec}s"),
         (0, m, sec) => format!("{m}m {sec:02}s"),
         (h, m, sec) => format!("{h}h {m:02}m {sec:02}s"),
-    }
-}
-
-impl Progress {
-    pub fn inc(&self, delta: u64) {
-        self.bar.inc(delta);
-        self.update(|p| p.pos += delta);
-    }
-
-    pub fn set_position(&self, pos: u64) {
-        self.bar.set_position(pos);
-        self.update(|p| p.pos = pos);
-    }
-
-    pub fn set_message(&self, msg: impl Into<std::borrow::Cow<'static, str>>) {
-        let msg = msg.into();
-        if let Some(plain) = &self.plain {
-            // A message alone prints nothing: the next count does.
-            if let Ok(mut p) = plain.lock() {
-                p.msg = msg.to_string();
-            }
-        }
-        self.bar.set_message(msg);
-    }
-
-    pub fn finish_and_clear(&self) {
-        self.bar.finish_and_clear();
-    }
-
-    fn update(&self, f: impl FnOnce(&mut Plain)) {
-        let Some(plain) = &self.plain else { return };
-        let Ok(mut p) = plain.lock() else { return };
-        f(&mut p);
-        if p.last.elapsed() >= p.every {
-            p.last = std::time::Instant::now();
-            eprintln!("{}", p.line());
-        }
     }
 }
 

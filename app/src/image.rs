@@ -22,7 +22,6 @@ mod render;
 pub use animation::*;
 pub use render::*;
 
-use super::{BULGE, DISK, HALO, Particles, TYPES};
 use crate::repro::{output, plot};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -31,6 +30,7 @@ use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use warpkit::nbody::{BULGE, DISK, HALO, Particles, TYPES};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {

@@ -6,9 +6,10 @@ use super::measure::{Storage, evaluate_median, tree_bytes};
 use super::output::{Csv, OutDir, Report, Table, progress};
 use super::plot::{self, Axis, LineChart, Scale, Series};
 use super::{ReproError, Settings, Summary, finish, fmt_ms, fmt_n, meta, sizes};
-use crate::bh::gpu::BhError;
-use crate::bh::{Mode, Params, scene};
 use serde_json::json;
+use warpkit::bh::gpu::BhError;
+use warpkit::bh::{Mode, Params, scene};
+use warpkit::choice::Choice;
 
 /// The storages compared, one table column group and one line per figure each.
 pub const STORAGES: &[Storage] = &[Storage::Dense, Storage::Sparse];
@@ -250,7 +251,7 @@ fn scenes(s: &Settings, dir: &OutDir, report: &mut Report) -> Result<(), ReproEr
             _ => scene::plummer(n, s.seed),
         };
         scene::shuffle(&mut bodies, s.seed);
-        let tree = crate::bh::cpu::build_tree(&bodies);
+        let tree = warpkit::bh::cpu::build_tree(&bodies);
         let h = &tree.header;
         let depth = h.depth;
         let dense_cells = (tree.cells() as i64 - h.bottom as i64).max(1) as f64;

@@ -5,11 +5,11 @@
 
 use super::measure::{Storage, bodies_for, evaluate};
 use super::seed;
-use crate::backend::Backend;
-use crate::bh::gpu::BhError;
-use crate::bh::{Mode, Params, scene};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use warpkit::backend::Backend;
+use warpkit::bh::gpu::BhError;
+use warpkit::bh::{Mode, Params, scene};
 
 /// The gravity kernel's entry point, as ncu's `-k` filter names it.
 pub const KERNEL: &str = "bh_gravity";

@@ -20,10 +20,10 @@
 use super::output::{Csv, OutDir, Report, Table, progress};
 use super::plot::{self, Axis, HeatMap, LineChart, Scale, Series};
 use super::{ReproError, Settings, Summary, finish, fmt_ms, fmt_n, meta};
-use crate::backend::Backend;
-use crate::device::sbh::{KernelSpec, SbhParams, WIDE_LEVELS};
-use crate::sbh::{self as sb, ErrorStats, Kernel, Moments, SbhTree, Summation, Warps};
 use serde_json::json;
+use warpkit::backend::Backend;
+use warpkit::device::sbh::{KernelSpec, SbhParams, WIDE_LEVELS};
+use warpkit::sbh::{self as sb, ErrorStats, Kernel, Moments, SbhTree, Summation, Warps};
 
 const TITLE: &str = "Stochastic Barnes–Hut against Barnes–Hut (the SBH paper's table)";
 
@@ -247,7 +247,7 @@ pub fn check_grid(backend: &Backend, grid: usize) -> Result<(), ReproError> {
     }
     // Queries in two orders, a float64 reference per order, results, errors.
     let need = grid.pow(3) * (2 * 12 + 2 * 8 + 4 + 8) * 2;
-    if let Some(s) = crate::backend::memory_shortfall(need) {
+    if let Some(s) = warpkit::backend::memory_shortfall(need) {
         return bad(format!("needs {s}"));
     }
     sb::check_device_memory(backend, grid.pow(3)).or_else(bad)
@@ -513,7 +513,7 @@ fn measure(
     let bar = progress(steps as u64, "sbh");
     let grid = sb::grid_queries(plan.grid);
     let mut perm: Vec<usize> = (0..grid.len()).collect();
-    crate::bh::scene::shuffle(&mut perm, s.seed);
+    warpkit::bh::scene::shuffle(&mut perm, s.seed);
     let shuffled: Vec<[f32; 3]> = perm.iter().map(|&i| grid[i]).collect();
     let (grid_order, shuffled_order) = (sb::query_order(&grid), sb::query_order(&shuffled));
     let nodes = sb::node_queries(plan.grid);
