@@ -2,7 +2,126 @@
 
 use super::*;
 
-pub(crate) struct FemArgs {
+/// Arguments of `warpkit fem`.
+#[derive(clap::Args)]
+pub(crate) struct FemCommand {
+    /// Beam length, width and height (x, y, z).
+    #[arg(long, num_args = 3, default_values_t = [10.0, 1.0, 1.0], allow_negative_numbers = true)]
+    pub(crate) size: Vec<f64>,
+    /// Elements along x, y, z.
+    #[arg(long, num_args = 3, default_values_t = [80, 4, 8])]
+    pub(crate) cells: Vec<usize>,
+    /// Young's modulus [default: 210e9]; with --case, the default material's.
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) young: Option<f64>,
+    /// Poisson's ratio [default: 0.3]; with --case, the default material's.
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) poisson: Option<f64>,
+    /// Total end load (in −z).
+    #[arg(long, default_value_t = 1e6, allow_negative_numbers = true)]
+    pub(crate) load: f64,
+    /// GPU assembly strategy: thread, warp4, warp8, thread-atomic, warp4-atomic, warp4-jshared,
+    /// warp8-jshared, warp4-jatomic, warp8-jatomic, ppni4, ppni8, ppni4-blocks, ppni8-blocks,
+    /// ppni4-blocks-atomic, ppni8-blocks-atomic, two-kernel, rows, rows-rounds. Default
+    /// rows-rounds (ppni8-blocks with --bbar); the CPU backend assembles on the host and has
+    /// no strategies.
+    #[arg(long)]
+    pub(crate) strategy: Option<String>,
+    /// Write the unconstrained stiffness in Matrix Market format.
+    #[arg(long)]
+    pub(crate) mtx: Option<PathBuf>,
+    /// Write the displacement (per node) and the strain, stress and von Mises stress at each
+    /// element's centre as VTK (.vtu, binary appended, as ParaView writes it).
+    #[arg(long)]
+    pub(crate) vtu: Option<PathBuf>,
+    /// A Gmsh mesh (.msh 2.2 or 4.1, ASCII or binary; its hexahedra) instead of the
+    /// cantilever: its physical groups name the clamped nodes (--fix) and loaded faces
+    /// (--traction).
+    #[arg(long, conflicts_with_all = ["size", "cells", "load"])]
+    pub(crate) mesh: Option<PathBuf>,
+    /// A TOML load case (materials per physical volume, fixed sets and components,
+    /// tractions, body force; README "FEM case files"). The options below compose with it:
+    /// --mesh, --young/--poisson (the default material) and --body-force replace the file's,
+    /// --fix and --traction add sets to the file's.
+    #[arg(long, conflicts_with_all = ["size", "cells", "load"])]
+    pub(crate) case: Option<PathBuf>,
+    /// With --mesh or --case: a physical group whose nodes are clamped in x, y and z
+    /// (repeatable; with neither --fix nor [[fixed]], the group "fixed").
+    #[arg(long)]
+    pub(crate) fix: Vec<String>,
+    /// With --mesh or --case: a physical group of quadrangles or triangles and the traction
+    /// on it (force per area), e.g. `--traction load 0 0 -1e6` (repeatable).
+    #[arg(long, num_args = 4, value_names = ["GROUP", "TX", "TY", "TZ"], allow_negative_numbers = true)]
+    pub(crate) traction: Vec<String>,
+    /// With --mesh or --case: a body force per unit volume (e.g. ρ g), on every element.
+    #[arg(long, num_args = 3, value_names = ["BX", "BY", "BZ"], allow_negative_numbers = true)]
+    pub(crate) body_force: Option<Vec<f64>>,
+    /// B-bar elements (Hughes 1980: the dilatation averaged per element), for
+    /// near-incompressible materials (ν > 0.45 locks the standard hex8). On the GPU the ppni
+    /// strategies have B-bar kernels (default ppni8-blocks); case file: formulation = "bbar".
+    #[arg(long)]
+    pub(crate) bbar: bool,
+}
+
+/// Runs the command: the cantilever, or a mesh or case file.
+pub(crate) fn run(choice: BackendChoice, a: FemCommand) -> Result<()> {
+    let FemCommand {
+        size,
+        cells,
+        young,
+        poisson,
+        load,
+        strategy,
+        mtx,
+        vtu,
+        mesh,
+        case,
+        fix,
+        traction,
+        body_force,
+        bbar,
+    } = a;
+    if mesh.is_some() || case.is_some() {
+        fem_mesh(
+            choice,
+            MeshArgs {
+                path: mesh,
+                case,
+                fix,
+                traction,
+                body_force: body_force.map(|b| [b[0], b[1], b[2]]),
+                young,
+                poisson,
+                strategy,
+                mtx,
+                vtu,
+                bbar,
+            },
+        )
+    } else if !fix.is_empty() || !traction.is_empty() || body_force.is_some() {
+        anyhow::bail!("--fix, --traction and --body-force need --mesh or --case")
+    } else {
+        let default = warpkit::fem::case::DEFAULT_MATERIAL;
+        fem(
+            choice,
+            FemArgs {
+                size: [size[0], size[1], size[2]],
+                cells: [cells[0], cells[1], cells[2]],
+                material: warpkit::fem::Material {
+                    young: young.unwrap_or(default.young),
+                    poisson: poisson.unwrap_or(default.poisson),
+                },
+                load,
+                strategy,
+                mtx,
+                vtu,
+                formulation: formulation(bbar),
+            },
+        )
+    }
+}
+
+struct FemArgs {
     pub(crate) size: [f64; 3],
     pub(crate) cells: [usize; 3],
     pub(crate) material: warpkit::fem::Material,
@@ -44,7 +163,7 @@ fn fem_strategy(
     Ok(strategy)
 }
 
-pub(crate) fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
+fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
     use warpkit::fem::{colour, csr, export, mesh, solve, validate};
     let strategy = fem_strategy(a.strategy.as_deref(), a.formulation)?;
     let name = strategy.name();
@@ -133,7 +252,7 @@ pub(crate) fn fem(choice: BackendChoice, a: FemArgs) -> Result<()> {
     Ok(())
 }
 
-pub(crate) struct MeshArgs {
+struct MeshArgs {
     pub(crate) path: Option<PathBuf>,
     pub(crate) case: Option<PathBuf>,
     pub(crate) fix: Vec<String>,
@@ -150,7 +269,7 @@ pub(crate) struct MeshArgs {
 /// The case file (or an empty case) with the command line's options composed into it: --mesh,
 /// --young/--poisson (the default material) and --body-force replace, --fix and --traction add;
 /// with no fixed set at all, the group "fixed". Every number is checked, naming its key.
-pub(crate) fn compose_case(a: &MeshArgs) -> Result<warpkit::fem::case::CaseFile> {
+fn compose_case(a: &MeshArgs) -> Result<warpkit::fem::case::CaseFile> {
     use warpkit::fem::case::{self, CaseFile, Component, Components, FixedSpec, TractionSpec};
     let mut c = match &a.case {
         Some(path) => CaseFile::read(path)?,
@@ -217,7 +336,7 @@ pub(crate) fn compose_case(a: &MeshArgs) -> Result<warpkit::fem::case::CaseFile>
 
 /// `fem --mesh` / `fem --case`: the user's mesh and load case (materials per physical volume,
 /// fixed sets, tractions, body force), all checked before the assembly.
-pub(crate) fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
+fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
     use warpkit::fem::case::{CaseError, Problem};
     use warpkit::fem::{colour, csr, export, mesh, solve, stress, validate};
     let case = compose_case(&a)?;

@@ -74,7 +74,7 @@ pub(crate) struct GravityArgs {
     gpus: Option<usize>,
 }
 
-pub(crate) fn gravity(choice: BackendChoice, a: GravityArgs) -> Result<()> {
+pub(crate) fn run(choice: BackendChoice, a: GravityArgs) -> Result<()> {
     use warpkit::bh::Options;
     if a.gpus.is_some() {
         if choice == BackendChoice::Cpu {

@@ -96,11 +96,7 @@ pub(crate) struct NbodyArgs {
     gpus: Option<usize>,
 }
 
-pub(crate) fn nbody(
-    choice: BackendChoice,
-    a: NbodyArgs,
-    progress_every: Option<f64>,
-) -> Result<()> {
+pub(crate) fn run(choice: BackendChoice, a: NbodyArgs, progress_every: Option<f64>) -> Result<()> {
     use warpkit::nbody::run::{IcKind, RunConfig};
     if a.gpus.is_some() {
         if choice == BackendChoice::Cpu {

@@ -57,7 +57,7 @@ pub(crate) struct SbhArgs {
     seed: u64,
 }
 
-pub(crate) fn sbh(choice: BackendChoice, a: SbhArgs) -> Result<()> {
+pub(crate) fn run(choice: BackendChoice, a: SbhArgs) -> Result<()> {
     use std::time::Instant;
     use warpkit::device::sbh::SbhParams;
     use warpkit::sbh::{

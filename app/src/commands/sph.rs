@@ -63,3 +63,8 @@ impl From<SphArgs> for warpkit::sph::hydro::cli::SphArgs {
         }
     }
 }
+
+/// Runs the case (the library's solver and its files).
+pub(crate) fn run(choice: warpkit::backend::BackendChoice, a: SphArgs) -> anyhow::Result<()> {
+    warpkit::sph::hydro::cli::run(choice, a.into())
+}
