@@ -5,7 +5,7 @@
 #![cfg(feature = "hdf5")]
 
 use hdf5::types::VarLenUnicode;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use warpkit::nbody::hdf5::{
     G_CGS, UNIT_LENGTH_CM, UNIT_MASS_G, UNIT_SYSTEM, read_hdf5, unit_time_s, write_hdf5,
@@ -13,10 +13,11 @@ use warpkit::nbody::hdf5::{
 use warpkit::nbody::snapshot::{Header, Precision, Snapshot, header_for, read_snapshot};
 use warpkit::nbody::{DISK, HALO, ic};
 
-/// Held by a test while it has HDF5 files open, and around each `warpkit` child process: the
-/// HDF5 library opens files without close-on-exec and locks them (flock), so a child forked
-/// while another test thread has a file open inherits the descriptor and its lock for its whole
-/// life, and that test's next `File::open_rw` of the file fails with "unable to lock file".
+/// Held by a test while it has HDF5 files open: the HDF5 library opens files without
+/// close-on-exec and locks them (flock), so a child process forked while another test thread has
+/// a file open inherits the descriptor and its lock for its whole life, and that test's next
+/// `File::open_rw` of the file fails with "unable to lock file" (the tests that run `warpkit`
+/// are app/tests/hdf5_cli.rs; this keeps any later child safe here too).
 static FORK: Mutex<()> = Mutex::new(());
 
 fn no_fork() -> MutexGuard<'static, ()> {
