@@ -65,7 +65,7 @@ pub struct GpuRun {
 }
 
 /// Node storage (seed 001): see [`dev::Layout`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::choice::Choice)]
 pub enum Storage {
     /// Cells allocated downward by an atomic counter; memory grows with the cells in use.
     #[default]
@@ -94,7 +94,7 @@ impl Storage {
     Default,
     PartialEq,
     Eq,
-    clap::ValueEnum,
+    crate::choice::Choice,
     serde::Serialize,
     serde::Deserialize,
 )]
@@ -279,7 +279,7 @@ impl DeviceOctree {
 }
 
 /// The gravity kernel.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::choice::Choice)]
 pub enum Traversal {
     /// The seed's kernel: one traversal per warp, a warp vote per cell (`bh_gravity`).
     #[default]

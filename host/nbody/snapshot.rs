@@ -169,7 +169,7 @@ pub struct Snapshot {
     Eq,
     serde::Serialize,
     serde::Deserialize,
-    clap::ValueEnum,
+    crate::choice::Choice,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {

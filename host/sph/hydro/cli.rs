@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Initial conditions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, crate::choice::Choice)]
 #[serde(rename_all = "kebab-case")]
 pub enum IcKind {
     /// The Sod shock tube in a periodic 3D box (γ = 1.4), compared at its interface x = 1.
@@ -141,35 +141,26 @@ pub struct SphConfig {
     pub output: OutputSection,
 }
 
-/// Arguments of `warpkit sph`.
-#[derive(clap::Args, Debug)]
+/// The options of `warpkit sph` (the command line's parser fills them in).
+#[derive(Debug, Default)]
 pub struct SphArgs {
     /// A TOML file with [ic], [run] and [output] tables (see docs/sph.md).
-    #[arg(long)]
     pub config: Option<PathBuf>,
     /// Initial conditions.
-    #[arg(long, value_enum)]
     pub ic: Option<IcKind>,
     /// Sod: dense particles per unit length; Sedov: particles per box side.
-    #[arg(long)]
     pub resolution: Option<usize>,
     /// Evrard, polytrope: about this many particles.
-    #[arg(long)]
     pub particles: Option<usize>,
     /// End time.
-    #[arg(long, allow_negative_numbers = true)]
     pub t_end: Option<f64>,
     /// Self-gravity's softening length ε.
-    #[arg(long, allow_negative_numbers = true)]
     pub softening: Option<f64>,
     /// Self-gravity's tree opening angle θ.
-    #[arg(long, allow_negative_numbers = true)]
     pub theta: Option<f64>,
     /// How self-gravity is summed.
-    #[arg(long, value_enum)]
     pub gravity_solver: Option<GravitySolver>,
     /// Output directory.
-    #[arg(long)]
     pub out: Option<PathBuf>,
 }
 

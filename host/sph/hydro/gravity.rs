@@ -17,7 +17,7 @@ use crate::device::nbody::{criterion, potential_energy};
 use serde::Deserialize;
 
 /// How the gravity of the gas is summed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, crate::choice::Choice)]
 #[serde(rename_all = "kebab-case")]
 pub enum GravitySolver {
     /// Barnes–Hut (float32 tree, opening angle θ): O(N log N).
