@@ -170,11 +170,17 @@ impl ElementMaterials {
 pub enum FemError {
     #[error("the mesh has no elements")]
     EmptyMesh,
-    #[error("element {element} refers to node {node}, but the mesh has {nodes} nodes")]
+    #[error(
+        "element {element} refers to node {node}, but the mesh has {nodes} nodes (indices \
+         0..{nodes}){}",
+        if *one_based { "; the indices look 1-based (as Gmsh numbers nodes): subtract 1" } else { "" }
+    )]
     NodeOutOfRange {
         element: usize,
         node: u32,
         nodes: usize,
+        /// No index is 0 and the largest is `nodes`: numbered from 1.
+        one_based: bool,
     },
     #[error("element {element} has non-finite coordinates at node {node}")]
     NonFiniteNode { element: usize, node: u32 },
@@ -313,6 +319,31 @@ pub fn validate(mesh: &Mesh, material: &Material) -> Result<(), FemError> {
         return Err(FemError::EmptyMesh);
     }
     let nodes = mesh.nodes.len();
+    // Indices first, over every element: 1-based indices (largest = nodes) would otherwise be
+    // reported as an inverted element, the shifted nodes making a valid hexahedron a twisted one.
+    let (lo, hi) = mesh
+        .elements
+        .par_iter()
+        .flatten()
+        .fold(|| (u32::MAX, 0), |(lo, hi), &n| (lo.min(n), hi.max(n)))
+        .reduce(|| (u32::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+    if hi as usize >= nodes {
+        let element = mesh
+            .elements
+            .iter()
+            .position(|conn| conn.iter().any(|&n| n as usize >= nodes))
+            .expect("an index past the nodes was found above");
+        let node = *mesh.elements[element]
+            .iter()
+            .find(|&&n| n as usize >= nodes)
+            .expect("in this element");
+        return Err(FemError::NodeOutOfRange {
+            element,
+            node,
+            nodes,
+            one_based: lo >= 1 && hi as usize == nodes,
+        });
+    }
     // `find_first` keeps the report deterministic: the lowest bad element, whatever the threads.
     let bad = mesh
         .elements
@@ -320,13 +351,6 @@ pub fn validate(mesh: &Mesh, material: &Material) -> Result<(), FemError> {
         .enumerate()
         .map(|(e, conn)| -> Result<(), FemError> {
             for &n in conn {
-                if n as usize >= nodes {
-                    return Err(FemError::NodeOutOfRange {
-                        element: e,
-                        node: n,
-                        nodes,
-                    });
-                }
                 if !mesh.nodes[n as usize].iter().all(|v| v.is_finite()) {
                     return Err(FemError::NonFiniteNode {
                         element: e,

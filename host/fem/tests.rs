@@ -97,11 +97,33 @@ fn bad_input_is_named() {
             FemError::NodeOutOfRange {
                 element: 1,
                 node: 99,
-                nodes: 12
+                nodes: 12,
+                one_based: false
             }
         ),
         "{e}"
     );
+    // Indices numbered from 1 (Gmsh's node numbers): named as such, not as a twisted element.
+    let mut m = good.clone();
+    for conn in &mut m.elements {
+        for n in conn.iter_mut() {
+            *n += 1;
+        }
+    }
+    let e = validate(&m, &STEEL).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            FemError::NodeOutOfRange {
+                one_based: true,
+                nodes: 12,
+                node: 12,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("1-based"), "{e}");
     // Reversing the node order turns the element inside out.
     let mut m = good.clone();
     let c = m.elements[1];

@@ -339,3 +339,18 @@ image_every = 0
     a = warpkit.nbody(str(tmp_path / "pl.toml"), out=str(tmp_path / "a"), backend="cpu")
     b = warpkit.nbody(tmp_path / "pl.toml", out=str(tmp_path / "b"), backend="cpu")
     assert a["particles"] == b["particles"] == 32 and a["steps"] == 2, a
+
+
+def test_flags_are_not_numbers():
+    # float(True) is 1.0 and operator.index(True) is 1: a flag where a number belongs is refused.
+    b = bodies(100)
+    with pytest.raises(TypeError, match="eps must be a real number, got True"):
+        warpkit.gravity(b, eps=True, backend="cpu")
+    with pytest.raises(TypeError, match="young and poisson must be real numbers"):
+        warpkit.fem.assemble(*unit_cube(), young=True, poisson=0.3, backend="cpu")
+
+
+def test_fem_one_based_indices_are_named():
+    nodes, elems = unit_cube()
+    with pytest.raises(ValueError, match="1-based"):
+        warpkit.fem.assemble(nodes, elems + 1, young=1.0, poisson=0.3, backend="cpu")

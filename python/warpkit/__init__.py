@@ -60,6 +60,9 @@ def _f32_array(a, what):
 def _scalar(v, what):
     """A float parameter that the extension converts to float32: named when it is not a real
     number or past float32's range (which would become ±inf)."""
+    # float(True) is 1.0: a flag given where a number belongs (eps=True) is refused.
+    if isinstance(v, (bool, _np.bool_)):
+        raise TypeError(f"{what} must be a real number, got {v!r}")
     try:
         x = float(v)
     except (TypeError, ValueError):
@@ -72,6 +75,8 @@ def _scalar(v, what):
 def _integer(v, what, bits):
     """An unsigned integer parameter of ``bits`` bits: a float would be truncated silently, a
     value out of range would raise an OverflowError without the argument's name."""
+    if isinstance(v, (bool, _np.bool_)):
+        raise TypeError(f"{what} must be an integer, got {v!r}")
     try:
         i = _operator.index(v)
     except TypeError:

@@ -38,6 +38,8 @@ def assemble(nodes, elements, *, young, poisson, backend="auto"):
             raise ValueError(f"elements{list(i)} = {e[i]}: node indices must lie in "
                              f"[0, {len(x)}) (the mesh has {len(x)} nodes)")
     e = _np.ascontiguousarray(e, dtype=_np.uint32)
+    if any(isinstance(v, (bool, _np.bool_)) for v in (young, poisson)):
+        raise TypeError(f"young and poisson must be real numbers, got {young!r} and {poisson!r}")
     try:
         young, poisson = float(young), float(poisson)
     except (TypeError, ValueError):
