@@ -51,7 +51,8 @@ impl From<KernelName> for SmoothingKernel {
 #[serde(default, deny_unknown_fields)]
 pub struct IcConfig {
     pub kind: IcKind,
-    /// Sod: dense particles per unit length (even); Sedov: particles per box side. 0: the
+    /// Sod: dense particles per unit length along the tube (even); Sedov: particles per box
+    /// side. 0: the
     /// case's default (32).
     pub resolution: usize,
     /// Sedov: the blast energy.
@@ -150,7 +151,7 @@ pub struct SphArgs {
     /// Initial conditions.
     #[arg(long, value_enum)]
     pub ic: Option<IcKind>,
-    /// Sod: dense particles per unit length; Sedov: particles per box side.
+    /// Sod: dense particles per unit length along the tube; Sedov: particles per box side.
     #[arg(long)]
     pub resolution: Option<usize>,
     /// Evrard, polytrope: about this many particles.
