@@ -59,6 +59,7 @@ fn sample() -> Snapshot {
         },
         particles: p,
         potential: Some(potential),
+        gas: None,
     }
 }
 

@@ -580,5 +580,6 @@ pub fn read_hdf5(path: &Path) -> Result<Snapshot, SnapshotError> {
         header,
         particles,
         potential,
+        gas: None,
     })
 }

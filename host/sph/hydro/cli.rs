@@ -52,8 +52,7 @@ impl From<KernelName> for SmoothingKernel {
 pub struct IcConfig {
     pub kind: IcKind,
     /// Sod: dense particles per unit length along the tube (even); Sedov: particles per box
-    /// side. 0: the
-    /// case's default (32).
+    /// side. 0: the case's default (32).
     pub resolution: usize,
     /// Sedov: the blast energy.
     pub energy: Option<f64>,
