@@ -14,10 +14,10 @@ use super::{Gas, HydroError, HydroParams};
 use crate::backend::Backend;
 use crate::device::bh::Body;
 use crate::device::nbody::{criterion, potential_energy};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// How the gravity of the gas is summed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum GravitySolver {
     /// Barnes–Hut (float32 tree, opening angle θ): O(N log N).
