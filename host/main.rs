@@ -172,9 +172,10 @@ enum Command {
     /// Defaults reproduce the self-gravity document's collision of 5·10^6 particles (2000 on the
     /// CPU backend); a TOML file (`--config`) sets anything, the options below override it.
     Nbody(NbodyArgs),
-    /// SPH hydrodynamics (CPU, float64): the Sod shock tube or the Sedov–Taylor blast in a
-    /// periodic box, grad-h SPH with Monaghan viscosity and KDK leapfrog; writes
-    /// diagnostics.csv and profile.csv (with the exact solution) into the output directory.
+    /// SPH hydrodynamics (CPU, float64): the Sod shock tube, the Sedov–Taylor blast, the
+    /// Evrard collapse, a polytrope, or gas from a snapshot; grad-h SPH with Monaghan viscosity
+    /// and KDK leapfrog; writes diagnostics.csv, gas snapshots that `--restart` continues, and
+    /// profile.csv (with the exact solution) into the output directory.
     Sph(warpkit::sph::hydro::cli::SphArgs),
     /// Write the embedded PTX module (for ptxas, cuobjdump or reading).
     Ptx {
@@ -206,6 +207,29 @@ fn main() {
         eprintln!("error: {}", warpkit::files::error_report(e.as_ref()));
         std::process::exit(1);
     }
+}
+
+/// `warpkit sph`: the first Ctrl-C ends the run after its step (final snapshot, diagnostics,
+/// profile) and exits with 130; a second exits at once.
+fn sph(choice: BackendChoice, args: warpkit::sph::hydro::cli::SphArgs) -> Result<()> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || {
+        if flag.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+    })
+    .context("installing the Ctrl-C handler")?;
+    let s = warpkit::sph::hydro::cli::run(choice, args, stop)?;
+    if s.interrupted {
+        eprintln!(
+            "sph: interrupted at t = {} ({} steps of this run): final snapshot, diagnostics and \
+             profile written",
+            s.t, s.steps
+        );
+        return Err(Interrupted.into());
+    }
+    Ok(())
 }
 
 /// A finite number of seconds ≥ 0.
@@ -315,7 +339,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(warpkit::repro::ncu::target(&backend, mode, n, theta, seed)?)
         }
         Command::Nbody(args) => nbody(cli.backend, args, cli.progress_every),
-        Command::Sph(args) => warpkit::sph::hydro::cli::run(cli.backend, args),
+        Command::Sph(args) => sph(cli.backend, args),
         Command::Ptx { out } => {
             let ptx = warpkit::module_ptx().map_err(anyhow::Error::msg)?;
             match out {

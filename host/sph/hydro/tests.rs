@@ -549,3 +549,48 @@ fn a_restart_from_a_float64_snapshot_continues_the_run() {
     eprintln!("from format 1: {e1:.2e}");
     assert!(e1 > 1e-6, "{e1}");
 }
+
+#[test]
+fn a_case_file_starts_from_a_snapshot() {
+    use super::cli::{SphConfig, build};
+    use crate::nbody::snapshot::{Format, Precision, write_gadget};
+    let params = HydroParams::ideal_gas(SOD_GAMMA);
+    let (gas, boundary) = ic::sod(8, ic::sod_across(params.n_ngb), &params);
+    let mut sim = Sim::new(gas, params, boundary).unwrap();
+    sim.step(f64::INFINITY).unwrap();
+    let dir = std::env::temp_dir().join(format!("warpkit-sph-ic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("gas.gadget");
+    let mut s = snapio::snapshot_of(&sim);
+    // Initial conditions as other codes write them: U only.
+    let g = s.gas.as_mut().unwrap();
+    (g.rho, g.hsml, g.acc, g.du_dt, g.vsig, g.alpha) = Default::default();
+    write_gadget(&file, &s, Format::Gadget1, Precision::Single).unwrap();
+    let Boundary::Periodic(l) = boundary else {
+        unreachable!()
+    };
+    let text = format!(
+        "[ic]\nkind = \"snapshot\"\nfile = {:?}\nperiodic_box = [{}, {}, {}]\n[run]\nt_end = \
+         0.05\ngamma = 1.4\n",
+        file.display().to_string(),
+        l[0],
+        l[1],
+        l[2]
+    );
+    let c: SphConfig = toml::from_str(&text).unwrap();
+    let (mut from, t_end) = build(&c).unwrap();
+    assert_eq!(from.t, sim.t);
+    assert_eq!(from.gas.len(), sim.gas.len());
+    // The smoothing lengths found again from the positions (guessed from the box's density).
+    let dh = (0..sim.gas.len())
+        .map(|i| (from.gas.h[i] / sim.gas.h[i] - 1.0).abs())
+        .fold(0.0, f64::max);
+    assert!(dh < 1e-5, "h differs by {dh}");
+    from.run_to(t_end).unwrap();
+    // No end time, or one before the snapshot's: refused.
+    let early: SphConfig = toml::from_str(&text.replace("t_end = 0.05", "t_end = 0.001")).unwrap();
+    assert!(build(&early).is_err());
+    let none: SphConfig = toml::from_str(&text.replace("t_end = 0.05\n", "")).unwrap();
+    assert!(build(&none).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
