@@ -182,6 +182,8 @@ pub struct GasFields {
     pub du_dt: Vec<f64>,
     pub vsig: Vec<f64>,
     pub alpha: Vec<f64>,
+    /// Pressure (HDF5's Pressures; the Gadget formats have no such block).
+    pub pressure: Vec<f64>,
 }
 
 impl GasFields {
@@ -609,6 +611,7 @@ pub fn parse_gadget(bytes: &[u8]) -> Result<Snapshot, GadgetError> {
             du_dt: scalar(9)?,
             vsig: scalar(10)?,
             alpha: scalar(11)?,
+            pressure: Vec::new(),
         };
         g.check(n_gas as usize)?;
         Some(g)

@@ -366,6 +366,7 @@ fn gas_round_trips_with_its_sph_fields() {
         du_dt: f(-2.0),
         vsig: f(1.5),
         alpha: f(0.1),
+        pressure: Vec::new(),
     });
     for format in [Format::Gadget1, Format::Gadget2] {
         let mut buf = Vec::new();

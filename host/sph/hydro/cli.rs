@@ -141,7 +141,8 @@ pub struct OutputSection {
     pub dir: PathBuf,
     /// A snapshot every K steps (counted from the first run's start; 0: the final one only).
     pub snapshot_every: u64,
-    /// `gadget2` (the default: the only format that continues a run exactly) or `gadget1`.
+    /// `gadget2` (the default), `gadget1` (U, RHO and HSML only: a restart from it does not
+    /// continue exactly) or `hdf5` (feature `hdf5`; PartType0 with SWIFT's names).
     pub format: SnapshotFormat,
     /// `double` (the default: the solver's float64 state) or `single`.
     pub precision: Precision,
@@ -586,14 +587,10 @@ pub fn run(choice: BackendChoice, a: SphArgs, stop: Arc<AtomicBool>) -> Result<S
 /// all of them where it stands.
 pub fn run_case(c: &SphConfig, stop: Arc<AtomicBool>) -> Result<SphSummary> {
     let ext = c.output.format.extension();
-    let format = match c.output.format {
-        SnapshotFormat::Gadget1 => Format::Gadget1,
-        SnapshotFormat::Gadget2 => Format::Gadget2,
-        SnapshotFormat::Hdf5 => bail!(
-            "`warpkit sph` writes Gadget snapshots (format = \"gadget2\" or \"gadget1\"); HDF5 \
-             gas is not written yet"
-        ),
-    };
+    #[cfg(not(feature = "hdf5"))]
+    if c.output.format == SnapshotFormat::Hdf5 {
+        bail!("{}", snapshot::NO_HDF5);
+    }
     let dir = &c.output.dir;
     // The output names that could be the snapshot a restart reads: refused before any work.
     if let (IcKind::Snapshot, Some(input)) = (c.ic.kind, &c.ic.file) {
@@ -648,7 +645,20 @@ pub fn run_case(c: &SphConfig, stop: Arc<AtomicBool>) -> Result<SphSummary> {
     let energy_0 = c.restart_of.and_then(|r| r.energy_0).unwrap_or(d0.total);
     let write_snapshot = |sim: &Sim, name: &str| -> Result<()> {
         let path = dir.join(name);
-        snapshot::write_gadget(&path, &snapio::snapshot_of(sim), format, c.output.precision)?;
+        let s = snapio::snapshot_of(sim);
+        let precision = c.output.precision;
+        match c.output.format {
+            SnapshotFormat::Gadget1 => {
+                snapshot::write_gadget(&path, &s, Format::Gadget1, precision)?
+            }
+            SnapshotFormat::Gadget2 => {
+                snapshot::write_gadget(&path, &s, Format::Gadget2, precision)?
+            }
+            #[cfg(feature = "hdf5")]
+            SnapshotFormat::Hdf5 => crate::nbody::hdf5::write_hdf5(&path, &s, precision)?,
+            #[cfg(not(feature = "hdf5"))]
+            SnapshotFormat::Hdf5 => unreachable!("refused above"),
+        }
         SphRunState {
             step: sim.step,
             time: sim.t,

@@ -30,6 +30,7 @@ pub fn snapshot_of(sim: &Sim) -> Snapshot {
             du_dt: g.du.clone(),
             vsig: g.vsig.clone(),
             alpha: g.alpha.clone(),
+            pressure: g.p.clone(),
         }),
         potential: (!sim.phi.is_empty()).then(|| sim.phi.clone()),
         ..Default::default()
