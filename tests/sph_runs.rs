@@ -106,6 +106,22 @@ fn sph_restart_continues_the_run() {
     );
     let c = read_snapshot(&dir.join("rC/snapshot_final.gadget")).unwrap();
     assert_eq!(c.header.time, 0.12);
+    // A previous run's outputs are replaced only when asked.
+    let again = [
+        "sph",
+        "--restart",
+        "whole/snapshot_000003.gadget",
+        "--out",
+        "rC",
+    ];
+    fails(
+        &dir,
+        &again,
+        &["holds a previous run's outputs", "--overwrite"],
+    );
+    succeeds(&dir, &[&again[..], &["--overwrite"]].concat());
+    let c = read_snapshot(&dir.join("rC/snapshot_final.gadget")).unwrap();
+    assert_eq!(c.header.time, 0.1);
     // Writing over the snapshot a run starts from is refused before any work.
     let before = std::fs::read(dir.join("whole/snapshot_final.gadget")).unwrap();
     fails(

@@ -146,6 +146,8 @@ pub struct OutputSection {
     pub format: SnapshotFormat,
     /// `double` (the default: the solver's float64 state) or `single`.
     pub precision: Precision,
+    /// Replace a previous run's diagnostics and snapshots in `dir` (else refused).
+    pub overwrite: bool,
 }
 
 impl Default for OutputSection {
@@ -155,6 +157,7 @@ impl Default for OutputSection {
             snapshot_every: 0,
             format: SnapshotFormat::Gadget2,
             precision: Precision::Double,
+            overwrite: false,
         }
     }
 }
@@ -262,6 +265,9 @@ pub struct SphArgs {
     /// A snapshot every K steps (0: the final one only).
     #[arg(long)]
     pub snapshot_every: Option<u64>,
+    /// Replace a previous run's diagnostics and snapshots in the output directory.
+    #[arg(long)]
+    pub overwrite: bool,
     /// Output directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -316,6 +322,9 @@ pub fn config(a: &SphArgs) -> Result<(SphConfig, Vec<String>)> {
     }
     if let Some(k) = a.snapshot_every {
         c.output.snapshot_every = k;
+    }
+    if a.overwrite {
+        c.output.overwrite = true;
     }
     if let Some(o) = &a.out {
         c.output.dir = o.clone();
@@ -618,6 +627,21 @@ pub fn run_case(c: &SphConfig, stop: Arc<AtomicBool>) -> Result<SphSummary> {
                 )?;
             }
         }
+    }
+    let previous = crate::nbody::run::previous_outputs(dir);
+    if !c.output.overwrite && !previous.is_empty() {
+        let shown = match previous.len() {
+            1..=3 => previous.join(", "),
+            k => format!("{}, … ({k} files)", previous[..3].join(", ")),
+        };
+        bail!(
+            "{}",
+            crate::nbody::run::RunError::previous_outputs(
+                dir,
+                &shown,
+                "--overwrite (`overwrite = true` under [output])"
+            )
+        );
     }
     let p = prepare(c)?;
     let (mut sim, t_end) = (p.sim, p.t_end);
