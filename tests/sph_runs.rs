@@ -81,6 +81,28 @@ fn sph_restart_continues_the_run() {
     assert_eq!(first[0], "3");
     assert_eq!(first[1].parse::<f64>().unwrap(), mid.header.time);
     assert_eq!(whole.lines().last(), part.lines().last());
+    // The run's case file may come along with --restart: its [ic] is the snapshot's now, and
+    // its [run] keys that equal the run's are no override.
+    std::fs::write(
+        dir.join("case.toml"),
+        "[ic]\nkind = \"sod\"\nresolution = 16\n[run]\nt_end = 0.1\n",
+    )
+    .unwrap();
+    let err = succeeds(
+        &dir,
+        &[
+            "sph",
+            "--config",
+            "case.toml",
+            "--restart",
+            "whole/snapshot_000003.gadget",
+            "--out",
+            "rD",
+        ],
+    );
+    assert!(!err.contains("overrides"), "{err}");
+    let d = read_snapshot(&dir.join("rD/snapshot_final.gadget")).unwrap();
+    assert_eq!(state_bits(&a), state_bits(&d));
     // The profile is still the Sod tube's, with the exact solution.
     let profile = std::fs::read_to_string(dir.join("rB/profile.csv")).unwrap();
     assert!(

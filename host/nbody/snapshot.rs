@@ -498,8 +498,8 @@ pub fn parse_gadget(bytes: &[u8]) -> Result<Snapshot, GadgetError> {
                 blocks[k] = Some(r.record(name)?);
             }
             if header.npart[0] > 0 {
-                for (j, &k) in GAS_BLOCKS_1.iter().enumerate() {
-                    if j > 0 && r.done() {
+                for &k in &GAS_BLOCKS_1 {
+                    if r.done() {
                         break;
                     }
                     blocks[k] = Some(r.record(NAMES[k].1)?);
@@ -590,9 +590,7 @@ pub fn parse_gadget(bytes: &[u8]) -> Result<Snapshot, GadgetError> {
                 .collect())
         };
         if blocks[5].is_none() {
-            return Err(GadgetError::MissingBlock(
-                "U (the gas particles' internal energy)",
-            ));
+            return Err(no_u());
         }
         let acc = if blocks[8].is_some() {
             let w = width(8, 3, n_gas, 4)?;
@@ -624,6 +622,12 @@ pub fn parse_gadget(bytes: &[u8]) -> Result<Snapshot, GadgetError> {
         potential: None,
         gas,
     })
+}
+
+fn no_u() -> GadgetError {
+    GadgetError::Gas(
+        "gas particles (type 0) without a U block (their specific internal energies)".into(),
+    )
 }
 
 /// A format-2 name record and the block after it: the index in [`NAMES`] (None for a block

@@ -417,5 +417,11 @@ fn gas_round_trips_with_its_sph_fields() {
     let at = buf.windows(4).position(|w| w == b"U   ").unwrap();
     buf[at..at + 4].copy_from_slice(b"QQQQ");
     let err = parse_gadget(&buf).unwrap_err();
-    assert!(matches!(err, GadgetError::MissingBlock(_)), "{err}");
+    assert!(matches!(err, GadgetError::Gas(_)), "{err}");
+    // Format 1 that ends before U: the same.
+    let mut buf = Vec::new();
+    encode_gadget(&ic, Format::Gadget1, Precision::Double, &mut buf).unwrap();
+    let u_record = 8 + 8 * n_gas;
+    let err = parse_gadget(&buf[..buf.len() - u_record]).unwrap_err();
+    assert!(err.to_string().contains("without a U block"), "{err}");
 }

@@ -294,8 +294,14 @@ pub fn config(a: &SphArgs) -> Result<(SphConfig, Vec<String>)> {
         c.ic.kind = k;
     }
     if let Some(f) = &a.restart {
-        c.ic.kind = IcKind::Snapshot;
-        c.ic.file = Some(f.clone());
+        // The case file of the run may come along: its particles are the snapshot's now.
+        c.ic = IcConfig {
+            kind: IcKind::Snapshot,
+            file: Some(f.clone()),
+            energy: c.ic.energy,
+            periodic_box: c.ic.periodic_box,
+            ..IcConfig::default()
+        };
     }
     if let Some(r) = a.resolution {
         c.ic.resolution = r;
