@@ -5,7 +5,7 @@ use crate::runtime::{Gpu, GpuError};
 use std::sync::Arc;
 
 /// `--backend`: what the user asked for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::choice::Choice)]
 pub enum BackendChoice {
     /// The GPU when one is usable, else the CPU with a notice.
     #[default]

@@ -10,14 +10,18 @@
 //! | a `__global__` launch | [`runtime::Gpu::launch`] → [`runtime::Launch::run`] |
 //! | "no GPU here" | [`backend::Backend::Cpu`], chosen by [`backend::select`] |
 
+// `#[derive(Choice)]` names the trait as `::warpkit::choice::Choice`, here as in other crates.
+extern crate self as warpkit;
+
 pub mod backend;
 pub mod bh;
+pub mod choice;
 pub mod combined;
 pub mod fem;
 pub mod files;
 pub mod multi;
 pub mod nbody;
-pub mod repro;
+pub mod output;
 pub mod runtime;
 pub mod sbh;
 pub mod selftest;

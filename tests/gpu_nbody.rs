@@ -257,7 +257,7 @@ fn the_gather_kicks_and_flags_by_the_new_index() {
 
 mod block {
     use super::*;
-    use warpkit::bh::gpu::{self as bhgpu, GroupSubset, Storage, Traversal, TraversalBuffers};
+    use warpkit::bh::gpu::{self as bhgpu, GroupSubset, Storage, Traversal};
     use warpkit::bh::initial_cells;
     use warpkit::device::bh::{Accel, Body, TreeHeader};
     use warpkit::device::nbody::{
@@ -465,8 +465,7 @@ mod block {
                 true,
             )
             .unwrap();
-            let mut bufs = TraversalBuffers::new(&gpu, n).unwrap();
-            bhgpu::sort_tree(&gpu, &mut octree, Traversal::Group2, &mut bufs).unwrap();
+            bhgpu::sort_tree(&gpu, &mut octree, Traversal::Group2.group_size()).unwrap();
             let d_level = gpu.upload(&level).unwrap();
             let mut subset = GroupSubset::new(&gpu, n).unwrap();
             let mut counters = fresh_counters(&gpu);
@@ -474,8 +473,8 @@ mod block {
                 .resident_grid(k::nbody_active_groups, NBODY_BLOCK)
                 .unwrap();
             let args = (
-                &bufs.sort,
-                &bufs.groups,
+                &octree.tree.sort,
+                &octree.tree.groups,
                 &octree.tree.header,
                 &d_level,
                 tick,
@@ -489,8 +488,8 @@ mod block {
             unsafe { gpu.launch(k::nbody_active_header, grid_for(1, 32), args) }.unwrap();
 
             let header: TreeHeader = gpu.download(&octree.tree.header).unwrap()[0];
-            let sort = gpu.download(&bufs.sort).unwrap();
-            let mut groups = gpu.download(&bufs.groups).unwrap();
+            let sort = gpu.download(&octree.tree.sort).unwrap();
+            let mut groups = gpu.download(&octree.tree.groups).unwrap();
             groups.truncate(header.groups as usize);
             let c = gpu.download(&counters).unwrap();
             let a_header: TreeHeader = gpu.download(&subset.header).unwrap()[0];
@@ -548,21 +547,12 @@ mod block {
             assert_eq!(a_header, expect, "tick {tick}: active header");
 
             // Forces over the subset against the full walk's.
-            let mut full = TraversalBuffers::new(&gpu, n).unwrap();
-            std::mem::swap(&mut full.sort, &mut bufs.sort);
-            std::mem::swap(&mut full.groups, &mut bufs.groups);
-            bhgpu::gravity_on(
-                &gpu,
-                &mut octree,
-                &f.params,
-                &o,
-                &mut bufs,
-                Some(&mut subset),
-            )
-            .unwrap();
-            let part = gpu.download(&bufs.acc).unwrap();
-            bhgpu::gravity_on(&gpu, &mut octree, &f.params, &o, &mut full, None).unwrap();
-            let all = gpu.download(&full.acc).unwrap();
+            let mut part = gpu.alloc_poisoned::<Accel>(n).unwrap();
+            let mut full = gpu.alloc_poisoned::<Accel>(n).unwrap();
+            bhgpu::gravity_on(&gpu, &octree, &f.params, &o, &mut part, Some(&subset)).unwrap();
+            let part = gpu.download(&part).unwrap();
+            bhgpu::gravity_on(&gpu, &octree, &f.params, &o, &mut full, None).unwrap();
+            let all = gpu.download(&full).unwrap();
             // The subset's group boxes are smaller than the full groups', so the two walks list
             // other cells: equal within the tree's error, not bit for bit. A wrong body index
             // would be off by order one.

@@ -1,14 +1,11 @@
 //! HDF5 snapshots (feature `hdf5`): the round trip, the layout read back through the
-//! `hdf5` crate directly (not warpkit's reader), bad files, and the CLI (`nbody --format hdf5`,
-//! `--restart x.hdf5`, `gravity --input x.hdf5`). CPU only; `.ci/run` runs them with
+//! `hdf5` crate directly (not warpkit's reader) and bad files (the command line's use of them:
+//! `app/tests/hdf5_cli.rs`). CPU only; `.ci/run` runs them with
 //! `cargo test --release --features hdf5 --test hdf5_snapshot`.
 #![cfg(feature = "hdf5")]
 
-mod common;
-
 use hdf5::types::VarLenUnicode;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use warpkit::nbody::hdf5::{
     G_CGS, UNIT_LENGTH_CM, UNIT_MASS_G, UNIT_SYSTEM, read_hdf5, unit_time_s, write_hdf5,
@@ -16,10 +13,11 @@ use warpkit::nbody::hdf5::{
 use warpkit::nbody::snapshot::{Header, Precision, Snapshot, header_for, read_snapshot};
 use warpkit::nbody::{DISK, HALO, ic};
 
-/// Held by a test while it has HDF5 files open, and around each `warpkit` child process: the
-/// HDF5 library opens files without close-on-exec and locks them (flock), so a child forked
-/// while another test thread has a file open inherits the descriptor and its lock for its whole
-/// life, and that test's next `File::open_rw` of the file fails with "unable to lock file".
+/// Held by a test while it has HDF5 files open: the HDF5 library opens files without
+/// close-on-exec and locks them (flock), so a child process forked while another test thread has
+/// a file open inherits the descriptor and its lock for its whole life, and that test's next
+/// `File::open_rw` of the file fails with "unable to lock file" (the tests that run `warpkit`
+/// are app/tests/hdf5_cli.rs; this keeps any later child safe here too).
 static FORK: Mutex<()> = Mutex::new(());
 
 fn no_fork() -> MutexGuard<'static, ()> {
@@ -527,104 +525,6 @@ fn bad_files_are_clear_errors() {
         .to_string();
     assert!(e.contains("299 potentials for 300 particles"), "{e}");
     assert!(!out.exists());
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-fn warpkit(dir: &Path, args: &[&str]) -> String {
-    let _fork = no_fork();
-    let out = Command::new(common::warpkit_exe())
-        .args(["--backend", "cpu"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "warpkit {args:?}: {err}");
-    err
-}
-
-/// `nbody --format hdf5` writes .hdf5 snapshots, `--restart` reads one back, and `gravity
-/// --input x.hdf5` gives the accelerations of the same bodies as `--input x.npy`.
-#[test]
-fn cli_writes_restarts_and_reads_hdf5() {
-    let dir = scratch("cli");
-    let run = |out: &str, extra: &[&str]| {
-        let args = [
-            &["nbody", "--n", "64", "--t-end", "0.02", "--dt", "0.01"][..],
-            &["--format", "hdf5", "--write-ic", "--out", out],
-            extra,
-        ]
-        .concat();
-        warpkit(&dir, &args);
-    };
-    run("a", &[]);
-    let fin = dir.join("a/snapshot_final.hdf5");
-    assert!(dir.join("a/ic.hdf5").exists());
-    let s = read_hdf5(&fin).unwrap();
-    assert_eq!(s.particles.len(), 64);
-    assert!((s.header.time - 0.02).abs() < 1e-12, "{}", s.header.time);
-    // The run's potentials are in its snapshots: Σ m φ / 2 is the potential energy of the last
-    // diagnostics row (float32 storage); the initial conditions have none.
-    let pot = s
-        .potential
-        .as_ref()
-        .expect("a run's snapshot carries its potentials");
-    let w: f64 = 0.5
-        * pot
-            .iter()
-            .zip(&s.particles.mass)
-            .map(|(p, m)| p * m)
-            .sum::<f64>();
-    let csv = std::fs::read_to_string(dir.join("a/diagnostics.csv")).unwrap();
-    let last: Vec<f64> = csv
-        .lines()
-        .last()
-        .unwrap()
-        .split(',')
-        .map(|v| v.parse().unwrap())
-        .collect();
-    assert!(
-        w < 0.0 && ((w - last[2]) / last[2]).abs() < 1e-5,
-        "{w} vs {}",
-        last[2]
-    );
-    assert!(
-        read_hdf5(&dir.join("a/ic.hdf5"))
-            .unwrap()
-            .potential
-            .is_none()
-    );
-    // Restart from it: the new run's initial conditions are that snapshot's particles.
-    run("b", &["--restart", fin.to_str().unwrap()]);
-    let ic = read_hdf5(&dir.join("b/ic.hdf5")).unwrap();
-    assert_eq!(ic.particles, s.particles);
-
-    // gravity: the same bodies as .npy and as .hdf5 give the same accelerations.
-    let npy = dir.join("bodies.npy");
-    let mut rows: Vec<f32> = Vec::new();
-    for (x, m) in s.particles.pos.iter().zip(&s.particles.mass) {
-        rows.extend([x[0] as f32, x[1] as f32, x[2] as f32, *m as f32]);
-    }
-    warpkit::bh::npy::write_f32(&npy, &rows, 4).unwrap();
-    let acc = |input: &Path, out: &str| {
-        warpkit(
-            &dir,
-            &[
-                "gravity",
-                "--input",
-                input.to_str().unwrap(),
-                "--output",
-                out,
-                "--mode",
-                "regular",
-            ],
-        );
-        std::fs::read(dir.join(out)).unwrap()
-    };
-    let a = acc(&npy, "a_npy.npy");
-    let b = acc(&fin, "a_h5.npy");
-    assert!(a.len() > 64 * 12);
-    assert_eq!(a, b);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

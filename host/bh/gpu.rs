@@ -4,7 +4,7 @@
 use super::{InputError, Params, Tree, initial_cells, validate};
 use crate::device::bh::kernels as k;
 use crate::device::bh::{self as dev, Accel, Body, Quad, TreeHeader};
-use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig, grid_for};
+use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig, View, ViewMut, grid_for};
 
 mod build;
 mod sorted;
@@ -65,7 +65,7 @@ pub struct GpuRun {
 }
 
 /// Node storage (seed 001): see [`dev::Layout`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::choice::Choice)]
 pub enum Storage {
     /// Cells allocated downward by an atomic counter; memory grows with the cells in use.
     #[default]
@@ -94,7 +94,7 @@ impl Storage {
     Default,
     PartialEq,
     Eq,
-    clap::ValueEnum,
+    crate::choice::Choice,
     serde::Serialize,
     serde::Deserialize,
 )]
@@ -131,7 +131,8 @@ pub fn device_bytes(n: usize, layout: dev::Layout) -> usize {
     n * (16 + 12 + 4 + 4 + 8) + layout.cells as usize * (4 + 4 + 16 + 32) + layout.slots() * 4 + 64
 }
 
-/// An octree in device memory, in the layout of `warpkit_device::bh`.
+/// An octree in device memory, in the layout of `warpkit_device::bh`: the arrays of
+/// [`dev::TreeView`] but the bodies.
 pub struct TreeBuffers {
     pub header: CudaSlice<TreeHeader>,
     pub child: CudaSlice<i32>,
@@ -140,13 +141,21 @@ pub struct TreeBuffers {
     pub start: CudaSlice<i32>,
     pub cell_pm: CudaSlice<Body>,
     pub cell_quad: CudaSlice<Quad>,
+    /// The tree order (`sort[k]`: the body at position k) and its warp groups, once sorted.
+    pub sort: CudaSlice<u32>,
+    pub groups: CudaSlice<[u32; 2]>,
 }
 
-/// Bodies and their summarized (not yet sorted) octree on the device: the first four stages.
+/// Bodies and their octree on the device. Built and summarized by [`build_device_tree`] and its
+/// variants, sorted by [`sort_tree`]; a kernel takes the whole tree as one parameter,
+/// [`DeviceOctree::view`] (the walks) or [`DeviceOctree::view_mut`] (the stages that make it).
 pub struct DeviceOctree {
     pub bodies: CudaSlice<Body>,
     pub tree: TreeBuffers,
     pub layout: dev::Layout,
+    /// Whether the summary makes (made) quadrupole moments: else `cell_quad` is unwritten and
+    /// the views pass it as null.
+    pub moments: bool,
     /// Builds repeated after an overflow.
     pub retries: u32,
     /// Reset, bounding box, build and summarize times of the successful attempt.
@@ -154,7 +163,8 @@ pub struct DeviceOctree {
 }
 
 impl TreeBuffers {
-    fn new(gpu: &Gpu, n: usize, layout: dev::Layout) -> Result<Self, GpuError> {
+    /// Poisoned buffers for `n` bodies in `layout` (`next` all -1: every chain starts empty).
+    pub fn new(gpu: &Gpu, n: usize, layout: dev::Layout) -> Result<Self, GpuError> {
         let cells = layout.cells as usize;
         Ok(TreeBuffers {
             header: gpu.upload(&[TreeHeader::new(layout.cells)])?,
@@ -165,12 +175,111 @@ impl TreeBuffers {
             start: gpu.alloc_poisoned(cells)?,
             cell_pm: gpu.alloc_poisoned(cells)?,
             cell_quad: gpu.alloc_poisoned(cells)?,
+            sort: gpu.alloc_poisoned(n.max(1))?,
+            groups: gpu.alloc_poisoned(n.max(1))?,
         })
     }
 }
 
+impl DeviceOctree {
+    /// Number of bodies.
+    pub fn n(&self) -> usize {
+        self.bodies.len()
+    }
+
+    /// The tree as the walks read it (one kernel parameter).
+    pub fn view(&self, gpu: &Gpu) -> View<'_, dev::TreeView> {
+        let t = &self.tree;
+        let v = dev::TreeView {
+            bodies: gpu.addr(&self.bodies),
+            child: gpu.addr(&t.child),
+            next: gpu.addr(&t.next),
+            count: gpu.addr(&t.count),
+            start: gpu.addr(&t.start),
+            cell_pm: gpu.addr(&t.cell_pm),
+            cell_quad: if self.moments {
+                gpu.addr(&t.cell_quad)
+            } else {
+                core::ptr::null()
+            },
+            sort: gpu.addr(&t.sort),
+            groups: gpu.addr(&t.groups),
+            // The group counter and walk statistics: atomics of the group kernels.
+            header: gpu.addr(&t.header).cast_mut(),
+            n: self.n() as u32,
+            layout: self.layout,
+        };
+        // SAFETY: every pointer is one of this octree's buffers, borrowed with `self`, sized
+        // for n bodies in `layout` (TreeBuffers::new).
+        unsafe { View::new(v) }
+    }
+
+    /// [`Self::view`] walking the bodies in the caller's order (`sort` null): the vote kernel
+    /// unsorted.
+    pub fn view_unsorted(&self, gpu: &Gpu) -> View<'_, dev::TreeView> {
+        let mut v = self.view(gpu).get();
+        v.sort = core::ptr::null();
+        // SAFETY: as `view`; a null `sort` is part of the view's contract.
+        unsafe { View::new(v) }
+    }
+
+    /// [`Self::view`] whose warp groups are `subset`'s (its header, order and groups): the
+    /// group kernels then walk those bodies only.
+    pub fn view_subset<'a>(
+        &'a self,
+        gpu: &Gpu,
+        subset: &'a GroupSubset,
+    ) -> View<'a, dev::TreeView> {
+        let mut v = self.view(gpu).get();
+        v.header = gpu.addr(&subset.header).cast_mut();
+        v.sort = gpu.addr(&subset.sort);
+        v.groups = gpu.addr(&subset.groups);
+        // SAFETY: as `view`, the subset's buffers borrowed with it.
+        unsafe { View::new(v) }
+    }
+
+    /// [`Self::view`] whose warp groups are `groups` (a subset of the sort's, e.g. the groups
+    /// with particles still iterating); the kernel takes their count.
+    pub fn view_groups<'a>(
+        &'a self,
+        gpu: &Gpu,
+        groups: &'a CudaSlice<[u32; 2]>,
+    ) -> View<'a, dev::TreeView> {
+        let mut v = self.view(gpu).get();
+        v.groups = gpu.addr(groups);
+        // SAFETY: as `view`, `groups` borrowed with it.
+        unsafe { View::new(v) }
+    }
+
+    /// The tree as the stages that make it write it.
+    pub fn view_mut(&mut self, gpu: &Gpu) -> ViewMut<'_, dev::TreeViewMut> {
+        let n = self.n() as u32;
+        let t = &mut self.tree;
+        let v = dev::TreeViewMut {
+            bodies: gpu.addr(&self.bodies),
+            child: gpu.addr_mut(&mut t.child),
+            next: gpu.addr_mut(&mut t.next),
+            count: gpu.addr_mut(&mut t.count),
+            start: gpu.addr_mut(&mut t.start),
+            cell_pm: gpu.addr_mut(&mut t.cell_pm),
+            cell_quad: if self.moments {
+                gpu.addr_mut(&mut t.cell_quad)
+            } else {
+                core::ptr::null_mut()
+            },
+            sort: gpu.addr_mut(&mut t.sort),
+            groups: gpu.addr_mut(&mut t.groups),
+            header: gpu.addr_mut(&mut t.header),
+            n,
+            layout: self.layout,
+        };
+        // SAFETY: as `view`, the buffers borrowed mutably with `self`.
+        unsafe { ViewMut::new(v) }
+    }
+}
+
 /// The gravity kernel.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::choice::Choice)]
 pub enum Traversal {
     /// The seed's kernel: one traversal per warp, a warp vote per cell (`bh_gravity`).
     #[default]
@@ -271,20 +380,20 @@ pub fn gravity_with(
     }
     let n = bodies.len();
     let mut octree = build_device_tree_by(gpu, bodies, o.storage, o.build, cells, o.quadrupole)?;
-    let mut bufs = TraversalBuffers::new(gpu, n)?;
+    let mut acc = gpu.alloc_poisoned::<Accel>(n)?;
     let times = if o.relative.is_some() {
         // A geometric pass supplies the previous accelerations a simulation would have.
         let first = Options {
             relative: None,
             ..*o
         };
-        let mut times = traverse(gpu, &mut octree, p, &first, &mut bufs)?;
+        let mut times = traverse(gpu, &mut octree, p, &first, &mut acc)?;
         rewind_groups(gpu, &mut octree)?;
         times.prepass = times.gravity;
-        times.gravity = gravity_on(gpu, &mut octree, p, o, &mut bufs, None)?;
+        times.gravity = gravity_on(gpu, &octree, p, o, &mut acc, None)?;
         times
     } else {
-        traverse(gpu, &mut octree, p, o, &mut bufs)?
+        traverse(gpu, &mut octree, p, o, &mut acc)?
     };
     let DeviceOctree {
         tree: t,
@@ -292,14 +401,9 @@ pub fn gravity_with(
         retries,
         ..
     } = octree;
-    let TraversalBuffers {
-        sort: d_sort,
-        groups: d_groups,
-        acc: d_acc,
-    } = bufs;
     let cells = layout.cells as usize;
     let group_size = o.traversal.group_size();
-    let acc = gpu.download(&d_acc)?;
+    let acc = gpu.download(&acc)?;
     // The final header: groups, interaction and opening counts of this evaluation.
     let header = gpu.download(&t.header)?[0];
     let tree = if keep_tree {
@@ -318,9 +422,9 @@ pub fn gravity_with(
             },
             group_size,
             layout,
-            sort: gpu.download(&d_sort)?,
+            sort: gpu.download(&t.sort)?,
             groups: {
-                let mut g = gpu.download(&d_groups)?;
+                let mut g = gpu.download(&t.groups)?;
                 g.truncate(header.groups as usize);
                 g
             },
@@ -338,94 +442,29 @@ pub fn gravity_with(
     })
 }
 
-/// Device buffers of a traversal: the tree order and warp groups (written by the sort) and the
-/// accelerations. Reused across steps by the N-body loop.
-pub struct TraversalBuffers {
-    pub sort: CudaSlice<u32>,
-    pub groups: CudaSlice<[u32; 2]>,
-    pub acc: CudaSlice<Accel>,
-}
-
-impl TraversalBuffers {
-    /// Poisoned buffers for `n` bodies.
-    pub fn new(gpu: &Gpu, n: usize) -> Result<Self, GpuError> {
-        Ok(TraversalBuffers {
-            sort: gpu.alloc_poisoned(n)?,
-            groups: gpu.alloc_poisoned(n)?,
-            acc: gpu.alloc_poisoned(n)?,
-        })
-    }
-}
-
 /// Sorts a built octree (when the traversal or `o.sorted`/`o.keep_tree` needs it) and runs the
-/// gravity kernel of `o` into `bufs.acc`; returns the octree's stage times with the sort's and
+/// gravity kernel of `o` into `acc`; returns the octree's stage times with the sort's and
 /// gravity's. The octree must have been built with moments when `o.quadrupole`.
 pub fn traverse(
     gpu: &Gpu,
     octree: &mut DeviceOctree,
     p: &Params,
     o: &Options,
-    bufs: &mut TraversalBuffers,
+    acc: &mut CudaSlice<Accel>,
 ) -> Result<StageTimes, BhError> {
     let mut times = octree.times;
     if o.sorted || o.keep_tree || o.traversal.grouped() {
-        times.sort = sort_tree(gpu, octree, o.traversal, bufs)?;
+        times.sort = sort_tree(gpu, octree, o.traversal.group_size())?;
     }
-    times.gravity = gravity_on(gpu, octree, p, o, bufs, None)?;
+    times.gravity = gravity_on(gpu, octree, p, o, acc, None)?;
     Ok(times)
 }
 
-/// The tree sort (`bh_sort`) of a built octree: the gather index `bufs.sort` and the warp groups
-/// `bufs.groups` of `traversal`'s size (counted in the header). Returns its time in ms.
-pub fn sort_tree(
-    gpu: &Gpu,
-    octree: &mut DeviceOctree,
-    traversal: Traversal,
-    bufs: &mut TraversalBuffers,
-) -> Result<f64, BhError> {
-    let n = octree.bodies.len();
-    let ms = tree_sort(
-        gpu,
-        n,
-        &mut octree.tree,
-        octree.layout,
-        traversal.group_size(),
-        &mut bufs.sort,
-        &mut bufs.groups,
-    )?;
-    Ok(ms)
-}
-
-/// The gather index, the warp groups and the milliseconds of [`tree_sorted`].
-pub type TreeSorted = (CudaSlice<u32>, CudaSlice<[u32; 2]>, f64);
-
-/// [`tree_sort`] into new buffers: the gather index, the warp groups (their count in the
-/// header) and the milliseconds.
-pub fn tree_sorted(
-    gpu: &Gpu,
-    n: usize,
-    tree: &mut TreeBuffers,
-    layout: dev::Layout,
-    group_size: u32,
-) -> Result<TreeSorted, GpuError> {
-    let mut sort = gpu.alloc_poisoned::<u32>(n)?;
-    let mut groups = gpu.alloc_poisoned::<[u32; 2]>(n)?;
-    let ms = tree_sort(gpu, n, tree, layout, group_size, &mut sort, &mut groups)?;
-    Ok((sort, groups, ms))
-}
-
-/// `bh_sort` of a built, summarized octree of `n` bodies: the gather index into `sort` and the
-/// warp groups of up to `group_size` into `groups` (both n entries; their count in the header),
-/// the groups in tree order (`bh_group_tiles`, `sph_scan`, `bh_group_scatter`). Milliseconds.
-pub fn tree_sort(
-    gpu: &Gpu,
-    n: usize,
-    tree: &mut TreeBuffers,
-    layout: dev::Layout,
-    group_size: u32,
-    sort: &mut CudaSlice<u32>,
-    groups: &mut CudaSlice<[u32; 2]>,
-) -> Result<f64, GpuError> {
+/// `bh_sort` of a built, summarized octree: the tree order into its `sort` and the warp groups
+/// of up to `group_size` into its `groups` (their count in the header), the groups in tree
+/// order (`bh_group_tiles`, `sph_scan`, `bh_group_scatter`). Milliseconds.
+pub fn sort_tree(gpu: &Gpu, octree: &mut DeviceOctree, group_size: u32) -> Result<f64, GpuError> {
+    let n = octree.n();
     let n32 = n as u32;
     let tiles = n32.div_ceil(k::GROUP_TILE).max(1);
     let mut marks = gpu.alloc_zeros::<u32>(n.max(1))?;
@@ -438,22 +477,10 @@ pub fn tree_sort(
         block_dim: (k::GROUP_TILE, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: a summarized octree of n bodies; `sort`, `groups` and the zeroed `marks` hold n
-    // entries; one block per tile of GROUP_TILE positions, the offsets tiles + 1.
+    // SAFETY: a summarized octree of n bodies; the zeroed `marks` hold n entries; one block per
+    // tile of GROUP_TILE positions, the offsets tiles + 1.
     let ((), ms) = gpu.time(|| unsafe {
-        let args = (
-            n32,
-            &mut tree.header,
-            &tree.child,
-            &tree.next,
-            &tree.count,
-            &mut tree.start,
-            &mut *sort,
-            &mut *groups,
-            group_size,
-            layout,
-            &mut marks,
-        );
+        let args = (octree.view_mut(gpu), group_size, &mut marks);
         gpu.launch(k::bh_sort, sort_cfg, args)?;
         gpu.launch(k::bh_group_tiles, tile_cfg, (&marks, n32, &mut tile_count))?;
         gpu.launch(
@@ -464,7 +491,7 @@ pub fn tree_sort(
         gpu.launch(
             k::bh_group_scatter,
             tile_cfg,
-            (&marks, n32, &tile_off, &mut *groups),
+            (&marks, n32, &tile_off, &mut octree.tree.groups),
         )
     })?;
     Ok(ms)
@@ -492,52 +519,39 @@ impl GroupSubset {
     }
 }
 
-/// The gravity kernel of `o` on a sorted octree into `bufs.acc`: over every body (the sort's
-/// order and groups in `bufs`), or with `subset` over its groups only (group kernels). Returns
-/// the kernel's time in ms. With [`Options::relative`], `bufs.acc` must hold the previous
-/// accelerations (they are replaced), and the group counter must be at zero ([`rewind_groups`]).
+/// The gravity kernel of `o` on a sorted octree into `acc`: over every body (the tree order and
+/// groups), or with `subset` over its groups only (group kernels). Returns the kernel's time in
+/// ms. With [`Options::relative`], `acc` must hold the previous accelerations (they are
+/// replaced), and the group counter must be at zero ([`rewind_groups`]).
 pub fn gravity_on(
     gpu: &Gpu,
-    octree: &mut DeviceOctree,
+    octree: &DeviceOctree,
     p: &Params,
     o: &Options,
-    bufs: &mut TraversalBuffers,
-    subset: Option<&mut GroupSubset>,
+    acc: &mut CudaSlice<Accel>,
+    subset: Option<&GroupSubset>,
 ) -> Result<f64, BhError> {
-    let sorted = o.sorted;
-    let n32 = octree.bodies.len() as u32;
     if subset.is_some() && !o.traversal.grouped() {
         return Err(BhError::Option(
             "a subset of the bodies is walked by the group kernels only".into(),
         ));
     }
-    let (header, sort, groups) = match subset {
-        Some(s) => (&mut s.header, &s.sort, &s.groups),
-        None => (&mut octree.tree.header, &bufs.sort, &bufs.groups),
+    if o.quadrupole && !octree.moments {
+        return Err(BhError::Option(
+            "quadrupoles need a tree summarized with moments".into(),
+        ));
+    }
+    let tree = match subset {
+        Some(s) => octree.view_subset(gpu, s),
+        None if o.sorted => octree.view(gpu),
+        None => octree.view_unsorted(gpu),
     };
     let (theta2, eps2) = (p.theta * p.theta, p.eps * p.eps);
     // The group kernels share one signature; the relative ones take α after G and read θ_max².
     macro_rules! group {
         ($k:expr, $theta2:expr $(, $alpha:expr)?) => {{
             let cfg = gpu.resident_grid($k, dev::GROUP_BLOCK)?;
-            let quad = o.quadrupole.then_some(&octree.tree.cell_quad);
-            let args = (
-                &octree.bodies,
-                n32,
-                sort,
-                groups,
-                &mut *header,
-                &octree.tree.child,
-                &octree.tree.next,
-                &octree.tree.cell_pm,
-                quad,
-                octree.layout,
-                $theta2,
-                eps2,
-                p.g,
-                $($alpha,)?
-                &mut bufs.acc,
-            );
+            let args = (tree, $theta2, eps2, p.g, $($alpha,)? &mut *acc);
             gpu.time(|| unsafe { gpu.launch($k, cfg, args) })?.1
         }};
     }
@@ -548,32 +562,18 @@ pub fn gravity_on(
             ));
         }
         let guard2 = r.theta_max * r.theta_max;
-        // SAFETY: buffers sized as the kernel's doc requires; `acc` holds accelerations.
+        // SAFETY: a summarized, sorted tree; `acc` holds n accelerations.
         return Ok(if o.quadrupole {
             group!(k::bh_gravity_group2_quad_rel, guard2, r.alpha)
         } else {
             group!(k::bh_gravity_group2_rel, guard2, r.alpha)
         });
     }
-    // SAFETY (each launch): buffers sized as the kernel's doc requires.
+    // SAFETY (each launch): a summarized tree (sorted for the group kernels); n accelerations.
     let ms = match (o.traversal, o.quadrupole) {
         (Traversal::Vote, _) => {
             let cfg = gpu.resident_grid(k::bh_gravity, dev::GRAVITY_BLOCK)?;
-            let order = sorted.then_some(sort);
-            let args = (
-                &octree.bodies,
-                n32,
-                order,
-                &*header,
-                &octree.tree.child,
-                &octree.tree.next,
-                &octree.tree.cell_pm,
-                octree.layout,
-                theta2,
-                eps2,
-                p.g,
-                &mut bufs.acc,
-            );
+            let args = (tree, theta2, eps2, p.g, &mut *acc);
             gpu.time(|| unsafe { gpu.launch(k::bh_gravity, cfg, args) })?
                 .1
         }
@@ -609,11 +609,10 @@ pub fn potential(
     gpu: &Gpu,
     octree: &mut DeviceOctree,
     p: &Params,
-    bufs: &TraversalBuffers,
     acc: &mut CudaSlice<Accel>,
     pot: &mut CudaSlice<f32>,
 ) -> Result<f64, BhError> {
-    let n = octree.bodies.len();
+    let n = octree.n();
     if acc.len() < n || pot.len() < n {
         return Err(BhError::Option(format!(
             "potential: {n} bodies but buffers of {} and {}",
@@ -624,17 +623,8 @@ pub fn potential(
     let cfg = gpu.resident_grid(k::bh_gravity_group2_pot, dev::GROUP_BLOCK)?;
     // The groups are handed out again from the start (the force kernel used the counter up).
     rewind_groups(gpu, octree)?;
-    let t = &mut octree.tree;
     let args = (
-        &octree.bodies,
-        n as u32,
-        &bufs.sort,
-        &bufs.groups,
-        &mut t.header,
-        &t.child,
-        &t.next,
-        &t.cell_pm,
-        octree.layout,
+        octree.view(gpu),
         p.theta * p.theta,
         p.eps * p.eps,
         p.g,
@@ -659,11 +649,10 @@ pub fn gravity_potential(
     validate(bodies, p)?;
     let n = bodies.len();
     let mut octree = build_device_tree_with(gpu, bodies, Storage::Dense, initial_cells(n), false)?;
-    let mut bufs = TraversalBuffers::new(gpu, n)?;
-    sort_tree(gpu, &mut octree, Traversal::Group2, &mut bufs)?;
+    sort_tree(gpu, &mut octree, Traversal::Group2.group_size())?;
     let mut acc = gpu.alloc_poisoned::<Accel>(n)?;
     let mut pot = gpu.alloc_poisoned::<f32>(n)?;
-    potential(gpu, &mut octree, p, &bufs, &mut acc, &mut pot)?;
+    potential(gpu, &mut octree, p, &mut acc, &mut pot)?;
     Ok((gpu.download(&acc)?, gpu.download(&pot)?))
 }
 

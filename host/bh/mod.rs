@@ -205,7 +205,7 @@ pub fn initial_cells(n: usize) -> usize {
 }
 
 /// Traversal order of the seed's three modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, crate::choice::Choice)]
 pub enum Mode {
     /// Bodies in shuffled order, no tree sort (the seed's "completely random").
     Random,

@@ -27,7 +27,7 @@ pub fn positions(bodies: &[Body]) -> Vec<Vec3> {
 }
 
 /// The scenes `--scene` accepts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, crate::choice::Choice)]
 pub enum Scene {
     /// The seed's cube: a regular lattice in [-0.5, 0.5]³, in lattice order.
     Lattice,

@@ -4,7 +4,7 @@
 //! count), each timed with CUDA events.
 
 use super::{CombinedError, Options, Results, validate};
-use crate::bh::gpu::{BhError, Storage, TreeBuffers, build_device_tree_with};
+use crate::bh::gpu::{BhError, DeviceOctree, Storage, build_device_tree_with, sort_tree};
 use crate::bh::initial_cells;
 use crate::device::bh::kernels as bk;
 use crate::device::bh::{self as bdev, Accel, Body, TreeHeader};
@@ -13,6 +13,7 @@ use crate::device::combined::{Fields, fields};
 use crate::device::sph::kernels as sk;
 use crate::device::sph::{self as sdev, CellBox};
 use crate::runtime::{CudaSlice, Gpu, GpuError};
+use crate::sph::gpu::outputs;
 
 /// Failures of a GPU request.
 #[derive(Debug, thiserror::Error)]
@@ -40,15 +41,10 @@ pub struct WalkCounts {
 /// device.
 pub struct DeviceCombined {
     pub n: usize,
-    pub bodies: CudaSlice<Body>,
+    /// Sorted in warp groups of at most 32; with moments when the options asked for them.
+    pub octree: DeviceOctree,
     pub h: CudaSlice<f32>,
-    pub tree: TreeBuffers,
-    pub layout: bdev::Layout,
-    pub sort: CudaSlice<u32>,
-    pub groups: CudaSlice<[u32; 2]>,
     pub boxes: CudaSlice<CellBox>,
-    /// Whether the cells have quadrupole moments.
-    pub quadrupole: bool,
     /// Milliseconds: tree (bounding box, build, summarize, sort) and the cell boxes.
     pub tree_ms: f64,
     pub boxes_ms: f64,
@@ -64,13 +60,10 @@ impl DeviceCombined {
     ) -> Result<Self, CombinedGpuError> {
         validate(bodies, h, o)?;
         let n = bodies.len();
-        let n32 = n as u32;
-        let oct =
+        let mut oct =
             build_device_tree_with(gpu, bodies, Storage::Dense, initial_cells(n), o.quadrupole)?;
-        let mut t = oct.tree;
         let layout = oct.layout;
-        let (sort, groups, sort_ms) =
-            crate::bh::gpu::tree_sorted(gpu, n, &mut t, layout, bdev::GROUP_SIZE)?;
+        let sort_ms = sort_tree(gpu, &mut oct, bdev::GROUP_SIZE)?;
         let d_h = gpu.upload(h)?;
         let mut boxes = gpu.alloc_poisoned::<CellBox>(layout.cells as usize)?;
         let mut ready = gpu.alloc_zeros::<u32>(layout.cells as usize)?;
@@ -78,38 +71,23 @@ impl DeviceCombined {
         // SAFETY: boxes and ready hold layout.cells entries; the tree is complete.
         let boxes_ms = gpu
             .time(|| unsafe {
-                let args = (
-                    &oct.bodies,
-                    &d_h,
-                    n32,
-                    &t.header,
-                    &t.child,
-                    &t.next,
-                    &mut boxes,
-                    &mut ready,
-                    layout,
-                );
+                let args = (oct.view(gpu), &d_h, &mut boxes, &mut ready);
                 gpu.launch(sk::sph_cell_boxes, cfg, args)
             })?
             .1;
         Ok(DeviceCombined {
             n,
-            bodies: oct.bodies,
-            h: d_h,
-            tree: t,
-            layout,
-            sort,
-            groups,
-            boxes,
-            quadrupole: o.quadrupole,
             tree_ms: oct.times.tree() + sort_ms,
+            octree: oct,
+            h: d_h,
+            boxes,
             boxes_ms,
         })
     }
 
     /// The tree's header (after the sort: box, group count).
     pub fn header(&self, gpu: &Gpu) -> Result<TreeHeader, GpuError> {
-        Ok(gpu.download(&self.tree.header)?[0])
+        Ok(gpu.download(&self.octree.tree.header)?[0])
     }
 
     /// The combined kernel for `parts` (`warpkit_device::combined::PART_*`; the vectors of a part
@@ -136,25 +114,15 @@ impl DeviceCombined {
         let mut stats = gpu.alloc_zeros::<u64>(3)?;
         let mut next_group = gpu.alloc_zeros::<u32>(1)?;
         let params = o.walk_params(parts);
-        let n32 = n as u32;
         // SAFETY (both launches): a boxed, sorted tree of n bodies with groups of at most 32;
         // outputs of n entries (or null for a part not computed), stats 3, counter zeroed.
         let ms = if o.quadrupole {
             let cfg = gpu.resident_grid(k::combined_group_quad, bdev::GROUP_BLOCK)?;
             let args = (
-                &self.bodies,
+                self.octree.view(gpu),
                 &self.h,
-                n32,
-                &self.sort,
-                &self.groups,
-                &self.tree.header,
-                &mut next_group,
-                &self.tree.child,
-                &self.tree.next,
-                &self.tree.cell_pm,
-                &self.tree.cell_quad,
                 &self.boxes,
-                self.layout,
+                &mut next_group,
                 params,
                 acc.as_mut(),
                 counts.as_mut(),
@@ -166,18 +134,10 @@ impl DeviceCombined {
         } else {
             let cfg = gpu.resident_grid(k::combined_group, bdev::GROUP_BLOCK)?;
             let args = (
-                &self.bodies,
+                self.octree.view(gpu),
                 &self.h,
-                n32,
-                &self.sort,
-                &self.groups,
-                &self.tree.header,
-                &mut next_group,
-                &self.tree.child,
-                &self.tree.next,
-                &self.tree.cell_pm,
                 &self.boxes,
-                self.layout,
+                &mut next_group,
                 params,
                 acc.as_mut(),
                 counts.as_mut(),
@@ -216,30 +176,19 @@ impl DeviceCombined {
         let mut header = self.header(gpu)?;
         header.next_group = 0;
         gpu.stream()
-            .memcpy_htod(&[header], &mut self.tree.header)
+            .memcpy_htod(&[header], &mut self.octree.tree.header)
             .map_err(|source| GpuError::Driver {
                 op: "resetting the group counter",
                 source,
             })?;
         let mut acc = gpu.alloc_poisoned::<Accel>(self.n)?;
         let p = &o.gravity;
-        let t = &mut self.tree;
-        let quad = o.quadrupole.then_some(&t.cell_quad);
         // The two kernels share one signature.
         macro_rules! launch {
             ($k:expr) => {{
                 let cfg = gpu.resident_grid($k, bdev::GROUP_BLOCK)?;
                 let args = (
-                    &self.bodies,
-                    self.n as u32,
-                    &self.sort,
-                    &self.groups,
-                    &mut t.header,
-                    &t.child,
-                    &t.next,
-                    &t.cell_pm,
-                    quad,
-                    self.layout,
+                    self.octree.view(gpu),
                     p.theta * p.theta,
                     p.eps * p.eps,
                     p.g,
@@ -272,32 +221,28 @@ impl DeviceCombined {
         let mut next_group = gpu.alloc_zeros::<u32>(1)?;
         let (mut counts, mut rho, mode) = search_outputs(gpu, self.n, count)?;
         let cfg = gpu.resident_grid(sk::sph_group, sk::GROUP_BLOCK)?;
+        let out = outputs(
+            gpu,
+            o.kernel.code(),
+            counts.as_mut(),
+            None,
+            None,
+            rho.as_mut(),
+            None,
+            None,
+        );
         let args = (
-            &self.bodies,
+            self.octree.view(gpu),
             &self.h,
-            self.n as u32,
-            &self.sort,
-            &self.groups,
-            ngroups,
-            &mut next_group,
-            &self.tree.child,
-            &self.tree.next,
             // No ranges: the separate walk visits cells as the combined walk does (its
             // bit-for-bit reference).
             crate::runtime::Null,
-            crate::runtime::Null,
-            crate::runtime::Null,
             &self.boxes,
-            self.layout,
+            ngroups,
+            &mut next_group,
             sdev::GATHER,
             mode,
-            o.kernel.code(),
-            counts.as_mut(),
-            crate::runtime::Null,
-            crate::runtime::Null,
-            rho.as_mut(),
-            crate::runtime::Null,
-            crate::runtime::Null,
+            out,
         );
         // SAFETY: a boxed, sorted tree with groups of at most 32; the mode's output holds n.
         let ms = gpu
@@ -321,16 +266,9 @@ impl DeviceCombined {
         let mut rho = gpu.alloc_poisoned::<f32>(n)?;
         let cfg = gpu.resident_grid(k::combined_vote, bdev::GRAVITY_BLOCK)?;
         let args = (
-            &self.bodies,
+            self.octree.view(gpu),
             &self.h,
-            n as u32,
-            &self.sort,
-            &self.tree.header,
-            &self.tree.child,
-            &self.tree.next,
-            &self.tree.cell_pm,
             &self.boxes,
-            self.layout,
             o.walk_params(crate::device::combined::PART_BOTH),
             &mut acc,
             &mut counts,
@@ -360,14 +298,7 @@ impl DeviceCombined {
         let p = &o.gravity;
         let cfg = gpu.resident_grid(bk::bh_gravity, bdev::GRAVITY_BLOCK)?;
         let args = (
-            &self.bodies,
-            self.n as u32,
-            &self.sort,
-            &self.tree.header,
-            &self.tree.child,
-            &self.tree.next,
-            &self.tree.cell_pm,
-            self.layout,
+            self.octree.view(gpu),
             p.theta * p.theta,
             p.eps * p.eps,
             p.g,
@@ -391,24 +322,23 @@ impl DeviceCombined {
     ) -> Result<(Vec<u32>, Vec<f32>, f64), CombinedGpuError> {
         let (mut counts, mut rho, mode) = search_outputs(gpu, self.n, count)?;
         let cfg = gpu.resident_grid(sk::sph_vote, sk::VOTE_BLOCK)?;
-        let args = (
-            &self.bodies,
-            &self.h,
-            self.n as u32,
-            &self.sort,
-            &self.tree.child,
-            &self.tree.next,
-            &self.boxes,
-            self.layout,
-            sdev::GATHER,
-            mode,
+        let out = outputs(
+            gpu,
             o.kernel.code(),
             counts.as_mut(),
-            crate::runtime::Null,
-            crate::runtime::Null,
+            None,
+            None,
             rho.as_mut(),
-            crate::runtime::Null,
-            crate::runtime::Null,
+            None,
+            None,
+        );
+        let args = (
+            self.octree.view(gpu),
+            &self.h,
+            &self.boxes,
+            sdev::GATHER,
+            mode,
+            out,
         );
         // SAFETY: a boxed tree of n bodies, its order; the mode's output holds n.
         let ms = gpu
@@ -427,7 +357,7 @@ impl DeviceCombined {
     }
 
     fn check_quadrupole(&self, o: &Options) -> Result<(), CombinedGpuError> {
-        if o.quadrupole && !self.quadrupole {
+        if o.quadrupole && !self.octree.moments {
             return Err(BhError::Option(
                 "quadrupole moments asked of a tree built without them".into(),
             )

@@ -3,7 +3,6 @@
 //! walk); [`cpu`] holds the twins, [`gpu`] the launchers (the combined kernel and, for comparison,
 //! `bh_gravity_group` and `sph_group` on the same tree), [`compare`] runs either backend.
 
-pub mod cli;
 pub mod cpu;
 mod facade;
 pub mod gpu;
@@ -45,7 +44,7 @@ impl Options {
 }
 
 /// Which form of the walks a comparison runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::choice::Choice)]
 pub enum Form {
     /// Warp groups walking against their bounding box, lists summed by all lanes:
     /// `combined_group` against `bh_gravity_group` and `sph_group`.

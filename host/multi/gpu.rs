@@ -15,7 +15,7 @@
 
 use super::tree::{Essential, Walked, Walker};
 use crate::bh::gpu::{self as bg, BhError, DeviceOctree, Options, StageTimes, Traversal};
-use crate::bh::{Params, gpu::TraversalBuffers, gpu::TreeBuffers};
+use crate::bh::{Params, gpu::TreeBuffers};
 use crate::device::bh::{self as dev, Accel, Body, Layout, Quad, TreeHeader};
 use crate::runtime::Gpu;
 use std::sync::Mutex;
@@ -210,7 +210,7 @@ pub fn walk_on_gpu(
     quadrupole: bool,
 ) -> Result<(Vec<Accel>, Vec<usize>), BhError> {
     let n = a.bodies.len();
-    let mut octree = DeviceOctree {
+    let octree = DeviceOctree {
         bodies: gpu.upload(&a.bodies)?,
         tree: TreeBuffers {
             header: gpu.upload(&[a.header])?,
@@ -221,24 +221,24 @@ pub fn walk_on_gpu(
             start: gpu.alloc_poisoned(1)?,
             cell_pm: gpu.upload(&a.cell_pm)?,
             cell_quad: gpu.upload(&a.cell_quad)?,
+            // The rank's groups as the tree's order and groups.
+            sort: gpu.upload(&a.sort)?,
+            groups: gpu.upload(&a.groups)?,
         },
         layout: a.layout,
+        moments: true,
         retries: 0,
         times: StageTimes::default(),
     };
-    let mut bufs = TraversalBuffers {
-        sort: gpu.upload(&a.sort)?,
-        groups: gpu.upload(&a.groups)?,
-        acc: gpu.alloc_poisoned(n.max(1))?,
-    };
+    let mut acc = gpu.alloc_poisoned(n.max(1))?;
     let o = Options {
         sorted: true,
         traversal: Traversal::Group,
         quadrupole,
         ..Default::default()
     };
-    bg::gravity_on(gpu, &mut octree, p, &o, &mut bufs, None)?;
-    let acc = gpu.download(&bufs.acc)?;
+    bg::gravity_on(gpu, &octree, p, &o, &mut acc, None)?;
+    let acc = gpu.download(&acc)?;
     let h = gpu.download(&octree.tree.header)?[0];
     let bodies: u64 = a.groups.iter().map(|g| g[1] as u64).sum();
     let mean = h.interactions as f64 / bodies.max(1) as f64;

@@ -21,7 +21,6 @@ pub mod block;
 use super::Particles;
 use crate::bh::gpu::{
     self as bhgpu, BhError, Build, DeviceOctree, Options, StageTimes, Storage, Traversal,
-    TraversalBuffers,
 };
 use crate::bh::{Params, Relative, initial_cells};
 use crate::device::bh::{Accel, Body};
@@ -106,7 +105,8 @@ pub struct GpuSim<'g> {
     spare_vel: CudaSlice<[f32; 3]>,
     spare_acc: CudaSlice<Accel>,
     spare_ids: CudaSlice<u64>,
-    bufs: TraversalBuffers,
+    /// The accelerations (the relative criterion's input from the last step).
+    acc: CudaSlice<Accel>,
     /// The sorted build's scratch, kept across steps.
     build_scratch: bhgpu::BuildScratch,
     pot: CudaSlice<f32>,
@@ -121,7 +121,7 @@ pub struct GpuSim<'g> {
     cells: usize,
     /// Whether `pot` holds the current state's potential (a diagnostic step just ran).
     pot_fresh: bool,
-    /// Whether `bufs.acc` holds accelerations of the bodies (the relative criterion's input).
+    /// Whether `acc` holds accelerations of the bodies (the relative criterion's input).
     has_acc: bool,
     pub time: f64,
     pub steps: u64,
@@ -167,7 +167,7 @@ impl<'g> GpuSim<'g> {
             spare_vel: gpu.alloc_poisoned(n)?,
             spare_acc: gpu.alloc_poisoned(n)?,
             spare_ids: gpu.alloc_poisoned(n)?,
-            bufs: TraversalBuffers::new(gpu, n)?,
+            acc: gpu.alloc_poisoned(n)?,
             build_scratch: bhgpu::BuildScratch::default(),
             pot: gpu.alloc_poisoned(n)?,
             bad: gpu.upload(&[u32::MAX; 2])?,
@@ -226,12 +226,12 @@ impl<'g> GpuSim<'g> {
             sorted: true,
             traversal: f.traversal,
             quadrupole: f.quadrupole,
-            // `bufs.acc` holds the last accelerations, in the bodies' order, after the first.
+            // `acc` holds the last accelerations, in the bodies' order, after the first.
             relative: if self.has_acc { f.relative } else { None },
             ..Default::default()
         };
         let mut t = octree.times;
-        t.sort = bhgpu::sort_tree(gpu, &mut octree, f.traversal, &mut self.bufs)?;
+        t.sort = bhgpu::sort_tree(gpu, &mut octree, f.traversal.group_size())?;
         let subset = match active_at {
             Some(tick) => {
                 assert!(!potential, "the potential needs every particle's forces");
@@ -239,12 +239,12 @@ impl<'g> GpuSim<'g> {
                     .block
                     .as_mut()
                     .expect("active sets belong to block steps");
-                self.times.active_set += b.gather_active(gpu, &octree, &self.bufs, tick)?;
-                Some(&mut b.subset)
+                self.times.active_set += b.gather_active(gpu, &octree, tick)?;
+                Some(&b.subset)
             }
             None => None,
         };
-        t.gravity = bhgpu::gravity_on(gpu, &mut octree, &f.params, &o, &mut self.bufs, subset)?;
+        t.gravity = bhgpu::gravity_on(gpu, &octree, &f.params, &o, &mut self.acc, subset)?;
         self.has_acc = true;
         add_times(&mut self.times.tree, &t);
         if potential {
@@ -253,7 +253,6 @@ impl<'g> GpuSim<'g> {
                 gpu,
                 &mut octree,
                 &f.params,
-                &self.bufs,
                 &mut self.spare_acc,
                 &mut self.pot,
             )?;
@@ -269,13 +268,13 @@ impl<'g> GpuSim<'g> {
             None => (None, None),
         };
         let args = (
-            &self.bufs.sort,
+            &octree.tree.sort,
             n,
             &octree.bodies,
             &mut self.spare_bodies,
             &self.vel,
             &mut self.spare_vel,
-            &self.bufs.acc,
+            &self.acc,
             &mut self.spare_acc,
             &self.ids,
             &mut self.spare_ids,
@@ -290,7 +289,7 @@ impl<'g> GpuSim<'g> {
         self.times.permute += ms;
         self.bodies = Some(std::mem::replace(&mut self.spare_bodies, octree.bodies));
         std::mem::swap(&mut self.vel, &mut self.spare_vel);
-        std::mem::swap(&mut self.bufs.acc, &mut self.spare_acc);
+        std::mem::swap(&mut self.acc, &mut self.spare_acc);
         std::mem::swap(&mut self.ids, &mut self.spare_ids);
         if let Some(b) = self.block.as_mut() {
             std::mem::swap(&mut b.level, &mut b.spare_level);
@@ -313,7 +312,7 @@ impl<'g> GpuSim<'g> {
         let args = (
             bodies,
             &mut self.vel,
-            &self.bufs.acc,
+            &self.acc,
             n,
             dt_kick,
             dt_drift,
@@ -419,7 +418,7 @@ impl<'g> GpuSim<'g> {
 
     /// The accelerations of the current state, in the device's current order (for checks).
     pub fn accelerations(&self) -> Result<Vec<Accel>, NbodyGpuError> {
-        Ok(self.gpu.download(&self.bufs.acc)?)
+        Ok(self.gpu.download(&self.acc)?)
     }
 }
 

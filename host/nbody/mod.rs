@@ -1,7 +1,7 @@
 //! N-body simulation: the particle set, initial conditions ([`ic`]), Gadget snapshots
 //! ([`snapshot`]), the float64 reference integrator with its diagnostics ([`cpu`]), the GPU loop
-//! ([`gpu`]), surface-density maps, panels and animations ([`image`]) and whole runs (`warpkit
-//! nbody`, [`run`]), over the per-particle formulas of `warpkit_device::nbody`. Units: G = 1.
+//! ([`gpu`]) and whole runs (`warpkit nbody`, [`run`]), over the per-particle formulas of
+//! `warpkit_device::nbody`. Units: G = 1.
 
 pub mod block;
 pub mod cpu;
@@ -9,7 +9,6 @@ pub mod gpu;
 #[cfg(feature = "hdf5")]
 pub mod hdf5;
 pub mod ic;
-pub mod image;
 pub mod run;
 pub mod snapshot;
 

@@ -1,8 +1,9 @@
 //! `warpkit nbody`: a whole run — initial conditions, the loop on either backend, diagnostics as
-//! CSV, snapshots, an energy plot and a timing table — configured by one [`RunConfig`] (a TOML
-//! file and command-line overrides). The GPU backend runs [`super::gpu::GpuSim`] (tree forces);
-//! the CPU backend runs [`super::cpu::Simulation`] (float64 direct summation), the reference at
-//! small N.
+//! CSV, snapshots and a timing table — configured by one [`RunConfig`] (a TOML file and
+//! command-line overrides). The GPU backend runs [`super::gpu::GpuSim`] (tree forces); the CPU
+//! backend runs [`super::cpu::Simulation`] (float64 direct summation), the reference at small N.
+//! What a front end shows or draws on the way (a progress bar, movie frames, the energy plot) it
+//! does through an [`Observer`].
 
 use super::Particles;
 use super::block::{BlockSimulation, rung_table};
@@ -10,13 +11,12 @@ use super::cpu::{Diagnostics, Forces, Simulation};
 use super::gpu::block::GpuBlockSim;
 use super::gpu::{ForceOptions, GpuSim, LoopTimes, NbodyGpuError};
 use super::ic::{DiskGalaxy, Encounter, Hernquist, Plummer};
-use super::image;
 use super::snapshot::{self, Format, Precision, Snapshot};
 use crate::backend::Backend;
 use crate::bh::gpu::{Build, Traversal};
 use crate::bh::{Params, Relative};
 use crate::device::nbody::LEVEL_BINS;
-use crate::repro::output::{Csv, OutDir, progress_every};
+use crate::output::{Csv, OutDir, Plain};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,9 +24,66 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 mod config;
-mod movie;
 pub use config::*;
-use movie::Movie;
+
+/// What a front end does while a run goes, beside the files the run writes itself: the
+/// `warpkit` command line draws movie frames and the energy plot and shows a progress bar.
+/// Every method has a default that does nothing.
+pub trait Observer {
+    /// Before the first step, with the initial state at `time` and the run's step count `step`.
+    fn start(
+        &mut self,
+        dir: &OutDir,
+        c: &RunConfig,
+        p: &Particles,
+        time: f64,
+        step: u64,
+    ) -> Result<(), RunError> {
+        let _ = (dir, c, p, time, step);
+        Ok(())
+    }
+    /// Every `output.image_every` steps, with the state after the step.
+    fn frame(&mut self, dir: &OutDir, p: &Particles, time: f64, step: u64) -> Result<(), RunError> {
+        let _ = (dir, p, time, step);
+        Ok(())
+    }
+    /// After each step: `done` of `steps`, and a short status (the time, substeps per step).
+    fn progress(&mut self, done: u64, steps: u64, status: &str) {
+        let _ = (done, steps, status);
+    }
+    /// The loop is over (before the final snapshot and the summary are written).
+    fn steps_done(&mut self) {}
+    /// At the end, with the diagnostics rows of the run (the first at its start).
+    fn finish(&mut self, dir: &OutDir, history: &[Diagnostics]) -> Result<(), RunError> {
+        let _ = (dir, history);
+        Ok(())
+    }
+}
+
+/// The observer of [`run`]: a plain progress line on standard error every
+/// `output.progress_every` seconds, nothing drawn.
+pub struct LogProgress {
+    every: f64,
+    plain: Option<Plain>,
+}
+
+impl LogProgress {
+    pub fn new(c: &RunConfig) -> Self {
+        LogProgress {
+            every: c.output.progress_every,
+            plain: None,
+        }
+    }
+}
+
+impl Observer for LogProgress {
+    fn progress(&mut self, done: u64, steps: u64, status: &str) {
+        let every = std::time::Duration::from_secs_f64(self.every.clamp(0.0, 1e9));
+        self.plain
+            .get_or_insert_with(|| Plain::new("nbody", steps, every))
+            .update(done, status);
+    }
+}
 
 /// Failures of a run.
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +104,7 @@ pub enum RunError {
     #[error(transparent)]
     Cpu(#[from] super::cpu::SimError),
     #[error(transparent)]
-    Output(#[from] crate::repro::output::OutputError),
+    Output(#[from] crate::output::OutputError),
     #[error(transparent)]
     OverwritesInput(#[from] crate::files::OverwritesInput),
     #[error("plot: {0}")]
@@ -264,14 +321,25 @@ impl RungLog {
 }
 
 /// Runs `c` on `backend`, writing into `c.output.dir`: `diagnostics.csv` (a row every
-/// `diag_every` steps, written as measured), `snapshot_NNNNNN.gadget`, `energy.png/svg`,
-/// `timing.md`, `config.toml` (the configuration used). Ctrl-C (when `stop` is set) ends the run
-/// after the current step with a final snapshot and the logs. A blow-up stops the run naming the
-/// step and particle; the snapshots written before it are kept.
+/// `diag_every` steps, written as measured), `snapshot_NNNNNN.gadget`, `timing.md`,
+/// `config.toml` (the configuration used); progress as plain lines ([`LogProgress`]). Ctrl-C
+/// (when `stop` is set) ends the run after the current step with a final snapshot and the logs.
+/// A blow-up stops the run naming the step and particle; the snapshots written before it are
+/// kept.
 pub fn run(
     backend: &Backend,
     c: &RunConfig,
     stop: Arc<AtomicBool>,
+) -> Result<RunSummary, RunError> {
+    run_with(backend, c, stop, &mut LogProgress::new(c))
+}
+
+/// [`run`] with `observer` told of the start, each step, each image step and the end.
+pub fn run_with(
+    backend: &Backend,
+    c: &RunConfig,
+    stop: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
 ) -> Result<RunSummary, RunError> {
     c.validate()?;
     // The output directory first: a run must not fail at its end for want of a place to write.
@@ -507,9 +575,8 @@ pub fn run(
 
     let mut rung_log = RungLog::create(&dir, c.run.block_steps)?;
     rung_log.row(&sim, first.time)?;
-    let mut movie = Movie::new(&dir, c, &first_state, (start, step0))?;
+    observer.start(&dir, c, &first_state, start, step0)?;
     let steps = c.steps_from(start);
-    let bar = progress_every(steps, "nbody", c.output.progress_every);
     let wall = Instant::now();
     let mut last = first;
     let mut interrupted = false;
@@ -549,7 +616,7 @@ pub fn run(
             }
             if image {
                 let t = Instant::now();
-                movie.frame(&dir, &p, d.time, g)?;
+                observer.frame(&dir, &p, d.time, g)?;
                 diag_s += t.elapsed().as_secs_f64();
             }
             last = d;
@@ -559,14 +626,13 @@ pub fn run(
             Some((k, ..)) => format!(", {:.1} substeps/step", k as f64 / s as f64),
             None => String::new(),
         };
-        bar.set_message(format!("t = {:.3}{sub}", sim.time()));
-        bar.set_position(s);
+        observer.progress(s, steps, &format!("t = {:.3}{sub}", sim.time()));
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
             break;
         }
     }
-    bar.finish_and_clear();
+    observer.steps_done();
     // The final state: always a snapshot (interrupted runs too).
     let (d, p, pot) = sim.diagnostics()?;
     if d.time != last.time {
@@ -600,8 +666,7 @@ pub fn run(
         eprintln!("nbody: block steps: {substeps} substeps\n{table}");
         (substeps, table)
     });
-    energy_plot(&dir, &history).map_err(|e| RunError::Plot(e.to_string()))?;
-    movie.finish(&dir)?;
+    observer.finish(&dir, &history)?;
     let summary = RunSummary {
         backend: backend.name(),
         n,
@@ -637,8 +702,8 @@ fn duration_words(s: f64) -> String {
 }
 
 mod report;
+use report::force_error_sample;
 pub use report::timing_table;
-use report::{energy_plot, force_error_sample};
 
 #[cfg(test)]
 mod tests;

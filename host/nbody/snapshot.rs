@@ -266,7 +266,7 @@ impl GasFields {
     Eq,
     serde::Serialize,
     serde::Deserialize,
-    clap::ValueEnum,
+    crate::choice::Choice,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {

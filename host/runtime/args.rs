@@ -8,12 +8,15 @@
 //! | `DevPtr<T>` (`*const T`) | `&CudaSlice<T>`, `&mut CudaSlice<T>`, `&CudaView<T>`, `Option<&CudaSlice<T>>`, [`Null`] |
 //! | `DevMut<T>` (`*mut T`) | `&mut CudaSlice<T>`, `&mut CudaViewMut<T>`, `Option<&mut CudaSlice<T>>`, [`Null`] |
 //! | a value `T` (`bytemuck::Pod`) | `T` |
+//! | a view `T` ([`DeviceView`]: e.g. the octree) | [`View<T>`] from its owner's `view` |
+//! | a writable view `T` ([`DeviceViewMut`]) | [`ViewMut<T>`] from its owner's `view_mut` |
 //!
 //! So a wrong count, order, element type or mutability is a compile error at the launch.
 
 use bytemuck::Pod;
+use core::marker::PhantomData;
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr, LaunchArgs, PushKernelArg};
-use warpkit_gpu::{DevMut, DevPtr};
+use warpkit_gpu::{DevMut, DevPtr, DeviceView, DeviceViewMut};
 
 /// An argument that can stand for kernel parameter `P`.
 #[diagnostic::on_unimplemented(
@@ -119,6 +122,78 @@ impl<T: Pod> KernelArg<T> for T {
     fn push<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
         // SAFETY: PodArg<T> is #[repr(transparent)] over T.
         let v: &'a PodArg<T> = unsafe { &*(self as *const T as *const PodArg<T>) };
+        args.arg(v);
+    }
+}
+
+/// A [`DeviceView`] argument: the view's value, made from buffers that stay borrowed (shared)
+/// for `'a`, so no launch can hold them mutably at the same time.
+#[derive(Clone, Copy, Debug)]
+pub struct View<'a, T> {
+    value: T,
+    _borrow: PhantomData<&'a ()>,
+}
+
+/// A [`DeviceViewMut`] argument: the view's value, made from buffers borrowed mutably for `'a`.
+#[derive(Debug)]
+pub struct ViewMut<'a, T> {
+    value: T,
+    _borrow: PhantomData<&'a mut ()>,
+}
+
+impl<T: DeviceView> View<'_, T> {
+    /// # Safety
+    /// Every pointer in `value` addresses a live device buffer, borrowed for the view's lifetime
+    /// and sized as `T` documents.
+    pub unsafe fn new(value: T) -> Self {
+        View {
+            value,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The value the kernel receives.
+    pub fn get(&self) -> T {
+        self.value
+    }
+}
+
+impl<T: DeviceViewMut> ViewMut<'_, T> {
+    /// # Safety
+    /// As [`View::new`], the buffers borrowed mutably.
+    pub unsafe fn new(value: T) -> Self {
+        ViewMut {
+            value,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The value the kernel receives.
+    pub fn get(&self) -> T {
+        self.value
+    }
+}
+
+/// A view as cudarc passes it: the value's bytes.
+#[repr(transparent)]
+struct ViewBytes<T>(T);
+
+// SAFETY: a DeviceView is #[repr(C)] of pointers and plain values (its trait's contract), and the
+// contract's type is the kernel's own parameter type.
+unsafe impl<T: Copy> DeviceRepr for ViewBytes<T> {}
+
+impl<T: DeviceView> KernelArg<T> for View<'_, T> {
+    fn push<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
+        // SAFETY: ViewBytes<T> is #[repr(transparent)] over T.
+        let v: &'a ViewBytes<T> = unsafe { &*(&self.value as *const T as *const ViewBytes<T>) };
+        args.arg(v);
+    }
+}
+
+impl<T: DeviceViewMut> KernelArg<T> for ViewMut<'_, T> {
+    fn push<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
+        // SAFETY: as above.
+        let v: &'a ViewBytes<T> = unsafe { &*(&self.value as *const T as *const ViewBytes<T>) };
         args.arg(v);
     }
 }

@@ -26,7 +26,7 @@ mod args;
 mod error;
 pub mod probe;
 
-pub use args::{KernelArg, KernelArgs, Null};
+pub use args::{KernelArg, KernelArgs, Null, View, ViewMut};
 pub use cudarc::driver::{
     CudaSlice, CudaView, CudaViewMut, DeviceRepr, LaunchConfig, ValidAsZeroBits,
 };
@@ -279,6 +279,21 @@ impl Gpu {
 
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// The device address of `buf` as a pointer for a kernel view ([`View`]): never dereferenced
+    /// on the host.
+    pub fn addr<T>(&self, buf: &CudaSlice<T>) -> *const T {
+        use cudarc::driver::DevicePtr;
+        // One stream: nothing to record for other streams.
+        let (ptr, _record) = buf.device_ptr(&self.stream);
+        ptr as usize as *const T
+    }
+
+    /// [`Self::addr`] of a buffer the kernel writes.
+    pub fn addr_mut<T>(&self, buf: &mut CudaSlice<T>) -> *mut T {
+        let (ptr, _record) = buf.device_ptr_mut(&self.stream);
+        ptr as usize as *mut T
     }
 
     /// warpkit's own module (the embedded PTX).

@@ -26,7 +26,7 @@ use crate::device::sbh::{self as dev, KernelSpec, SliceTree};
 use rayon::prelude::*;
 
 /// The kernel functions of the paper.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, crate::choice::Choice)]
 pub enum Kernel {
     /// `-w / (r + δ)`, the authors' softened potential (their table: δ = 0.1).
     Shifted,
@@ -352,7 +352,7 @@ pub fn query_order(queries: &[[f32; 3]]) -> Vec<u32> {
 }
 
 /// The far-field expansion of a cell in the grouped Barnes–Hut.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::choice::Choice)]
 pub enum Moments {
     /// Weight at the weighted centre: the paper's Barnes–Hut.
     #[default]
@@ -375,7 +375,7 @@ impl Moments {
 }
 
 /// Which queries share a warp (one traversal) in the grouped Barnes–Hut.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::choice::Choice)]
 pub enum Warps {
     /// Morton order cut at aligned blocks ([`warp_groups`]): compact boxes (4 × 4 × 2 queries of
     /// a grid), the fastest.

@@ -6,12 +6,13 @@ use super::{
     Criterion, HIteration, HParams, Method, Neighbours, SmoothingKernel, SphError, check_pairs,
     grid, initial_h, validate,
 };
-use crate::bh::gpu::{BhError, Storage, TreeBuffers, build_device_tree};
+use crate::bh::gpu::{BhError, DeviceOctree, Storage, build_device_tree, sort_tree};
 use crate::bh::initial_cells;
 use crate::device::bh::{self as bdev, Body};
 use crate::device::sph::kernels as k;
+use crate::device::sph::kernels::Outputs;
 use crate::device::sph::{self as dev, CellBox, HState};
-use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig};
+use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig, ViewMut};
 
 /// Failures of a GPU SPH request.
 #[derive(Debug, thiserror::Error)]
@@ -27,14 +28,11 @@ pub enum SphGpuError {
 /// Particles, smoothing lengths and their boxed, sorted octree on the device.
 pub struct DeviceSph {
     pub n: usize,
-    pub bodies: CudaSlice<Body>,
+    /// Sorted in warp groups of at most 32.
+    pub octree: DeviceOctree,
     pub h: CudaSlice<f32>,
-    pub tree: TreeBuffers,
-    pub layout: bdev::Layout,
-    pub sort: CudaSlice<u32>,
     /// The particles in tree order (`sph_tree_order`): what the group walk's ranges read.
     pub sorted: CudaSlice<Body>,
-    pub groups: CudaSlice<[u32; 2]>,
     pub ngroups: u32,
     pub boxes: CudaSlice<CellBox>,
     /// Milliseconds: tree (build, summarize, sort) and the cell boxes.
@@ -55,6 +53,32 @@ struct ActiveGroups {
     n: u32,
 }
 
+/// A search's outputs as one kernel parameter (null where `None`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn outputs<'a>(
+    gpu: &Gpu,
+    kernel: u32,
+    counts: Option<&'a mut CudaSlice<u32>>,
+    offsets: Option<&'a CudaSlice<u32>>,
+    list: Option<&'a mut CudaSlice<u32>>,
+    rho: Option<&'a mut CudaSlice<f32>>,
+    state: Option<&'a CudaSlice<HState>>,
+    tested: Option<&'a mut CudaSlice<u64>>,
+) -> ViewMut<'a, Outputs> {
+    use core::ptr::{null, null_mut};
+    let o = Outputs {
+        counts: counts.map_or(null_mut(), |b| gpu.addr_mut(b)),
+        offsets: offsets.map_or(null(), |b| gpu.addr(b)),
+        list: list.map_or(null_mut(), |b| gpu.addr_mut(b)),
+        rho: rho.map_or(null_mut(), |b| gpu.addr_mut(b)),
+        state: state.map_or(null(), |b| gpu.addr(b)),
+        tested: tested.map_or(null_mut(), |b| gpu.addr_mut(b)),
+        kernel,
+    };
+    // SAFETY: each pointer is a buffer borrowed (mutably where written) for 'a, or null.
+    unsafe { ViewMut::new(o) }
+}
+
 fn grid_cfg(gpu: &Gpu, n: usize, block: u32) -> LaunchConfig {
     let blocks = (n as u32).div_ceil(block).clamp(1, 65_535);
     let _ = gpu;
@@ -71,33 +95,27 @@ impl DeviceSph {
         validate(bodies, h, false)?;
         let n = bodies.len();
         let n32 = n as u32;
-        let oct = build_device_tree(gpu, bodies, Storage::Dense, initial_cells(n))?;
-        let mut t = oct.tree;
+        let mut oct = build_device_tree(gpu, bodies, Storage::Dense, initial_cells(n))?;
         let layout = oct.layout;
-        let (sort, groups, sort_ms) =
-            crate::bh::gpu::tree_sorted(gpu, n, &mut t, layout, bdev::GROUP_SIZE)?;
-        let ngroups = gpu.download(&t.header)?[0].groups;
+        let sort_ms = sort_tree(gpu, &mut oct, bdev::GROUP_SIZE)?;
+        let ngroups = gpu.download(&oct.tree.header)?[0].groups;
         let mut sorted = gpu.alloc_poisoned::<Body>(n)?;
         // SAFETY: sort is a permutation of 0..n (bh_sort); both arrays hold n entries.
         let order_ms = gpu
             .time(|| unsafe {
                 let cfg = grid_cfg(gpu, n, k::CELL_BLOCK);
-                let args = (&oct.bodies, &sort, n32, &mut sorted);
+                let args = (&oct.bodies, &oct.tree.sort, n32, &mut sorted);
                 gpu.launch(k::sph_tree_order, cfg, args)
             })?
             .1;
         let mut s = DeviceSph {
             n,
-            bodies: oct.bodies,
+            tree_ms: oct.times.tree() + sort_ms + order_ms,
+            octree: oct,
             h: gpu.upload(h)?,
-            tree: t,
-            layout,
-            sort,
             sorted,
-            groups,
             ngroups,
             boxes: gpu.alloc_poisoned(layout.cells as usize)?,
-            tree_ms: oct.times.tree() + sort_ms + order_ms,
             boxes_ms: 0.0,
             h_host: h.to_vec(),
             walk: None,
@@ -116,22 +134,12 @@ impl DeviceSph {
     }
 
     fn compute_boxes(&mut self, gpu: &Gpu) -> Result<(), SphGpuError> {
-        let mut ready = gpu.alloc_zeros::<u32>(self.layout.cells as usize)?;
+        let mut ready = gpu.alloc_zeros::<u32>(self.octree.layout.cells as usize)?;
         let cfg = gpu.resident_grid(k::sph_cell_boxes, k::CELL_BLOCK)?;
         // SAFETY: boxes and ready hold layout.cells entries; the tree is complete.
         self.boxes_ms = gpu
             .time(|| unsafe {
-                let args = (
-                    &self.bodies,
-                    &self.h,
-                    self.n as u32,
-                    &self.tree.header,
-                    &self.tree.child,
-                    &self.tree.next,
-                    &mut self.boxes,
-                    &mut ready,
-                    self.layout,
-                );
+                let args = (self.octree.view(gpu), &self.h, &mut self.boxes, &mut ready);
                 gpu.launch(k::sph_cell_boxes, cfg, args)
             })?
             .1;
@@ -167,64 +175,33 @@ impl DeviceSph {
     ) -> Result<f64, SphGpuError> {
         let n32 = self.n as u32;
         let c = crit.code();
+        let out = outputs(gpu, kernel, counts, offsets, list, rho, state, tested);
         // SAFETY (each launch): buffers sized as the kernels' docs require (outputs n, offsets
         // n + 1, list offsets[n]).
         match method {
             Method::Vote => {
                 let cfg = gpu.resident_grid(k::sph_vote, k::VOTE_BLOCK)?;
-                let args = (
-                    &self.bodies,
-                    &self.h,
-                    n32,
-                    &self.sort,
-                    &self.tree.child,
-                    &self.tree.next,
-                    &self.boxes,
-                    self.layout,
-                    c,
-                    mode,
-                    kernel,
-                    counts,
-                    offsets,
-                    list,
-                    rho,
-                    state,
-                    tested,
-                );
+                let args = (self.octree.view(gpu), &self.h, &self.boxes, c, mode, out);
                 Ok(gpu
                     .time(|| unsafe { gpu.launch(k::sph_vote, cfg, args) })?
                     .1)
             }
             Method::Group => {
                 let mut next_group = gpu.alloc_zeros::<u32>(1)?;
-                let (groups, ngroups) = match &self.walk {
-                    Some(a) => (&a.groups, a.n),
-                    None => (&self.groups, self.ngroups),
+                let (tree, ngroups) = match &self.walk {
+                    Some(a) => (self.octree.view_groups(gpu, &a.groups), a.n),
+                    None => (self.octree.view(gpu), self.ngroups),
                 };
                 let args = (
-                    &self.bodies,
+                    tree,
                     &self.h,
-                    n32,
-                    &self.sort,
-                    groups,
-                    ngroups,
-                    &mut next_group,
-                    &self.tree.child,
-                    &self.tree.next,
-                    &self.tree.start,
-                    &self.tree.count,
                     &self.sorted,
                     &self.boxes,
-                    self.layout,
+                    ngroups,
+                    &mut next_group,
                     c,
                     mode,
-                    kernel,
-                    counts,
-                    offsets,
-                    list,
-                    rho,
-                    state,
-                    tested,
+                    out,
                 );
                 // The ladder has entries of its own (its registers would be every mode's); a
                 // search of few walks tests each served target's own sphere (FEW_PASS_WALKS).
@@ -263,7 +240,7 @@ impl DeviceSph {
                         k::sph_cell_hash,
                         cfg,
                         (
-                            &self.bodies,
+                            &self.octree.bodies,
                             n32,
                             g,
                             &mut cell_of,
@@ -282,7 +259,7 @@ impl DeviceSph {
                         (n32, &cell_of, &rank, &start, &mut order),
                     )?;
                     let args = (
-                        &self.bodies,
+                        &self.octree.bodies,
                         &self.h,
                         n32,
                         g,
@@ -290,13 +267,7 @@ impl DeviceSph {
                         &order,
                         c,
                         mode,
-                        kernel,
-                        counts,
-                        offsets,
-                        list,
-                        rho,
-                        state,
-                        tested,
+                        out,
                     );
                     gpu.launch(k::sph_cell_query, cfg, args)
                 })?;
@@ -421,23 +392,12 @@ impl DeviceSph {
     /// Each particle's local-density guess (`sph_h_guess`) as its h (the cell boxes are not
     /// updated: gather counts do not read them), its iteration state, and the milliseconds.
     fn guess(&mut self, gpu: &Gpu, target: f32) -> Result<(CudaSlice<HState>, f64), SphGpuError> {
-        let n32 = self.n as u32;
         let cfg = grid_cfg(gpu, self.n, k::CELL_BLOCK);
         let mut state = gpu.alloc_poisoned::<HState>(self.n)?;
         // SAFETY: bodies, h and state hold n entries; the tree is built and summarized.
         let ms = gpu
             .time(|| unsafe {
-                let args = (
-                    &self.bodies,
-                    n32,
-                    &self.tree.header,
-                    &self.tree.child,
-                    &self.tree.count,
-                    self.layout,
-                    target,
-                    &mut self.h,
-                    &mut state,
-                );
+                let args = (self.octree.view(gpu), target, &mut self.h, &mut state);
                 gpu.launch(k::sph_h_guess, cfg, args)
             })?
             .1;
@@ -478,10 +438,10 @@ impl DeviceSph {
         let ms = gpu
             .time(|| unsafe {
                 let args = (
-                    &self.bodies,
+                    &self.octree.bodies,
                     &self.h,
-                    &self.sort,
-                    &self.groups,
+                    &self.octree.tree.sort,
+                    &self.octree.tree.groups,
                     self.ngroups,
                     state,
                     &mut a.groups,

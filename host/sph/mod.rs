@@ -3,7 +3,6 @@
 //! formulas of `warpkit_device::sph` (whose module docs state the conventions: `h` is the
 //! kernel's support radius, the neighbour boundary is strict).
 
-pub mod cli;
 pub mod cpu;
 mod facade;
 pub mod gpu;
@@ -17,7 +16,7 @@ use crate::device::bh::Body;
 use crate::device::sph as dev;
 
 /// Which particles are neighbours of `i` (see `warpkit_device::sph::radius`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::choice::Choice)]
 pub enum Criterion {
     /// `|r_ij| < h_i`
     #[default]
@@ -41,7 +40,7 @@ impl Criterion {
 }
 
 /// The SPH smoothing kernel (support radius `h`, normalised in 3D).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::choice::Choice)]
 pub enum SmoothingKernel {
     /// M4 cubic spline.
     #[default]
@@ -60,7 +59,7 @@ impl SmoothingKernel {
 }
 
 /// The search.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, crate::choice::Choice)]
 pub enum Method {
     /// The seed's traversal: one walk per warp of 32 tree-sorted particles, a vote per cell.
     Vote,

@@ -16,6 +16,23 @@ pub struct DevPtr<T>(PhantomData<*const T>);
 /// A kernel parameter declared `*mut T`: a device pointer the kernel may write.
 pub struct DevMut<T>(PhantomData<*mut T>);
 
+/// A `#[repr(C)]` value of device pointers and plain values that a kernel takes as one
+/// parameter: a view of buffers the host owns (an octree: the bodies, the child slots, the cell
+/// summaries, the sort order and groups). The kernel only reads through it (but for atomics the
+/// type documents); a host runtime passes one made from buffers it holds borrowed.
+///
+/// # Safety
+/// The type is `#[repr(C)]` and every field is a raw pointer or a plain value without padding
+/// invariants, so its bytes are what the kernel reads from the parameter space.
+pub unsafe trait DeviceView: Copy {}
+
+/// A [`DeviceView`] whose kernels write through it (the tree's build stages): a host runtime
+/// passes one made from buffers it holds borrowed mutably.
+///
+/// # Safety
+/// As [`DeviceView`].
+pub unsafe trait DeviceViewMut: Copy {}
+
 /// One parameter of a kernel as the PTX sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Param {

@@ -36,12 +36,15 @@ extern crate std;
 pub mod atomic;
 pub mod contract;
 pub mod fence;
+pub mod global;
 pub mod math;
 pub mod shared;
 pub mod thread;
 pub mod warp;
 
-pub use contract::{DevMut, DevPtr, Kernel, KernelInfo, LaunchBounds, Param};
+pub use contract::{
+    DevMut, DevPtr, DeviceView, DeviceViewMut, Kernel, KernelInfo, LaunchBounds, Param,
+};
 #[cfg(not(target_arch = "nvptx64"))]
 pub use contract::{KERNELS, PtxParam, ptx_entries, ptx_launch_bounds};
 pub use warpkit_macros::{gpu_only, kernel};

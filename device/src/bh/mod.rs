@@ -17,6 +17,9 @@
 
 pub mod kernels;
 pub mod morton;
+mod view;
+
+pub use view::{TreeView, TreeViewMut};
 
 use crate::math;
 use crate::walk::{CellData, Interaction, ListExtra, Octree};
@@ -749,69 +752,6 @@ impl Octree for SliceOctree<'_> {
     #[inline(always)]
     fn cell(&self, c: i32) -> Body {
         self.cell_pm[c as usize]
-    }
-}
-
-/// An octree of this module's layout in device memory (the kernels' view).
-#[derive(Clone, Copy, Debug)]
-pub struct RawOctree {
-    bodies: *const Body,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    n: i32,
-    layout: Layout,
-}
-
-impl RawOctree {
-    /// # Safety
-    /// `bodies` and `next` hold `n` entries, `cell_pm` `layout.cells` and `child`
-    /// `layout.slots()`, forming a complete, summarized tree; unchanged while the view is used.
-    #[inline(always)]
-    pub unsafe fn new(
-        bodies: *const Body,
-        child: *const i32,
-        next: *const i32,
-        cell_pm: *const Body,
-        n: u32,
-        layout: Layout,
-    ) -> Self {
-        RawOctree {
-            bodies,
-            child,
-            next,
-            cell_pm,
-            n: n as i32,
-            layout,
-        }
-    }
-}
-
-impl Octree for RawOctree {
-    #[inline(always)]
-    fn n(&self) -> i32 {
-        self.n
-    }
-    #[inline(always)]
-    fn root(&self) -> i32 {
-        self.layout.root()
-    }
-    #[inline(always)]
-    fn child(&self, cell: i32, octant: u32) -> i32 {
-        // SAFETY (all reads): indices of a complete tree, per `new`'s contract.
-        unsafe { *self.child.add(self.layout.slot(cell, octant)) }
-    }
-    #[inline(always)]
-    fn next(&self, body: i32) -> i32 {
-        unsafe { *self.next.add(body as usize) }
-    }
-    #[inline(always)]
-    fn body(&self, i: i32) -> Body {
-        unsafe { *self.bodies.add(i as usize) }
-    }
-    #[inline(always)]
-    fn cell(&self, c: i32) -> Body {
-        unsafe { *self.cell_pm.add(c as usize) }
     }
 }
 

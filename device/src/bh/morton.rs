@@ -354,18 +354,21 @@ pub unsafe fn bh_morton_base(
 /// depth in `level` (for [`super::kernels::bh_summarize_level`]); the root's level is 0. Nothing
 /// when the cells did not fit. Any grid.
 #[crate::kernel]
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn bh_morton_cells(
+    tree: TreeViewMut,
     keys: *const u64,
-    n: u32,
     base: *const u32,
     total: *const u64,
-    child: *mut i32,
-    count: *mut u32,
-    start: *mut i32,
     level: *mut u32,
-    layout: Layout,
 ) {
+    let TreeViewMut {
+        n,
+        child,
+        count,
+        start,
+        layout,
+        ..
+    } = tree;
     // SAFETY: base has n entries; ids below total < cells (checked); level one per cell.
     unsafe {
         if *total + 1 > layout.cells as u64 {
@@ -397,19 +400,22 @@ pub unsafe fn bh_morton_cells(
 /// (`*list_len` counting, starting at 0) if it starts such a run. Nothing when the cells did not
 /// fit. Any grid.
 #[crate::kernel]
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn bh_morton_link(
+    tree: TreeViewMut,
     keys: *const u64,
     vals: *const u32,
-    n: u32,
     base: *const u32,
     total: *const u64,
-    child: *mut i32,
-    start: *mut i32,
     list: *mut u32,
     list_len: *mut u32,
-    layout: Layout,
 ) {
+    let TreeViewMut {
+        n,
+        child,
+        start,
+        layout,
+        ..
+    } = tree;
     let ni = n as i32;
     // SAFETY: arrays of n entries; every slot written is distinct (one parent slot per cell, one
     // slot per body) and was emptied by the previous launch.
@@ -443,22 +449,25 @@ pub unsafe fn bh_morton_link(
 /// inserted body by body by one thread ([`insert_owned`]): new cells are taken below
 /// `header.bottom`; on overflow `header.error` is set. Any grid.
 #[crate::kernel]
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn bh_build_list(
-    bodies: *const Body,
+    tree: TreeViewMut,
     keys: *const u64,
     vals: *const u32,
-    n: u32,
-    header: *mut TreeHeader,
-    child: *mut i32,
-    next: *mut i32,
-    count: *mut u32,
-    start: *mut i32,
     level: *mut u32,
-    layout: Layout,
     list: *const u32,
     list_len: *const u32,
 ) {
+    let TreeViewMut {
+        bodies,
+        n,
+        header,
+        child,
+        next,
+        count,
+        start,
+        layout,
+        ..
+    } = tree;
     // SAFETY: list holds *list_len sorted positions below n; each run's subtree is written by
     // its thread alone (module docs); the other arrays as in bh_build.
     unsafe {

@@ -4,9 +4,9 @@
 
 use super::*;
 use crate::bh::{
-    Accel, GROUP_BLOCK, GROUP_LIST, GROUP_STACK, GroupLanes, Layout, MAX_DEPTH, Monopole, Quad,
-    Quadrupole, RawOctree, Targets, TreeHeader, add_pair_accel, box_of, is_far, is_far_from_box,
-    root_cell, softened, width_at, width2_at,
+    Accel, GROUP_BLOCK, GROUP_LIST, GROUP_STACK, GroupLanes, MAX_DEPTH, Monopole, Quad, Quadrupole,
+    Targets, TreeView, add_pair_accel, box_of, is_far, is_far_from_box, root_cell, softened,
+    width_at, width2_at,
 };
 use crate::gpu::atomic::atomic_add_u32;
 use crate::gpu::atomic::atomic_add_u64;
@@ -28,68 +28,44 @@ crate::static_shared!(combined_w2: [f32; STACK]);
 /// every body, in one walk per warp group ([`crate::walk::near`]); `params.parts` may ask for one
 /// part alone (the other's outputs may then be null).
 ///
-/// The tree: built, summarized and sorted by `crate::bh` (`groups` of at most 32 bodies,
-/// `header` after `bh_sort`: its box and group count), with each cell's box and largest `h`
+/// The tree: built, summarized and sorted by `crate::bh` (groups of at most 32 bodies, the
+/// header after `bh_sort`: its box and group count), with each cell's box and largest `h`
 /// (`boxes`, `sph_cell_boxes`). `next_group` is zero before the launch. `stats` (null to skip)
 /// receives three sums: gravity interactions (listed sources × group size), near pairs tested
 /// (candidates × group size), cells opened.
 #[allow(clippy::too_many_arguments)]
 #[crate::kernel]
 pub unsafe fn combined_group(
-    bodies: *const Body,
+    tree: TreeView,
     h: *const f32,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    header: *const TreeHeader,
-    next_group: *mut u32,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
     boxes: *const CellBox,
-    layout: Layout,
+    next_group: *mut u32,
     params: WalkParams,
     acc: *mut Accel,
     counts: *mut u32,
     rho: *mut f32,
     stats: *mut u64,
 ) {
-    let q = core::ptr::null();
     // SAFETY: forwarded contract.
     unsafe {
         if softened(params.eps2) {
-            group::<true, false>(
-                bodies, h, n, sort, groups, header, next_group, child, next, cell_pm, q, boxes,
-                layout, params, acc, counts, rho, stats,
-            )
+            group::<true, false>(tree, h, boxes, next_group, params, acc, counts, rho, stats)
         } else {
-            group::<false, false>(
-                bodies, h, n, sort, groups, header, next_group, child, next, cell_pm, q, boxes,
-                layout, params, acc, counts, rho, stats,
-            )
+            group::<false, false>(tree, h, boxes, next_group, params, acc, counts, rho, stats)
         }
     }
 }
 
-/// [`combined_group`] with the cells' quadrupole moments (`cell_quad`, summarized), as
+/// [`combined_group`] with the cells' quadrupole moments (the tree's `cell_quad`), as
 /// `bh_gravity_group_quad`. Separate so that the monopole kernel reserves no shared memory for
 /// listed moments.
 #[allow(clippy::too_many_arguments)]
 #[crate::kernel]
 pub unsafe fn combined_group_quad(
-    bodies: *const Body,
+    tree: TreeView,
     h: *const f32,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    header: *const TreeHeader,
-    next_group: *mut u32,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_quad: *const Quad,
     boxes: *const CellBox,
-    layout: Layout,
+    next_group: *mut u32,
     params: WalkParams,
     acc: *mut Accel,
     counts: *mut u32,
@@ -99,15 +75,9 @@ pub unsafe fn combined_group_quad(
     // SAFETY: forwarded contract.
     unsafe {
         if softened(params.eps2) {
-            group::<true, true>(
-                bodies, h, n, sort, groups, header, next_group, child, next, cell_pm, cell_quad,
-                boxes, layout, params, acc, counts, rho, stats,
-            )
+            group::<true, true>(tree, h, boxes, next_group, params, acc, counts, rho, stats)
         } else {
-            group::<false, true>(
-                bodies, h, n, sort, groups, header, next_group, child, next, cell_pm, cell_quad,
-                boxes, layout, params, acc, counts, rho, stats,
-            )
+            group::<false, true>(tree, h, boxes, next_group, params, acc, counts, rho, stats)
         }
     }
 }
@@ -120,25 +90,24 @@ pub unsafe fn combined_group_quad(
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn group<const SOFT: bool, const QUAD: bool>(
-    bodies: *const Body,
+    tree: TreeView,
     h: *const f32,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    header: *const TreeHeader,
-    next_group: *mut u32,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_quad: *const Quad,
     boxes: *const CellBox,
-    layout: Layout,
+    next_group: *mut u32,
     params: WalkParams,
     acc: *mut Accel,
     counts: *mut u32,
     rho: *mut f32,
     stats: *mut u64,
 ) {
+    let TreeView {
+        bodies,
+        sort,
+        groups,
+        header,
+        cell_quad,
+        ..
+    } = tree;
     let lane = lane_id();
     let wib = warp_idx() as usize;
     let fields = fields(params.parts);
@@ -171,7 +140,6 @@ unsafe fn group<const SOFT: bool, const QUAD: bool>(
             };
             shfl_idx(FULL_MASK, w, 0).0
         };
-        let tree = RawOctree::new(bodies, child, next, cell_pm, n, layout);
         let mut w = take_group();
         while w < ngroups {
             let [first, size] = *groups.add(w as usize);
@@ -275,24 +243,27 @@ crate::static_shared!(combined_vote_w: [f32; STACK]);
 /// nothing). `params.parts` is ignored: both fields, always. Launch
 /// `crate::bh::GRAVITY_BLOCK`-thread blocks, any grid; the tree as for `combined_group`
 /// (`sort` of every body, cell boxes).
-#[allow(clippy::too_many_arguments)]
 #[crate::kernel]
 pub unsafe fn combined_vote(
-    bodies: *const Body,
+    tree: TreeView,
     h: *const f32,
-    n: u32,
-    sort: *const u32,
-    header: *const TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
     boxes: *const CellBox,
-    layout: Layout,
     params: WalkParams,
     acc: *mut Accel,
     counts: *mut u32,
     rho: *mut f32,
 ) {
+    let TreeView {
+        bodies,
+        n,
+        sort,
+        header,
+        child,
+        next,
+        cell_pm,
+        layout,
+        ..
+    } = tree;
     let ni = n as i32;
     let lane = lane_id();
     let base = warp_idx() as usize * STACK;

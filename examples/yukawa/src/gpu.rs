@@ -4,7 +4,7 @@
 
 use crate::kernels::kernels::{DIRECT_BLOCK, GROUP_BLOCK, yukawa_direct, yukawa_group};
 use crate::{ParamError, Params, check};
-use warpkit::bh::gpu::{self as bhgpu, DeviceOctree, Storage};
+use warpkit::bh::gpu::{self as bhgpu, Storage};
 use warpkit::bh::initial_cells;
 use warpkit::device::bh::{self as dev, Accel, Body};
 use warpkit::runtime::{Gpu, GpuError, Module, grid_for};
@@ -68,35 +68,19 @@ impl Yukawa {
     pub fn tree_walk(&self, gpu: &Gpu, bodies: &[Body], p: &Params) -> Result<TreeRun, Error> {
         check(bodies, p).map_err(Error::Params)?;
         let n = bodies.len();
-        let n32 = n as u32;
         // warpkit's first four stages, on warpkit's module; the summary with moments (`tr`).
-        let DeviceOctree {
-            bodies: d_bodies,
-            tree: mut t,
-            layout,
-            times,
-            ..
-        } = bhgpu::build_device_tree_with(gpu, bodies, Storage::Dense, initial_cells(n), true)
-            .map_err(Error::Tree)?;
+        let mut octree =
+            bhgpu::build_device_tree_with(gpu, bodies, Storage::Dense, initial_cells(n), true)
+                .map_err(Error::Tree)?;
         // The sort into warp groups of ≤ 32 (in tree order), warpkit's kernels too.
-        let (d_sort, d_groups, sort_ms) =
-            bhgpu::tree_sorted(gpu, n, &mut t, layout, dev::GROUP_SIZE)?;
+        let sort_ms = bhgpu::sort_tree(gpu, &mut octree, dev::GROUP_SIZE)?;
 
         // This crate's kernel, on this crate's module. Warps stride over the groups, so a
         // resident grid covers any tree.
         let cfg = self.module.resident_grid(gpu, yukawa_group, GROUP_BLOCK)?;
         let mut d_acc = gpu.alloc_poisoned::<Accel>(n)?;
         let args = (
-            &d_bodies,
-            n32,
-            &d_sort,
-            &d_groups,
-            &t.header,
-            &t.child,
-            &t.next,
-            &t.cell_pm,
-            &t.cell_quad,
-            layout,
+            octree.view(gpu),
             p.theta * p.theta,
             p.eps2(),
             p.inv_lambda(),
@@ -108,7 +92,7 @@ impl Yukawa {
             gpu.time(|| unsafe { self.module.launch(gpu, yukawa_group, cfg, args) })?;
         Ok(TreeRun {
             acc: gpu.download(&d_acc)?,
-            tree_ms: times.tree() + sort_ms,
+            tree_ms: octree.times.tree() + sort_ms,
             force_ms,
         })
     }

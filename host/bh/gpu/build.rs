@@ -95,7 +95,6 @@ pub fn build_tree_reusing(
     ws: &mut BuildScratch,
 ) -> Result<DeviceOctree, BhError> {
     let n = d_bodies.len();
-    let n32 = n as u32;
     let build = build.for_storage(storage);
     let mut layout = storage.layout(cells);
     let mut times = StageTimes::default();
@@ -118,48 +117,31 @@ pub fn build_tree_reusing(
         Build::Locked => None,
     };
 
-    let (mut t, built) = loop {
-        let mut t = TreeBuffers::new(gpu, n, layout)?;
-        // SAFETY (all launches below): buffers sized as each kernel's doc requires.
+    let mut oct = DeviceOctree {
+        tree: TreeBuffers::new(gpu, n, layout)?,
+        bodies: d_bodies,
+        layout,
+        moments: quadrupole,
+        retries: 0,
+        times: StageTimes::default(),
+    };
+    let built = loop {
+        // SAFETY (all launches below): the octree's buffers, sized for n bodies in its layout.
         times.reset = gpu
-            .time(|| unsafe {
-                gpu.launch(
-                    k::bh_reset,
-                    one_block,
-                    (&mut t.header, &mut t.child, layout),
-                )
-            })?
+            .time(|| unsafe { gpu.launch(k::bh_reset, one_block, (oct.view_mut(gpu),)) })?
             .1;
         times.bounding_box = gpu
-            .time(|| unsafe {
-                gpu.launch(
-                    k::bh_bounding_box,
-                    bbox_cfg,
-                    (&d_bodies, n32, &mut t.header),
-                )
-            })?
+            .time(|| unsafe { gpu.launch(k::bh_bounding_box, bbox_cfg, (oct.view_mut(gpu),)) })?
             .1;
         times.build = gpu
             .time(|| match scratch.as_deref_mut() {
-                Some(sc) => sc.build(gpu, &d_bodies, &mut t, layout),
-                None => unsafe {
-                    let args = (
-                        &d_bodies,
-                        n32,
-                        &mut t.header,
-                        &mut t.child,
-                        &mut t.next,
-                        &mut t.count,
-                        &mut t.start,
-                        layout,
-                    );
-                    gpu.launch(k::bh_build, build_cfg, args)
-                },
+                Some(sc) => sc.build(gpu, &mut oct),
+                None => unsafe { gpu.launch(k::bh_build, build_cfg, (oct.view_mut(gpu),)) },
             })?
             .1;
-        let header = gpu.download(&t.header)?[0];
+        let header = gpu.download(&oct.tree.header)?[0];
         if header.error & dev::ERR_OVERFLOW == 0 {
-            break (t, header);
+            break header;
         }
         let grow = if layout.is_sparse() { 8 } else { 2 };
         if layout.cells as usize * grow > MAX_CELLS {
@@ -178,6 +160,10 @@ pub fn build_tree_reusing(
                 free: free >> 20,
             });
         }
+        // The old buffers are freed before the larger ones are made.
+        oct.tree = TreeBuffers::new(gpu, 1, dev::Layout::dense(1))?;
+        oct.tree = TreeBuffers::new(gpu, n, layout)?;
+        oct.layout = layout;
     };
     let sum_cfg = gpu.resident_grid(k::bh_summarize, dev::TREE_BLOCK)?;
     times.summarize = gpu
@@ -187,42 +173,15 @@ pub fn build_tree_reusing(
                 let in_use = (layout.cells as i32 - built.bottom).max(1) as u32;
                 let cfg = grid_for(in_use, dev::TREE_BLOCK);
                 for d in (0..=built.depth).rev() {
-                    let args = (
-                        &d_bodies,
-                        n32,
-                        &t.header,
-                        &t.child,
-                        &t.next,
-                        &mut t.count,
-                        &mut t.cell_pm,
-                        quadrupole.then_some(&mut t.cell_quad),
-                        &sc.level,
-                        d,
-                        layout,
-                    );
+                    let args = (oct.view_mut(gpu), &sc.level, d);
                     gpu.launch(k::bh_summarize_level, cfg, args)?;
                 }
                 return Ok(());
             }
-            let args = (
-                &d_bodies,
-                n32,
-                &t.header,
-                &t.child,
-                &t.next,
-                &mut t.count,
-                &mut t.cell_pm,
-                quadrupole.then_some(&mut t.cell_quad),
-                layout,
-            );
-            gpu.launch(k::bh_summarize, sum_cfg, args)
+            gpu.launch(k::bh_summarize, sum_cfg, (oct.view_mut(gpu),))
         })?
         .1;
-    Ok(DeviceOctree {
-        bodies: d_bodies,
-        tree: t,
-        layout,
-        retries,
-        times,
-    })
+    oct.retries = retries;
+    oct.times = times;
+    Ok(oct)
 }

@@ -1,9 +1,9 @@
 //! The sorted build's host side (`dev::morton`): its scratch, kept across overflow retries and
 //! N-body steps, the radix sort's passes, and the launches from keys to linked cells.
 
-use super::TreeBuffers;
+use super::DeviceOctree;
+use crate::device::bh as dev;
 use crate::device::bh::morton as mk;
-use crate::device::bh::{self as dev, Body};
 use crate::device::sort;
 use crate::device::sph::kernels::{SCAN_BLOCK, sph_scan};
 use crate::runtime::{CudaSlice, Gpu, GpuError, LaunchConfig, grid_for};
@@ -108,16 +108,11 @@ impl SortedScratch {
         })
     }
 
-    /// Keys, radix sort, numbering, linking and the insertion list, into `t` (reset, with its
+    /// Keys, radix sort, numbering, linking and the insertion list, into `oct` (reset, with its
     /// bounding box).
-    pub(super) fn build(
-        &mut self,
-        gpu: &Gpu,
-        bodies: &CudaSlice<Body>,
-        t: &mut TreeBuffers,
-        layout: dev::Layout,
-    ) -> Result<(), GpuError> {
-        let n = bodies.len() as u32;
+    pub(super) fn build(&mut self, gpu: &Gpu, oct: &mut DeviceOctree) -> Result<(), GpuError> {
+        let n = oct.n() as u32;
+        let layout = oct.layout;
         let spread = grid_for(n, dev::TREE_BLOCK);
         let pairs = grid_for(n, mk::MORTON_BLOCK);
         // Runs of equal keys are rare: a few blocks cover them.
@@ -133,7 +128,13 @@ impl SortedScratch {
             gpu.launch(
                 mk::bh_keys,
                 spread,
-                (bodies, n, &t.header, &mut self.keys[0], &mut self.vals[0]),
+                (
+                    &oct.bodies,
+                    n,
+                    &oct.tree.header,
+                    &mut self.keys[0],
+                    &mut self.vals[0],
+                ),
             )?;
         }
         self.sort(gpu, n)?;
@@ -146,7 +147,7 @@ impl SortedScratch {
             gpu.launch(
                 mk::bh_morton_tiles,
                 pairs,
-                (keys, n, &mut t.header, &mut self.tile_sum),
+                (keys, n, &mut oct.tree.header, &mut self.tile_sum),
             )?;
             gpu.launch(
                 sph_scan,
@@ -158,49 +159,35 @@ impl SortedScratch {
                 n,
                 &self.tile_off,
                 &self.total,
-                &mut t.header,
+                &mut oct.tree.header,
                 &mut self.base,
                 layout,
             );
             gpu.launch(mk::bh_morton_base, pairs, args)?;
             let args = (
+                oct.view_mut(gpu),
                 keys,
-                n,
                 &self.base,
                 &self.total,
-                &mut t.child,
-                &mut t.count,
-                &mut t.start,
                 &mut self.level,
-                layout,
             );
             gpu.launch(mk::bh_morton_cells, spread, args)?;
             gpu.zero(&mut self.list_len)?;
             let args = (
+                oct.view_mut(gpu),
                 keys,
                 vals,
-                n,
                 &self.base,
                 &self.total,
-                &mut t.child,
-                &mut t.start,
                 &mut self.list,
                 &mut self.list_len,
-                layout,
             );
             gpu.launch(mk::bh_morton_link, spread, args)?;
             let args = (
-                bodies,
+                oct.view_mut(gpu),
                 keys,
                 vals,
-                n,
-                &mut t.header,
-                &mut t.child,
-                &mut t.next,
-                &mut t.count,
-                &mut t.start,
                 &mut self.level,
-                layout,
                 &self.list,
                 &self.list_len,
             );

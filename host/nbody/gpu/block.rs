@@ -19,7 +19,7 @@
 //! the potential there when diagnostics follow.
 
 use super::{GpuSim, NbodyGpuError};
-use crate::bh::gpu::{DeviceOctree, GroupSubset, TraversalBuffers};
+use crate::bh::gpu::{DeviceOctree, GroupSubset};
 use crate::device::nbody::{
     LEVEL_BINS, NBODY_BLOCK, Timestep, block_step, counter, half_kick, is_active, kernels as k,
     next_tick, tick_span,
@@ -47,7 +47,6 @@ impl BlockBuffers {
         &mut self,
         gpu: &Gpu,
         octree: &DeviceOctree,
-        bufs: &TraversalBuffers,
         tick: u64,
     ) -> Result<f64, GpuError> {
         let cfg = gpu.resident_grid(k::nbody_active_groups, NBODY_BLOCK)?;
@@ -59,8 +58,8 @@ impl BlockBuffers {
                 counter::ACTIVE_BODIES..counter::ACTIVE_GROUPS + 1,
             )?;
             let args = (
-                &bufs.sort,
-                &bufs.groups,
+                &octree.tree.sort,
+                &octree.tree.groups,
                 &octree.tree.header,
                 &self.level,
                 tick,
@@ -267,7 +266,7 @@ impl<'g> GpuBlockSim<'g> {
             zero(gpu, &mut b.counters, counter::DEEPEST..counter::COUNTERS)?;
             let args = (
                 &mut self.sim.vel,
-                &self.sim.bufs.acc,
+                &self.sim.acc,
                 &mut b.level,
                 n,
                 tick,

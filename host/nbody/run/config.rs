@@ -4,7 +4,7 @@
 use super::*;
 
 /// Which initial conditions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::choice::Choice)]
 #[serde(rename_all = "lowercase")]
 pub enum IcKind {
     /// Plummer sphere in equilibrium, Hénon units (M = 1, E = −1/4), in the potential
@@ -100,7 +100,9 @@ pub struct StepConfig {
 }
 
 /// `run.forces`: how the CPU backend evaluates forces.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, crate::choice::Choice,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum CpuForces {
     #[default]
@@ -152,14 +154,15 @@ pub struct OutputConfig {
     /// The snapshots' floats: `single` (float32, Gadget's default; the GPU's state) or `double`
     /// (float64, the CPU backend's default: a restart from them continues the run to round-off).
     pub precision: Precision,
-    /// Seconds between the plain progress lines written when standard error is not a terminal
-    /// (a batch job's log); 0: none.
+    /// Seconds between plain progress lines: the command line's when standard error is not a
+    /// terminal (a batch job's log), [`super::run`]'s always; 0: none.
     pub progress_every: f64,
     /// Also save the initial conditions as `ic.gadget`.
     pub write_ic: bool,
     /// A surface-density image every this many steps (rounded up to a diagnostic step; 0: none):
     /// `images/*.png`, `movie.gif` and at the end the panel `collision.png` (the collision) or
-    /// `panel.png`.
+    /// `panel.png`, drawn by the command line ([`super::Observer::frame`]; [`super::run`] draws
+    /// none).
     pub image_every: u64,
     /// Image side in pixels.
     pub image_pixels: u32,
@@ -171,7 +174,7 @@ pub struct OutputConfig {
 }
 
 /// Snapshot file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::choice::Choice)]
 #[serde(rename_all = "lowercase")]
 pub enum SnapshotFormat {
     Gadget1,
@@ -200,7 +203,7 @@ impl Default for OutputConfig {
             snapshot_every: 1000,
             format: SnapshotFormat::Gadget2,
             precision: Precision::Single,
-            progress_every: crate::repro::output::PROGRESS_EVERY_S,
+            progress_every: crate::output::PROGRESS_EVERY_S,
             write_ic: false,
             image_every: 100,
             image_pixels: 512,

@@ -1,37 +1,10 @@
-//! What a run reports: the energy and virial plots, the timing table, and the sampled force
-//! error of the GPU's forces against float64 direct summation.
+//! What a run reports: the timing table and the sampled force error of the GPU's forces against
+//! float64 direct summation (the energy and virial plots are the front end's, drawn from the
+//! diagnostics that [`super::Observer::finish`] receives).
 
 use super::{RunError, RunSummary};
 use crate::nbody::Particles;
-use crate::nbody::cpu::Diagnostics;
 use crate::nbody::gpu::GpuSim;
-use crate::repro::output::OutDir;
-use crate::repro::plot::{self, Axis, LineChart, Scale, Series};
-
-/// Relative energy change and virial ratio against time.
-pub(super) fn energy_plot(dir: &OutDir, h: &[Diagnostics]) -> Result<(), plot::PlotError> {
-    let e0 = h[0].total;
-    let de: Vec<(f64, f64)> = h
-        .iter()
-        .map(|d| (d.time, ((d.total - e0) / e0).abs().max(1e-16)))
-        .collect();
-    let chart = LineChart {
-        title: "energy conservation: |E(t) − E(0)| / |E(0)|".into(),
-        x: Axis::new("time", Scale::Linear),
-        y: Axis::new("|ΔE/E|", Scale::Log10),
-        series: vec![Series::data("total energy", de)],
-    };
-    plot::line_chart(dir.path(), "energy", &chart)?;
-    let q: Vec<(f64, f64)> = h.iter().map(|d| (d.time, d.virial_ratio)).collect();
-    let chart = LineChart {
-        title: "virial ratio 2K/|W|".into(),
-        x: Axis::new("time", Scale::Linear),
-        y: Axis::new("2K/|W|", Scale::Linear),
-        series: vec![Series::data("2K/|W|", q)],
-    };
-    plot::line_chart(dir.path(), "virial", &chart)?;
-    Ok(())
-}
 
 /// The run's time per step by stage (Markdown).
 pub fn timing_table(s: &RunSummary) -> String {

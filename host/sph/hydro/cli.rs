@@ -19,7 +19,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Initial conditions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, crate::choice::Choice,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum IcKind {
     /// The Sod shock tube in a periodic 3D box (γ = 1.4), compared at its interface x = 1.
@@ -148,6 +150,9 @@ pub struct OutputSection {
     pub precision: Precision,
     /// Replace a previous run's diagnostics and snapshots in `dir` (else refused).
     pub overwrite: bool,
+    /// A plain progress line on standard error every so many seconds when it is not a
+    /// terminal (0: none).
+    pub progress_every: f64,
 }
 
 impl Default for OutputSection {
@@ -158,6 +163,7 @@ impl Default for OutputSection {
             format: SnapshotFormat::Gadget2,
             precision: Precision::Double,
             overwrite: false,
+            progress_every: crate::output::PROGRESS_EVERY_S,
         }
     }
 }
@@ -231,45 +237,35 @@ pub struct RestartOf {
     pub energy_0: Option<f64>,
 }
 
-/// Arguments of `warpkit sph`.
-#[derive(clap::Args, Debug)]
+/// The options of `warpkit sph` (the command line's parser fills them in).
+#[derive(Debug, Default)]
 pub struct SphArgs {
     /// A TOML file with [ic], [run] and [output] tables (see docs/sph.md).
-    #[arg(long)]
     pub config: Option<PathBuf>,
     /// Initial conditions.
-    #[arg(long, value_enum)]
     pub ic: Option<IcKind>,
     /// Sod: dense particles per unit length along the tube; Sedov: particles per box side.
-    #[arg(long)]
     pub resolution: Option<usize>,
     /// Evrard, polytrope: about this many particles.
-    #[arg(long)]
     pub particles: Option<usize>,
     /// End time.
-    #[arg(long, allow_negative_numbers = true)]
     pub t_end: Option<f64>,
     /// Self-gravity's softening length ε.
-    #[arg(long, allow_negative_numbers = true)]
     pub softening: Option<f64>,
     /// Self-gravity's tree opening angle θ.
-    #[arg(long, allow_negative_numbers = true)]
     pub theta: Option<f64>,
     /// How self-gravity is summed.
-    #[arg(long, value_enum)]
     pub gravity_solver: Option<GravitySolver>,
     /// Continue the run of this snapshot (its time, and the parameters of the `.run.toml`
     /// beside it; options given here override them, and say so).
-    #[arg(long, conflicts_with = "ic")]
     pub restart: Option<PathBuf>,
     /// A snapshot every K steps (0: the final one only).
-    #[arg(long)]
     pub snapshot_every: Option<u64>,
     /// Replace a previous run's diagnostics and snapshots in the output directory.
-    #[arg(long)]
     pub overwrite: bool,
+    /// Seconds between plain progress lines in a log.
+    pub progress_every: Option<f64>,
     /// Output directory.
-    #[arg(long)]
     pub out: Option<PathBuf>,
 }
 
@@ -331,6 +327,9 @@ pub fn config(a: &SphArgs) -> Result<(SphConfig, Vec<String>)> {
     }
     if a.overwrite {
         c.output.overwrite = true;
+    }
+    if let Some(s) = a.progress_every {
+        c.output.progress_every = s;
     }
     if let Some(o) = &a.out {
         c.output.dir = o.clone();
@@ -732,7 +731,13 @@ pub fn run_case(c: &SphConfig, stop: Arc<AtomicBool>) -> Result<SphSummary> {
     let (t0, step0) = (sim.t, sim.step);
     // The number of steps is not known in advance (CFL): progress in thousandths of the time.
     const TICKS: u64 = 1000;
-    let bar = crate::repro::output::progress(TICKS, "sph");
+    let every = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        0.0
+    } else {
+        c.output.progress_every.clamp(0.0, 1e9)
+    };
+    let mut plain =
+        crate::output::Plain::new("sph", TICKS, std::time::Duration::from_secs_f64(every));
     let mut interrupted = false;
     while sim.t < t_end * (1.0 - 1e-12) {
         if stop.load(Ordering::Relaxed) {
@@ -748,10 +753,9 @@ pub fn run_case(c: &SphConfig, stop: Arc<AtomicBool>) -> Result<SphSummary> {
         if every > 0 && sim.step % every == 0 {
             write_snapshot(&sim, &format!("snapshot_{:06}.{ext}", sim.step))?;
         }
-        bar.set_message(format!("t = {:.5}, step {}", sim.t, sim.step));
-        bar.set_position((((sim.t - t0) / (t_end - t0)) * TICKS as f64).min(TICKS as f64) as u64);
+        let ticks = ((sim.t - t0) / (t_end - t0) * TICKS as f64).min(TICKS as f64) as u64;
+        plain.update(ticks, &format!("t = {:.5}, step {}", sim.t, sim.step));
     }
-    bar.finish_and_clear();
     diag.flush()?;
     write_snapshot(&sim, &format!("snapshot_final.{ext}"))?;
     let d = sim.diagnostics();

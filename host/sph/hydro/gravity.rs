@@ -17,7 +17,9 @@ use crate::device::nbody::{criterion, potential_energy};
 use serde::{Deserialize, Serialize};
 
 /// How the gravity of the gas is summed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, crate::choice::Choice,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum GravitySolver {
     /// Barnes–Hut (float32 tree, opening angle θ): O(N log N).

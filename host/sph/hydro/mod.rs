@@ -13,6 +13,7 @@ pub mod cells;
 pub mod cli;
 pub mod density;
 pub mod force;
+pub mod gpu;
 pub mod gravity;
 #[cfg(test)]
 mod gravity_tests;

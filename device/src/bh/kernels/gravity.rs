@@ -18,24 +18,22 @@ crate::static_shared!(gravity_stack: [i32; WARPS * STACK]);
 crate::static_shared!(gravity_w2: [f32; STACK]);
 
 /// Accelerations `acc[i] = G Σ m_j d / (|d|² + ε²)^{3/2}` over the tree. Lane k of the grid
-/// handles body `sort[k]` (or `k` when `sort` is null). A warp opens a cell unless all its lanes
+/// handles body `sort[k]` (or `k` when the tree's `sort` is null). A warp opens a cell unless all its lanes
 /// find it far (`is_far`); bodies in leaves and buckets interact one by one, skipping the body
 /// itself. Launch `GRAVITY_BLOCK`-thread blocks; any grid size.
 #[crate::kernel]
-pub unsafe fn bh_gravity(
-    bodies: *const Body,
-    n: u32,
-    sort: *const u32,
-    header: *const TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    layout: Layout,
-    theta2: f32,
-    eps2: f32,
-    g: f32,
-    acc: *mut Accel,
-) {
+pub unsafe fn bh_gravity(tree: TreeView, theta2: f32, eps2: f32, g: f32, acc: *mut Accel) {
+    let TreeView {
+        bodies,
+        n,
+        sort,
+        header,
+        child,
+        next,
+        cell_pm,
+        layout,
+        ..
+    } = tree;
     let ni = n as i32;
     let lane = lane_id();
     let base = warp_idx() as usize * STACK;
@@ -307,16 +305,7 @@ macro_rules! group_kernel {
         $(#[$doc])*
         #[crate::kernel]
         pub unsafe fn $name(
-            bodies: *const Body,
-            n: u32,
-            sort: *const u32,
-            groups: *const [u32; 2],
-            header: *mut TreeHeader,
-            child: *const i32,
-            next: *const i32,
-            cell_pm: *const Body,
-            cell_quad: *const Quad,
-            layout: Layout,
+            tree: TreeView,
             theta2: f32,
             eps2: f32,
             g: f32,
@@ -328,13 +317,11 @@ macro_rules! group_kernel {
                 let pot = core::ptr::null_mut();
                 if softened(eps2) {
                     gravity_group::<$k, true, $quad, false, $rel>(
-                        bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
-                        theta2, eps2, g, acc, pot, $alpha,
+                        tree, theta2, eps2, g, acc, pot, $alpha,
                     )
                 } else {
                     gravity_group::<$k, false, $quad, false, $rel>(
-                        bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout,
-                        theta2, eps2, g, acc, pot, $alpha,
+                        tree, theta2, eps2, g, acc, pot, $alpha,
                     )
                 }
             }
@@ -385,37 +372,21 @@ group_kernel!(
 /// [`bh_gravity_group2`] that also writes each body's potential `pot[i] = G Σ_j −m_j /
 /// √(r_ij² + ε²)` over the other bodies (monopoles, the same list as the accelerations): the
 /// N-body diagnostics' potential energy. Same launch as [`bh_gravity_group2`].
-#[allow(clippy::too_many_arguments)]
 #[crate::kernel]
 pub unsafe fn bh_gravity_group2_pot(
-    bodies: *const Body,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    header: *mut TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    layout: Layout,
+    tree: TreeView,
     theta2: f32,
     eps2: f32,
     g: f32,
     acc: *mut Accel,
     pot: *mut f32,
 ) {
-    let q = core::ptr::null();
     // SAFETY: forwarded contract.
     unsafe {
         if softened(eps2) {
-            gravity_group::<2, true, false, true, false>(
-                bodies, n, sort, groups, header, child, next, cell_pm, q, layout, theta2, eps2, g,
-                acc, pot, 0.0,
-            )
+            gravity_group::<2, true, false, true, false>(tree, theta2, eps2, g, acc, pot, 0.0)
         } else {
-            gravity_group::<2, false, false, true, false>(
-                bodies, n, sort, groups, header, child, next, cell_pm, q, layout, theta2, eps2, g,
-                acc, pot, 0.0,
-            )
+            gravity_group::<2, false, false, true, false>(tree, theta2, eps2, g, acc, pot, 0.0)
         }
     }
 }
@@ -426,7 +397,6 @@ pub unsafe fn bh_gravity_group2_pot(
 ///
 /// # Safety
 /// As [`bh_gravity_group`]; groups hold at most `32 K` bodies.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn gravity_group<
     const K: usize,
@@ -435,16 +405,7 @@ unsafe fn gravity_group<
     const POT: bool,
     const REL: bool,
 >(
-    bodies: *const Body,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    header: *mut TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_quad: *const Quad,
-    layout: Layout,
+    tree: TreeView,
     theta2: f32,
     eps2: f32,
     g: f32,
@@ -452,6 +413,9 @@ unsafe fn gravity_group<
     pot: *mut f32,
     alpha: f32,
 ) {
+    let TreeView {
+        header, cell_quad, ..
+    } = tree;
     let lane = lane_id();
     let wib = warp_idx() as usize;
     let stack = unsafe { group_stack().add(wib * GROUP_STACK) };
@@ -484,7 +448,7 @@ unsafe fn gravity_group<
         };
         let mut w = take_group();
         while w < ngroups {
-            let [first, size] = *groups.add(w as usize);
+            let [first, size] = tree.group(w);
             let GroupLanes { shift, seat, part } = GroupLanes::of(size, K as u32, lane);
             let seats = crate::WARP_SIZE >> shift;
             // Member `seat + seats k`; absent members stand on the group's first body so they do
@@ -492,9 +456,9 @@ unsafe fn gravity_group<
             let member = |k: usize| seat + seats * k as u32;
             let active: [bool; K] = core::array::from_fn(|k| member(k) < size);
             let i: [i32; K] = core::array::from_fn(|k| {
-                *sort.add((first + if active[k] { member(k) } else { 0 }) as usize) as i32
+                tree.order(first + if active[k] { member(k) } else { 0 }) as i32
             });
-            let p: [[f32; 3]; K] = core::array::from_fn(|k| (*bodies.add(i[k] as usize)).pos());
+            let p: [[f32; 3]; K] = core::array::from_fn(|k| tree.body(i[k]).pos());
             let (mut lo, mut hi) = (p[0], p[0]);
             for pk in &p[1..] {
                 for c in 0..3 {
@@ -516,7 +480,6 @@ unsafe fn gravity_group<
             };
 
             // One walk of the group's box; the interaction sums each lane's share of the list.
-            let tree = RawOctree::new(bodies, child, next, cell_pm, n, layout);
             let far = |s: &Body, depth: usize| {
                 if REL {
                     is_far_relative::<QUAD>(s, *w2.add(depth), bc, bh, theta2, lim)
@@ -568,7 +531,7 @@ unsafe fn gravity_group<
                     };
                     if POT {
                         // The potential of the others: the body's own term taken out.
-                        let m = (*bodies.add(i[k] as usize)).m;
+                        let m = tree.body(i[k]).m;
                         *pot.add(i[k] as usize) = g * (phi[k] - self_potential::<SOFT>(m, eps2));
                     }
                 }

@@ -14,10 +14,16 @@ use core::ptr::{read_volatile, write_volatile};
 // reset: header and root
 // ---------------------------------------------------------------------------------------------
 
-/// Resets `*header` for a tree in `layout` and empties the root's eight child slots.
+/// Resets the tree's header for its layout and empties the root's eight child slots.
 /// Launch one block of at least 8 threads.
 #[crate::kernel]
-pub unsafe fn bh_reset(header: *mut TreeHeader, child: *mut i32, layout: Layout) {
+pub unsafe fn bh_reset(tree: TreeViewMut) {
+    let TreeViewMut {
+        header,
+        child,
+        layout,
+        ..
+    } = tree;
     let t = thread_idx_x();
     // SAFETY: child has layout.slots() slots.
     unsafe {
@@ -39,7 +45,10 @@ crate::static_shared!(bbox_tile: [f32; 6 * (TREE_BLOCK / crate::WARP_SIZE) as us
 /// Min and max of the bodies' coordinates into `header.min/max` (which start at ±inf). Any grid
 /// of `TREE_BLOCK`-thread blocks.
 #[crate::kernel]
-pub unsafe fn bh_bounding_box(bodies: *const Body, n: u32, header: *mut TreeHeader) {
+pub unsafe fn bh_bounding_box(tree: TreeViewMut) {
+    let TreeViewMut {
+        bodies, n, header, ..
+    } = tree;
     let mut lo = [f32::INFINITY; 3];
     let mut hi = [f32::NEG_INFINITY; 3];
     let mut i = index_1d();
@@ -118,24 +127,25 @@ pub(crate) unsafe fn init_cell(
 }
 
 /// Inserts bodies `0..n` into the octree. Child slots hold `EMPTY`, `LOCKED`, a body `0..n`, or a
-/// cell as `n + cell`. `next[i]` must be -1 for every body (bucket chains). `child` has
-/// `layout.slots()` slots; `count`, `start` have `layout.cells` entries. On overflow (dense: no
+/// cell as `n + cell`. `next[i]` must be -1 for every body (bucket chains). On overflow (dense: no
 /// cell left; sparse: a node index beyond `cells`) sets `header.error` and stops.
 ///
 /// A thread locks the slot where its body belongs (CAS EMPTY/body → LOCKED); a thread that finds
 /// a locked slot retries its body from the root. Under Volta+ independent thread scheduling a
 /// lane waiting on a lane of its own warp still lets it progress, so there is no deadlock.
 #[crate::kernel]
-pub unsafe fn bh_build(
-    bodies: *const Body,
-    n: u32,
-    header: *mut TreeHeader,
-    child: *mut i32,
-    next: *mut i32,
-    count: *mut u32,
-    start: *mut i32,
-    layout: Layout,
-) {
+pub unsafe fn bh_build(tree: TreeViewMut) {
+    let TreeViewMut {
+        bodies,
+        n,
+        header,
+        child,
+        next,
+        count,
+        start,
+        layout,
+        ..
+    } = tree;
     // SAFETY: the header was completed by the bounding-box launch before this one.
     let (root_c, root_half) = root_cell(unsafe { &*header });
     let root = layout.root();
@@ -256,20 +266,22 @@ pub unsafe fn bh_build(
 // ---------------------------------------------------------------------------------------------
 
 /// Mass, centre of mass (`cell_pm`), quadrupole (`cell_quad`, skipped when null) and body count
-/// (`count`) of every cell. A cell
-/// waits until each child cell's count is non-zero (published last). All blocks must be resident.
+/// (`count`) of every cell. A cell waits until each child cell's count is non-zero (published
+/// last). All blocks must be resident.
 #[crate::kernel]
-pub unsafe fn bh_summarize(
-    bodies: *const Body,
-    n: u32,
-    header: *const TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    count: *mut u32,
-    cell_pm: *mut Body,
-    cell_quad: *mut Quad,
-    layout: Layout,
-) {
+pub unsafe fn bh_summarize(tree: TreeViewMut) {
+    let TreeViewMut {
+        bodies,
+        n,
+        header,
+        child,
+        next,
+        count,
+        cell_pm,
+        cell_quad,
+        layout,
+        ..
+    } = tree;
     let ni = n as i32;
     let cells = layout.cells as i32;
     let stride = grid_size_1d() as i32;
@@ -317,20 +329,19 @@ pub unsafe fn bh_summarize(
 /// this kernel 0.78 ms). Grouping each level's cells into a list first (a counting sort,
 /// so that a launch covers only its level) was slower: 1.01 ms. Any grid.
 #[crate::kernel]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn bh_summarize_level(
-    bodies: *const Body,
-    n: u32,
-    header: *const TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    count: *mut u32,
-    cell_pm: *mut Body,
-    cell_quad: *mut Quad,
-    level: *const u32,
-    depth: u32,
-    layout: Layout,
-) {
+pub unsafe fn bh_summarize_level(tree: TreeViewMut, level: *const u32, depth: u32) {
+    let TreeViewMut {
+        bodies,
+        n,
+        header,
+        child,
+        next,
+        count,
+        cell_pm,
+        cell_quad,
+        layout,
+        ..
+    } = tree;
     let ni = n as i32;
     let cells = layout.cells as i32;
     // SAFETY: arrays sized per the sorted build; every cell in bottom..cells initialised with its
@@ -463,27 +474,26 @@ unsafe fn inc_coalesced(ptr: *mut u32) -> u32 {
     }
 }
 
-/// Fills `sort[0..n]` with the bodies in depth-first octant order (children in octant order,
-/// buckets in chain order) and packs them into warp groups of up to `group_size`, counted in
-/// `header.groups`: with `marks` null, group `[first, size]` goes to `groups[g]` in the order the
-/// threads reach it; else `marks[first] = size` (n entries, zero before the launch), which
+/// Fills the tree's `sort[0..n]` with the bodies in depth-first octant order (children in octant
+/// order, buckets in chain order) and packs them into warp groups of up to `group_size`, counted
+/// in `header.groups`: with `marks` null, group `[first, size]` goes to `groups[g]` in the order
+/// the threads reach it; else `marks[first] = size` (n entries, zero before the launch), which
 /// [`bh_group_tiles`] and [`bh_group_scatter`] turn into `groups` in tree order. A cell waits
 /// until its parent published its `start`. All blocks must be resident.
 #[crate::kernel]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn bh_sort(
-    n: u32,
-    header: *mut TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    count: *const u32,
-    start: *mut i32,
-    sort: *mut u32,
-    groups: *mut [u32; 2],
-    group_size: u32,
-    layout: Layout,
-    marks: *mut u32,
-) {
+pub unsafe fn bh_sort(tree: TreeViewMut, group_size: u32, marks: *mut u32) {
+    let TreeViewMut {
+        n,
+        header,
+        child,
+        next,
+        count,
+        start,
+        sort,
+        groups,
+        layout,
+        ..
+    } = tree;
     let ni = n as i32;
     let root = layout.root();
     let cells = layout.cells as i32;

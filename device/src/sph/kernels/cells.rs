@@ -106,23 +106,8 @@ pub unsafe fn sph_cell_query(
     order: *const u32,
     crit: u32,
     mode: u32,
-    kernel: u32,
-    counts: *mut u32,
-    offsets: *const u32,
-    list: *mut u32,
-    rho: *mut f32,
-    state: *const HState,
-    tested: *mut u64,
+    o: Outputs,
 ) {
-    let o = Outputs {
-        kernel,
-        counts,
-        offsets,
-        list,
-        rho,
-        state,
-        tested,
-    };
     // SAFETY: forwarded contract.
     unsafe {
         by_mode!(

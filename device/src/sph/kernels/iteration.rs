@@ -11,17 +11,16 @@ use super::*;
 /// iteration state (`HState::start`) into `state`. The tree is built and summarized (`count`).
 /// Any grid of `CELL_BLOCK`-thread blocks.
 #[crate::kernel]
-pub unsafe fn sph_h_guess(
-    bodies: *const Body,
-    n: u32,
-    header: *const crate::bh::TreeHeader,
-    child: *const i32,
-    count: *const u32,
-    layout: Layout,
-    target: f32,
-    h: *mut f32,
-    state: *mut HState,
-) {
+pub unsafe fn sph_h_guess(tree: TreeView, target: f32, h: *mut f32, state: *mut HState) {
+    let TreeView {
+        bodies,
+        n,
+        header,
+        child,
+        count,
+        layout,
+        ..
+    } = tree;
     let t = DeviceCountTree {
         layout,
         child,

@@ -10,8 +10,9 @@
 
 use super::*;
 use crate::bh::kernels::pop_cells;
-use crate::bh::{EMPTY, GROUP_LIST, GROUP_POP, GROUP_STACK, Layout, MAX_DEPTH};
+use crate::bh::{EMPTY, GROUP_LIST, GROUP_POP, GROUP_STACK, Layout, MAX_DEPTH, TreeView};
 use crate::gpu::atomic::*;
+use crate::gpu::global::load;
 use crate::gpu::shared::{SharedScalar, ld_shared_v4, shared_addr};
 use crate::gpu::thread::*;
 use crate::gpu::warp::*;
@@ -26,17 +27,24 @@ pub const CELL_BLOCK: u32 = 256;
 /// Threads of the one block of `sph_scan`.
 pub const SCAN_BLOCK: u32 = 1024;
 
-/// Where a search writes (see the module docs).
-#[derive(Clone, Copy)]
-struct Outputs {
-    kernel: u32,
-    counts: *mut u32,
-    offsets: *const u32,
-    list: *mut u32,
-    rho: *mut f32,
-    state: *const HState,
-    tested: *mut u64,
+/// Where a search writes (see the module docs), one kernel parameter: `n` entries each but
+/// `offsets` (n + 1) and `list` (`offsets[n]`); the pointers that a mode does not use may be
+/// null, `tested` too (no count of the pairs tested). `kernel` is the density's smoothing
+/// kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Outputs {
+    pub counts: *mut u32,
+    pub offsets: *const u32,
+    pub list: *mut u32,
+    pub rho: *mut f32,
+    pub state: *const HState,
+    pub tested: *mut u64,
+    pub kernel: u32,
 }
+
+// SAFETY: #[repr(C)]; raw pointers and a u32 only.
+unsafe impl crate::gpu::DeviceViewMut for Outputs {}
 
 /// A [`Sink`] that a lane starts for its target `i` and finishes into the [`Outputs`].
 trait LaneSink: Sink + Sized {
@@ -122,6 +130,49 @@ impl LaneSink for Fill {
     }
     #[inline(always)]
     unsafe fn finish(self, _: &Outputs, _: u32) {}
+}
+
+/// What a vote walk ([`vote_walk`]) does for its lanes: which particles it serves, and a
+/// [`Sink`] per served particle, started before its walk and finished after.
+pub(crate) trait VoteTargets {
+    type S: Sink;
+    /// # Safety
+    /// `i` is a particle.
+    unsafe fn serves(&self, i: u32) -> bool;
+    /// # Safety
+    /// `i` is a served particle with smoothing length `hi`.
+    unsafe fn start(&self, i: u32, hi: f32) -> Self::S;
+    /// # Safety
+    /// As `start`, for the same `i`.
+    unsafe fn finish(&self, s: Self::S, i: u32);
+    /// Where the warp's count of pairs tested goes (null: nowhere).
+    fn tested(&self) -> *mut u64;
+}
+
+/// A search mode's [`LaneSink`] over the [`Outputs`].
+struct ByMode<'a, S>(&'a Outputs, core::marker::PhantomData<S>);
+
+impl<S: LaneSink> VoteTargets for ByMode<'_, S> {
+    type S = S;
+    #[inline(always)]
+    unsafe fn serves(&self, i: u32) -> bool {
+        // SAFETY: per the contract.
+        unsafe { serves(self.0.state, i) }
+    }
+    #[inline(always)]
+    unsafe fn start(&self, i: u32, hi: f32) -> S {
+        // SAFETY: per the contract.
+        unsafe { S::start(self.0, i, hi) }
+    }
+    #[inline(always)]
+    unsafe fn finish(&self, s: S, i: u32) {
+        // SAFETY: per the contract.
+        unsafe { s.finish(self.0, i) }
+    }
+    #[inline(always)]
+    fn tested(&self) -> *mut u64 {
+        self.0.tested
+    }
 }
 
 /// Whether particle `i` is served: all when `state` is null, else those still iterating.
@@ -226,17 +277,16 @@ pub unsafe fn sph_tree_order(bodies: *const Body, sort: *const u32, n: u32, sort
 /// the launch) is set to 1 once a cell's box is written, and a parent waits for it. The tree is
 /// built (`header.bottom` final). All blocks must be resident; `CELL_BLOCK`-thread blocks.
 #[crate::kernel]
-pub unsafe fn sph_cell_boxes(
-    bodies: *const Body,
-    h: *const f32,
-    n: u32,
-    header: *const crate::bh::TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    boxes: *mut CellBox,
-    ready: *mut u32,
-    layout: Layout,
-) {
+pub unsafe fn sph_cell_boxes(tree: TreeView, h: *const f32, boxes: *mut CellBox, ready: *mut u32) {
+    let TreeView {
+        bodies,
+        n,
+        header,
+        child,
+        next,
+        layout,
+        ..
+    } = tree;
     let ni = n as i32;
     let cells = layout.cells as i32;
     let stride = grid_size_1d() as i32;
@@ -328,33 +378,22 @@ crate::static_shared!(sph_vote_stack: [i32; VOTE_WARPS * STACK]);
 /// ([`is_neighbour`]). Outputs per `mode` (module docs). `VOTE_BLOCK`-thread blocks, any grid.
 #[crate::kernel]
 pub unsafe fn sph_vote(
-    bodies: *const Body,
+    tree: TreeView,
     h: *const f32,
-    n: u32,
-    sort: *const u32,
-    child: *const i32,
-    next: *const i32,
     boxes: *const CellBox,
-    layout: Layout,
     crit: u32,
     mode: u32,
-    kernel: u32,
-    counts: *mut u32,
-    offsets: *const u32,
-    list: *mut u32,
-    rho: *mut f32,
-    state: *const HState,
-    tested: *mut u64,
+    o: Outputs,
 ) {
-    let o = Outputs {
-        kernel,
-        counts,
-        offsets,
-        list,
-        rho,
-        state,
-        tested,
-    };
+    let TreeView {
+        bodies,
+        n,
+        sort,
+        child,
+        next,
+        layout,
+        ..
+    } = tree;
     // SAFETY: forwarded contract.
     unsafe {
         by_mode!(
@@ -378,6 +417,33 @@ unsafe fn vote<S: LaneSink>(
     crit: u32,
     o: &Outputs,
 ) {
+    let t = ByMode::<S>(o, core::marker::PhantomData);
+    // SAFETY: forwarded contract.
+    unsafe { vote_walk(bodies, h, n, sort, child, next, boxes, layout, crit, &t) }
+}
+
+/// The seed's walk for the targets `t`: lane k of the grid serves particle `sort[k]`, one walk
+/// per warp, a cell opened when any served lane can reach it under `crit`; every particle of a
+/// reached leaf or bucket offered to the lane's sink ([`Sink::take`] for neighbours).
+/// `VOTE_BLOCK`-thread blocks.
+///
+/// # Safety
+/// The tree is complete and boxed (`boxes` per `h`), `sort` a permutation of `0..n`; `t` valid
+/// for every particle.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) unsafe fn vote_walk<T: VoteTargets>(
+    bodies: *const Body,
+    h: *const f32,
+    n: u32,
+    sort: *const u32,
+    child: *const i32,
+    next: *const i32,
+    boxes: *const CellBox,
+    layout: Layout,
+    crit: u32,
+    t: &T,
+) {
     let ni = n as i32;
     let lane = lane_id();
     let stack = sph_vote_stack();
@@ -391,14 +457,14 @@ unsafe fn vote<S: LaneSink>(
         while w * crate::WARP_SIZE < n {
             let k = w * crate::WARP_SIZE + lane;
             let i = *sort.add(if k < n { k } else { w * crate::WARP_SIZE } as usize);
-            let active = k < n && serves(o.state, i);
+            let active = k < n && t.serves(i);
             if ballot(FULL_MASK, active) == 0 {
                 w += warps_total;
                 continue;
             }
             let p = (*bodies.add(i as usize)).pos();
             let hi = *h.add(i as usize);
-            let mut s = S::start(o, i, hi);
+            let mut s = t.start(i, hi);
             let (mut cell, mut oct, mut depth) = (layout.root(), 0u32, 0usize);
             loop {
                 if oct == 8 {
@@ -442,11 +508,11 @@ unsafe fn vote<S: LaneSink>(
                 }
             }
             if active {
-                s.finish(o, i);
+                t.finish(s, i);
             }
             w += warps_total;
         }
-        add_tested(o.tested, tested);
+        add_tested(t.tested(), tested);
     }
 }
 
@@ -474,40 +540,33 @@ macro_rules! group_entry {
     ($(#[$doc:meta])* $name:ident, $kind:ident, $few:literal) => {
         $(#[$doc])*
         #[crate::kernel]
+        #[allow(clippy::too_many_arguments)]
         pub unsafe fn $name(
-            bodies: *const Body,
+            tree: TreeView,
             h: *const f32,
-            n: u32,
-            sort: *const u32,
-            groups: *const [u32; 2],
-            ngroups: u32,
-            next_group: *mut u32,
-            child: *const i32,
-            next: *const i32,
-            start: *const i32,
-            count: *const u32,
             sorted: *const Body,
             boxes: *const CellBox,
-            layout: Layout,
+            ngroups: u32,
+            next_group: *mut u32,
             crit: u32,
             mode: u32,
-            kernel: u32,
-            counts: *mut u32,
-            offsets: *const u32,
-            list: *mut u32,
-            rho: *mut f32,
-            state: *const HState,
-            tested: *mut u64,
+            o: Outputs,
         ) {
-            let o = Outputs {
-                kernel,
-                counts,
-                offsets,
-                list,
-                rho,
-                state,
-                tested,
-            };
+            let TreeView {
+                bodies,
+                n,
+                sort,
+                groups,
+                child,
+                next,
+                start,
+                count,
+                layout,
+                ..
+            } = tree;
+            let kernel = o.kernel;
+            // No ranges without the particles in tree order: every cell is descended.
+            let start = if sorted.is_null() { core::ptr::null() } else { start };
             let t = Tree {
                 child,
                 next,
@@ -626,11 +685,11 @@ unsafe fn group<S: LaneSink>(
         };
         let mut w = take_group();
         while w < ngroups {
-            let [first, size] = *groups.add(w as usize);
+            let [first, size] = load(groups.add(w as usize));
             let member = lane < size;
-            let i = *sort.add((first + if member { lane } else { 0 }) as usize);
+            let i = load(sort.add((first + if member { lane } else { 0 }) as usize));
             let live = member && serves(o.state, i);
-            let p = (*bodies.add(i as usize)).pos();
+            let p = load(bodies.add(i as usize)).pos();
             let hi = *h.add(i as usize);
             let mut s = S::start(o, i, hi);
             let mut walks = LaneWalks::new();
@@ -865,13 +924,13 @@ unsafe fn walk<S: Sink>(
             let (mut what, mut ch, mut q, mut hj) = (NOTHING, EMPTY, Body::default(), 0.0);
             let (mut rs, mut rc) = (0u32, 0u32);
             if slot < np {
-                ch = *t.child.add(t.layout.slot(cell, octant));
+                ch = load(t.child.add(t.layout.slot(cell, octant)));
                 if ch >= ni {
                     let cc = (ch - ni) as usize;
                     // Loaded before the box test decides, so the three loads overlap.
                     if !t.start.is_null() {
-                        rc = *t.count.add(cc);
-                        rs = *t.start.add(cc) as u32;
+                        rc = load(t.count.add(cc));
+                        rs = load(t.start.add(cc)) as u32;
                     }
                     let b = *t.boxes.add(cc);
                     if cell_reachable(crit, tlo, thi, th, &b)
@@ -886,10 +945,10 @@ unsafe fn walk<S: Sink>(
                         rc = 0;
                     }
                 } else if ch >= 0 {
-                    if *t.next.add(ch as usize) >= 0 {
+                    if load(t.next.add(ch as usize)) >= 0 {
                         what = CHAIN;
                     } else {
-                        q = *bodies.add(ch as usize);
+                        q = load(bodies.add(ch as usize));
                         hj = *h.add(ch as usize);
                         if body_reachable(crit, tlo, thi, th, q.pos(), hj)
                             && any_few(&|x, hx| body_reachable(crit, x, x, hx, q.pos(), hj))
@@ -922,12 +981,12 @@ unsafe fn walk<S: Sink>(
                         flush(&mut len, s, tested);
                     }
                     if lane == 0 {
-                        *lpos.add(len) = *bodies.add(j as usize);
+                        *lpos.add(len) = load(bodies.add(j as usize));
                         *lh.add(len) = *h.add(j as usize);
                         *li.add(len) = j as u32;
                     }
                     len += 1;
-                    j = *t.next.add(j as usize);
+                    j = load(t.next.add(j as usize));
                 }
             }
             // The small cells' particles, 32 a round across the warp: lane `l` takes entry
@@ -954,7 +1013,7 @@ unsafe fn walk<S: Sink>(
                 let mut pick = false;
                 let mut j = 0u32;
                 if e < total {
-                    j = *sort.add(k as usize);
+                    j = load(sort.add(k as usize));
                     q = *t.sorted.add(k as usize);
                     // The gather test never reads the candidate's h.
                     hj = if crit == GATHER {
@@ -986,6 +1045,8 @@ unsafe fn walk<S: Sink>(
 const _: () = assert!(GROUP_POP * 8 == crate::WARP_SIZE as usize);
 
 mod cells;
+mod hydro;
 mod iteration;
 pub use cells::*;
+pub use hydro::*;
 pub use iteration::*;

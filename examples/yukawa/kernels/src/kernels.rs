@@ -3,8 +3,8 @@
 //! contracts on the host.
 
 use crate::{Yukawa, add_yukawa_accel};
-use warpkit_device::bh::{Accel, Body, GROUP_LIST, GROUP_STACK, Layout, MAX_DEPTH, Quad};
-use warpkit_device::bh::{RawOctree, Targets, TreeHeader, box_of, is_far_from_box, root_cell};
+use warpkit_device::bh::{Accel, Body, GROUP_LIST, GROUP_STACK, MAX_DEPTH};
+use warpkit_device::bh::{Targets, TreeView, box_of, is_far_from_box, root_cell};
 use warpkit_device::bh::{softened, width2_at};
 use warpkit_device::gpu::shared::{ld_shared_v4, shared_addr};
 use warpkit_device::gpu::thread::{block_dim_x, block_idx_x, grid_dim_x, index_1d, lane_id};
@@ -32,24 +32,13 @@ static_shared!(yk_w2: [f32; MAX_DEPTH + 1]);
 /// lane sums the list for its body with [`Yukawa`] (point masses, a cell's corrected by its
 /// second moment's trace from `cell_quad`).
 ///
-/// Inputs are warpkit's tree summarized with moments (`bh_summarize` with `cell_quad`) and sorted
-/// by `bh_sort` (any storage): `sort` the gather index,
-/// `groups[0..header.groups]` the warp groups (first, size ≤ 32) in `sort`; `n` bodies, `acc`
-/// n accelerations (G included). Warps take groups `w, w + warps, …` (no atomics: the header is
-/// only read, so the kernel can be relaunched for timing). Launch `GROUP_BLOCK`-thread blocks,
-/// any number of them.
+/// `tree` is warpkit's octree (`warpkit::bh::gpu::DeviceOctree::view`) summarized with moments
+/// and sorted into warp groups of at most 32 (any storage); `acc` holds its n accelerations (G
+/// included). Warps take groups `w, w + warps, …` (no atomics: the header is only read, so the
+/// kernel can be relaunched for timing). Launch `GROUP_BLOCK`-thread blocks, any number of them.
 #[kernel]
 pub unsafe fn yukawa_group(
-    bodies: *const Body,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    header: *const TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_quad: *const Quad,
-    layout: Layout,
+    tree: TreeView,
     theta2: f32,
     eps2: f32,
     inv_lambda: f32,
@@ -60,15 +49,9 @@ pub unsafe fn yukawa_group(
     // SAFETY: forwarded contract.
     unsafe {
         if softened(eps2) {
-            group::<true>(
-                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
-                eps2, inv_lambda, g, acc,
-            )
+            group::<true>(tree, theta2, eps2, inv_lambda, g, acc)
         } else {
-            group::<false>(
-                bodies, n, sort, groups, header, child, next, cell_pm, cell_quad, layout, theta2,
-                eps2, inv_lambda, g, acc,
-            )
+            group::<false>(tree, theta2, eps2, inv_lambda, g, acc)
         }
     }
 }
@@ -77,25 +60,23 @@ pub unsafe fn yukawa_group(
 ///
 /// # Safety
 /// As [`yukawa_group`].
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn group<const SOFT: bool>(
-    bodies: *const Body,
-    n: u32,
-    sort: *const u32,
-    groups: *const [u32; 2],
-    header: *const TreeHeader,
-    child: *const i32,
-    next: *const i32,
-    cell_pm: *const Body,
-    cell_quad: *const Quad,
-    layout: Layout,
+    tree: TreeView,
     theta2: f32,
     eps2: f32,
     inv_lambda: f32,
     g: f32,
     acc: *mut Accel,
 ) {
+    let TreeView {
+        bodies,
+        sort,
+        groups,
+        header,
+        cell_quad,
+        ..
+    } = tree;
     let lane = lane_id();
     let wib = warp_idx() as usize;
     let warps = grid_dim_x() * (block_dim_x() / WARP_SIZE);
@@ -117,7 +98,6 @@ unsafe fn group<const SOFT: bool>(
         }
         sync_threads();
         let ngroups = (*header).groups;
-        let tree = RawOctree::new(bodies, child, next, cell_pm, n, layout);
         let inter = Yukawa::<_, 1, SOFT>::new(eps2, inv_lambda, DevArray::new(cell_quad));
         while w < ngroups {
             let [first, size] = *groups.add(w as usize);

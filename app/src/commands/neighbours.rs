@@ -1,0 +1,145 @@
+//! `warpkit neighbours`: one search on a scene, counts and time (kept out of `main.rs`, which
+//! only forwards to [`run`]).
+
+use crate::choice::{Choice, choice};
+use warpkit::backend::{self, BackendChoice};
+use warpkit::bh::scene::{self, Scene};
+use warpkit::sph::{
+    Criterion, HParams, Method, Search, SearchOptions, SmoothingKernel, initial_h, search,
+};
+
+/// Arguments of `warpkit neighbours`.
+#[derive(clap::Args, Debug)]
+pub struct NeighboursArgs {
+    #[arg(long, value_parser = choice::<Scene>(), default_value = Scene::Uniform.name())]
+    pub scene: Scene,
+    #[arg(long, default_value_t = 1 << 16)]
+    pub n: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// One smoothing length (support radius) for every particle.
+    #[arg(long, conflicts_with = "neighbours", allow_negative_numbers = true)]
+    pub h: Option<f32>,
+    /// Iterate per-particle h to this gather count (± --tol) instead of a fixed h.
+    #[arg(long, allow_negative_numbers = true)]
+    pub neighbours: Option<f32>,
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
+    pub tol: f32,
+    #[arg(long, value_parser = choice::<Method>(), default_value = Method::Group.name())]
+    pub method: Method,
+    #[arg(long, value_parser = choice::<Criterion>(), default_value = Criterion::Gather.name())]
+    pub criterion: Criterion,
+    /// Also sum the density with this kernel.
+    #[arg(long, value_parser = choice::<SmoothingKernel>())]
+    pub kernel: Option<SmoothingKernel>,
+    /// Particles from a file instead of a scene: `.npy` (N×4 float32 or float64: x, y, z, m) or a
+    /// snapshot (Gadget 1/2; HDF5 with the `hdf5` feature), every particle type.
+    #[arg(long)]
+    pub input: Option<std::path::PathBuf>,
+    /// Write each particle's neighbour count, smoothing length and density as `.npy` (N×3
+    /// float32, in the input's order; the density with --kernel, cubic spline by default).
+    #[arg(long)]
+    pub output: Option<std::path::PathBuf>,
+}
+
+/// Runs the command; prints the h used, count statistics, and times.
+pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
+    let target = a.neighbours.unwrap_or(64.0);
+    let hp = HParams {
+        target,
+        tol: a.tol,
+        ..HParams::default()
+    };
+    // The options and the count before a scene of that size is generated: `--n` near
+    // usize::MAX panicked in the allocator, and `--neighbours 0` was reported as h = 0.
+    if a.neighbours.is_some() {
+        hp.check(a.n)?;
+    }
+    let (backend, notice) = backend::select(choice)?;
+    if let Some(m) = notice {
+        eprintln!("note: {m}");
+    }
+    if let Some(path) = &a.output {
+        warpkit::files::check_output(path)?;
+        warpkit::files::check_not_input("--output", path, &[("--input", a.input.as_deref())])?;
+    }
+    let bodies = match &a.input {
+        Some(path) => {
+            let bodies = warpkit::bh::read_bodies_file(path)?;
+            warpkit::bh::validate(&bodies, &warpkit::bh::Params::default())?;
+            if a.neighbours.is_some() {
+                hp.check(bodies.len())?;
+            }
+            bodies
+        }
+        None => {
+            warpkit::bh::check_count(&backend, a.n)?;
+            let mut bodies = scene::generate(a.scene, a.n, a.seed);
+            scene::shuffle(&mut bodies, a.seed);
+            bodies
+        }
+    };
+    let n = bodies.len();
+    let h0 = vec![a.h.unwrap_or_else(|| initial_h(&bodies, target)); n];
+    let what = match &a.input {
+        Some(path) => path.display().to_string(),
+        None => format!("{:?}", a.scene),
+    };
+    println!(
+        "{what} n={n} method {:?} criterion {:?} on {}",
+        a.method,
+        a.criterion,
+        backend.name()
+    );
+    let o = SearchOptions {
+        method: a.method,
+        criterion: a.criterion,
+        iterate: a.neighbours.map(|_| hp),
+        guess: a.h.is_none(),
+        density: a
+            .kernel
+            .or(a.output.as_ref().map(|_| SmoothingKernel::CubicSpline)),
+    };
+    let Search {
+        h,
+        counts,
+        count_ms: ms,
+        tree_ms,
+        iteration,
+        density: rho,
+    } = search(&backend, &bodies, h0, &o)?;
+    if let Some((tree, boxes)) = tree_ms {
+        println!("tree {tree:.3} ms, cell boxes {boxes:.3} ms");
+    }
+    if let Some((r, ms)) = iteration {
+        // CUDA event times to the microsecond, wall times to 0.1 ms.
+        let digits = if backend.is_gpu() { 3 } else { 1 };
+        println!("h iteration {ms:.digits$} ms: {}", r.report());
+        print!("{}", r.pass_table());
+    }
+    let total: u64 = counts.iter().map(|&c| c as u64).sum();
+    let (lo, hi) = (
+        counts.iter().min().copied().unwrap_or(0),
+        counts.iter().max().copied().unwrap_or(0),
+    );
+    let hmean = h.iter().map(|&x| x as f64).sum::<f64>() / n as f64;
+    println!(
+        "neighbours: mean {:.2}, min {lo}, max {hi}, {total} pairs; mean h {hmean:.4e}; count \
+         pass {ms:.3} ms ({:.3e} neighbours/s)",
+        total as f64 / n as f64,
+        total as f64 / (ms * 1e-3)
+    );
+    if let Some((rho, ms)) = &rho {
+        let mean = rho.iter().map(|&r| r as f64).sum::<f64>() / n as f64;
+        println!("density: mean {mean:.4e}, {ms:.3} ms");
+    }
+    if let Some(path) = &a.output {
+        let rho = rho.map(|(r, _)| r).unwrap_or_default();
+        let rows: Vec<f32> = (0..n)
+            .flat_map(|i| [counts[i] as f32, h[i], rho.get(i).copied().unwrap_or(0.0)])
+            .collect();
+        warpkit::bh::npy::write_f32(path, &rows, 3)?;
+        println!("wrote {} (count, h, density per particle)", path.display());
+    }
+    Ok(())
+}

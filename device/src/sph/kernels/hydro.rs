@@ -1,0 +1,152 @@
+//! The SPH force pass on the GPU: pressure and viscous accelerations, `du/dt` and the largest
+//! signal velocity of every particle over its pairs `r < max(h_i, h_j)`, by the vote walk of
+//! the octree ([`super::vote_walk`] under [`SYMMETRIC`]) and the pair terms of
+//! [`crate::sph::hydro::pair_terms`] in float32 (the CPU solver sums the same terms in float64).
+
+use super::*;
+use crate::sph::hydro::{ForceSide, pair_terms};
+
+/// The gas as the force pass reads and writes it, one kernel parameter. Arrays of `n` entries
+/// in the particles' own order (the tree's bodies).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GasView {
+    /// Velocity and specific internal energy: `[vx, vy, vz, u]`.
+    pub vel_u: *const [f32; 4],
+    /// What a pair term reads of a particle besides its velocity and energy:
+    /// `[h, ρ, f P / ρ², c_s, α, Balsara factor, P, α_u]` ([`ForceSide`]).
+    pub side: *const [f32; 8],
+    /// Out: `[a_x, a_y, a_z, du/dt]`.
+    pub acc_du: *mut [f32; 4],
+    /// Out: the largest signal velocity over the pairs (at least `2 c_s`).
+    pub vsig: *mut f32,
+    /// The smoothing kernel (`crate::sph::CUBIC_SPLINE`, `WENDLAND_C2`, …).
+    pub kernel: u32,
+}
+
+// SAFETY: #[repr(C)]; raw pointers and a u32 only.
+unsafe impl crate::gpu::DeviceViewMut for GasView {}
+
+/// A particle's [`ForceSide`] from its packed side and energy.
+#[inline(always)]
+fn side_of(s: [f32; 8], u: f32) -> ForceSide<f32> {
+    ForceSide {
+        h: s[0],
+        rho: s[1],
+        pf: s[2],
+        c: s[3],
+        alpha: s[4],
+        balsara: s[5],
+        p: s[6],
+        u,
+        alpha_u: s[7],
+    }
+}
+
+/// One lane's sums for its particle `i`.
+struct Force {
+    i: u32,
+    p: [f32; 3],
+    v: [f32; 3],
+    me: ForceSide<f32>,
+    acc: [f32; 3],
+    du: f32,
+    vsig: f32,
+    bodies: *const Body,
+    gas: GasView,
+}
+
+impl Sink for Force {
+    #[inline(always)]
+    fn take(&mut self, j: u32, _: f32, mj: f32) {
+        if j == self.i {
+            return;
+        }
+        // SAFETY: j is a particle of the walked tree; the view's arrays hold n entries.
+        let (q, vu, s) = unsafe {
+            (
+                load(self.bodies.add(j as usize)).pos(),
+                load(self.gas.vel_u.add(j as usize)),
+                load(self.gas.side.add(j as usize)),
+            )
+        };
+        let dx = [self.p[0] - q[0], self.p[1] - q[1], self.p[2] - q[2]];
+        let dv = [self.v[0] - vu[0], self.v[1] - vu[1], self.v[2] - vu[2]];
+        let t = pair_terms(self.gas.kernel, dx, dv, &self.me, &side_of(s, vu[3]));
+        for k in 0..3 {
+            self.acc[k] += mj * t.acc[k];
+        }
+        self.du += mj * t.du;
+        self.vsig = self.vsig.max(t.vsig);
+    }
+}
+
+/// Every particle served, each with a [`Force`] sink.
+struct ForceTargets {
+    bodies: *const Body,
+    gas: GasView,
+}
+
+impl VoteTargets for ForceTargets {
+    type S = Force;
+    #[inline(always)]
+    unsafe fn serves(&self, _: u32) -> bool {
+        true
+    }
+    #[inline(always)]
+    unsafe fn start(&self, i: u32, _: f32) -> Force {
+        // SAFETY: i < n, per the contract.
+        unsafe {
+            let vu = load(self.gas.vel_u.add(i as usize));
+            let me = side_of(load(self.gas.side.add(i as usize)), vu[3]);
+            Force {
+                i,
+                p: load(self.bodies.add(i as usize)).pos(),
+                v: [vu[0], vu[1], vu[2]],
+                // The self pair's signal velocity: a lone particle still has a sound crossing.
+                vsig: 2.0 * me.c,
+                me,
+                acc: [0.0; 3],
+                du: 0.0,
+                bodies: self.bodies,
+                gas: self.gas,
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn finish(&self, s: Force, i: u32) {
+        // SAFETY: i < n, per the contract.
+        unsafe {
+            *self.gas.acc_du.add(i as usize) = [s.acc[0], s.acc[1], s.acc[2], s.du];
+            *self.gas.vsig.add(i as usize) = s.vsig;
+        }
+    }
+    #[inline(always)]
+    fn tested(&self) -> *mut u64 {
+        core::ptr::null_mut()
+    }
+}
+
+/// The force pass ([`GasView`]'s outputs) for every particle of `tree` (built, summarized and
+/// sorted: lane k serves `sort[k]`), its cells boxed for the smoothing lengths `h`
+/// (`sph_cell_boxes`); the pairs are `r < max(h_i, h_j)` ([`SYMMETRIC`]), each particle's own
+/// left out; masses from the tree's bodies. `VOTE_BLOCK`-thread blocks, any grid.
+#[crate::kernel]
+pub unsafe fn sph_hydro_force(tree: TreeView, h: *const f32, boxes: *const CellBox, gas: GasView) {
+    let TreeView {
+        bodies,
+        n,
+        sort,
+        child,
+        next,
+        layout,
+        ..
+    } = tree;
+    let t = ForceTargets { bodies, gas };
+    // SAFETY: forwarded contract.
+    unsafe {
+        vote_walk(
+            bodies, h, n, sort, child, next, boxes, layout, SYMMETRIC, &t,
+        )
+    }
+}
