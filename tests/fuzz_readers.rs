@@ -138,6 +138,7 @@ fn gadget_reader() {
         header: Header::default(),
         particles: p,
         potential: None,
+        gas: None,
     };
     for (format, precision) in [
         (Format::Gadget1, Precision::Single),

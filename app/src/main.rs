@@ -116,7 +116,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Repro(args) => commands::repro::run(cli.backend, args),
         Command::ReproTarget(args) => commands::repro::run_target(cli.backend, args),
         Command::Nbody(args) => commands::nbody::run(cli.backend, args, cli.progress_every),
-        Command::Sph(args) => commands::sph::run(cli.backend, args),
+        Command::Sph(args) => commands::sph::run(cli.backend, args, cli.progress_every),
         Command::Ptx(args) => commands::ptx::run(args),
     }
 }

@@ -1,7 +1,10 @@
 //! HDF5 snapshots in the Gadget-4/SWIFT layout (feature `hdf5`), as pynbody, yt and swiftsimio
 //! read them: a `/Header` group whose attributes are Gadget's header fields, then one group
 //! `/PartTypeN` for each particle type present, holding `Coordinates` (N×3), `Velocities` (N×3),
-//! `ParticleIDs` (N, uint64), `Masses` (N) and, when known, `Potential` (N).
+//! `ParticleIDs` (N, uint64), `Masses` (N) and, when known, `Potential` (N). Gas (`PartType0`)
+//! adds SWIFT's `InternalEnergies`, `Densities`, `SmoothingLengths` (the kernel's support
+//! radius) and `Pressures`, and the state an exact restart needs: `Accelerations` (N×3),
+//! `InternalEnergyRates`, `SignalVelocities`, `ViscosityParameters`.
 //!
 //! Header attributes written: `NumPart_ThisFile` (6 × uint64, as Gadget-4), `NumPart_Total` and
 //! `NumPart_Total_HighWord` (6 × uint32 each: the low and high words of the total, the Gadget-2/3
@@ -54,7 +57,7 @@
 //! HDF5 encoding is the `hdf5-metno` crate's (the HDF5 C library): nothing here writes the format.
 
 use super::snapshot::{
-    Header, Precision, Snapshot, SnapshotError, check_particles, check_writable,
+    GasFields, Header, Precision, Snapshot, SnapshotError, check_particles, check_writable_with,
 };
 use super::{Particles, TYPES};
 use hdf5::types::VarLenUnicode;
@@ -115,6 +118,26 @@ impl FieldUnits {
                 -1,
                 "Gravitational potentials of the particles (softened, G = 1).",
             ),
+            "InternalEnergies" => (0, 2, -2, -2, "Specific internal energies of the gas."),
+            "Densities" => (1, -3, 0, -3, "SPH densities of the gas."),
+            "SmoothingLengths" => (
+                0,
+                1,
+                0,
+                1,
+                "Smoothing lengths of the gas: the kernel's support radius.",
+            ),
+            "Pressures" => (1, -1, -2, -5, "Pressures of the gas."),
+            "Accelerations" => (0, 1, -2, 0, "Accelerations of the gas particles."),
+            "InternalEnergyRates" => (0, 2, -3, 0, "Time derivatives of the internal energies."),
+            "SignalVelocities" => (
+                0,
+                1,
+                -1,
+                0,
+                "Largest signal velocities over the neighbours.",
+            ),
+            "ViscosityParameters" => (0, 0, 0, 0, "Artificial viscosity coefficients α."),
             _ => unreachable!("no units for {name}"),
         };
         FieldUnits {
@@ -203,7 +226,7 @@ pub fn write_hdf5(path: &Path, s: &Snapshot, precision: Precision) -> Result<(),
         path: path.to_path_buf(),
         source,
     };
-    check_writable(p, precision).map_err(gadget)?;
+    check_writable_with(p, s.gas.as_ref(), precision).map_err(gadget)?;
     if let Some(pot) = &s.potential {
         if pot.len() != p.len() {
             return Err(err(
@@ -340,9 +363,32 @@ fn encode(path: &Path, s: &Snapshot, precision: Precision) -> hdf5::Result<()> {
         if let Some(pot) = &s.potential {
             floats(&g, "Potential", (n, 1), &pot[r], precision)?;
         }
+        if let (0, Some(gas)) = (t, &s.gas) {
+            for (name, v) in gas_scalars(gas) {
+                if !v.is_empty() {
+                    floats(&g, name, (n, 1), v, precision)?;
+                }
+            }
+            if !gas.acc.is_empty() {
+                floats(&g, "Accelerations", (n, 3), &vec3(&gas.acc), precision)?;
+            }
+        }
     }
     file.flush()?;
     file.close()
+}
+
+/// The gas's scalar fields by dataset name.
+fn gas_scalars(g: &GasFields) -> [(&'static str, &Vec<f64>); 7] {
+    [
+        ("InternalEnergies", &g.u),
+        ("Densities", &g.rho),
+        ("SmoothingLengths", &g.hsml),
+        ("Pressures", &g.pressure),
+        ("InternalEnergyRates", &g.du_dt),
+        ("SignalVelocities", &g.vsig),
+        ("ViscosityParameters", &g.alpha),
+    ]
 }
 
 /// A float dataset of `n` rows (`cols` 1: one dimension, else N×cols), float32 or float64, with
@@ -373,7 +419,7 @@ fn floats(
 }
 
 /// Reads a single-file HDF5 snapshot (Gadget-3/4 or SWIFT layout) of any particle types. Gas
-/// (type 0) is read as particles like any other (its SPH fields are ignored).
+/// (type 0) brings its SPH fields when it has `InternalEnergies` (the others are optional).
 pub fn read_hdf5(path: &Path) -> Result<Snapshot, SnapshotError> {
     if !path.exists() {
         return Err(SnapshotError::Io {
@@ -485,6 +531,7 @@ pub fn read_hdf5(path: &Path) -> Result<Snapshot, SnapshotError> {
     // Nothing is allocated from the header's counts: each dataset's shape is checked first.
     let mut particles = Particles::default();
     let mut potential = Some(Vec::new());
+    let mut gas = None;
     for (t, &nt) in npart.iter().enumerate() {
         let nt = nt as usize;
         if nt == 0 {
@@ -568,6 +615,28 @@ pub fn read_hdf5(path: &Path) -> Result<Snapshot, SnapshotError> {
             (Some(phi), Some(all)) => all.extend(phi),
             _ => potential = None,
         }
+        if t == 0
+            && let Some(u) = data("InternalEnergies", 1, false)?
+        {
+            let opt = |name: &str| data(name, 1, false).map(Option::unwrap_or_default);
+            let fields = GasFields {
+                u,
+                rho: opt("Densities")?,
+                hsml: opt("SmoothingLengths")?,
+                pressure: opt("Pressures")?,
+                acc: data("Accelerations", 3, false)?
+                    .map(rows)
+                    .unwrap_or_default(),
+                du_dt: opt("InternalEnergyRates")?,
+                vsig: opt("SignalVelocities")?,
+                alpha: opt("ViscosityParameters")?,
+            };
+            fields.check(nt).map_err(|source| SnapshotError::Gadget {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            gas = Some(fields);
+        }
     }
     check_particles(&particles).map_err(|source| SnapshotError::Gadget {
         path: path.to_path_buf(),
@@ -580,5 +649,6 @@ pub fn read_hdf5(path: &Path) -> Result<Snapshot, SnapshotError> {
         header,
         particles,
         potential,
+        gas,
     })
 }

@@ -416,7 +416,8 @@ pub fn run_with(
     {
         return Err(RunError::Config(format!(
             "the run's snapshots cannot hold these initial conditions: particle {i} has type {} \
-             (gas particles (type 0) need SPH blocks warpkit does not write; types are 1..{})",
+             (`nbody` has no hydrodynamics: gas particles (type 0) run with `warpkit sph`; types \
+             are 1..{})",
             particles.ptype[i],
             super::TYPES - 1
         )));

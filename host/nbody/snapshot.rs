@@ -6,8 +6,12 @@
 //! per particle of the types whose header mass `massarr` is 0; absent when there are none),
 //! particles in type order 0..=5. Floats are float32, or float64 in the double-precision variant:
 //! the reader tells them (and 32- from 64-bit ids) apart by the block sizes, and byte-swapped
-//! (big-endian) files by the first record marker. Blocks after MASS (gas U, RHO, …) are skipped.
-//! Gas is not written (it would need the U block); multi-file snapshots are not read.
+//! (big-endian) files by the first record marker. Gas (type 0) carries the blocks U (specific
+//! internal energy), RHO and HSML after MASS, one float per gas particle; format 2 may add the
+//! integrator's state that an exact restart needs (ACCE, DUDT, VSIG, ALPH: acceleration, du/dt,
+//! signal velocity, viscosity α). A file with gas must have U; RHO, HSML and the rest are
+//! optional (initial conditions often hold U only). Other blocks are skipped; multi-file
+//! snapshots are not read.
 //!
 //! Every value read is checked: positions and velocities finite, masses positive. Writes go to a
 //! temporary file that is synced and renamed over the target, so a crash leaves the old file or
@@ -157,6 +161,99 @@ pub struct Snapshot {
     /// Gravitational potential per particle (in particle order), when known. Only the HDF5
     /// format carries it (`/PartTypeN/Potential`); the Gadget-2 writer ignores it.
     pub potential: Option<Vec<f64>>,
+    /// The SPH fields of the gas (type-0) particles, required when there are any.
+    pub gas: Option<GasFields>,
+}
+
+/// SPH fields of the gas particles, in their order in the snapshot (the first particles). `u` is
+/// required; an empty vector is a field the file does not hold.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GasFields {
+    /// Specific internal energy (Gadget's U, SWIFT's InternalEnergies).
+    pub u: Vec<f64>,
+    /// Density (RHO, Densities).
+    pub rho: Vec<f64>,
+    /// Smoothing length (HSML, SmoothingLengths): the kernel's support radius.
+    pub hsml: Vec<f64>,
+    /// What the next step's opening kick and time step use, so that a restart continues the
+    /// run to round-off: acceleration (ACCE), du/dt (DUDT), largest signal velocity (VSIG) and
+    /// viscosity α (ALPH).
+    pub acc: Vec<[f64; 3]>,
+    pub du_dt: Vec<f64>,
+    pub vsig: Vec<f64>,
+    pub alpha: Vec<f64>,
+    /// Pressure (HDF5's Pressures; the Gadget formats have no such block).
+    pub pressure: Vec<f64>,
+}
+
+impl GasFields {
+    /// Scalar fields by block name, in the order they are written.
+    fn scalars(&self) -> [(&'static [u8; 4], &Vec<f64>); 6] {
+        [
+            (b"U   ", &self.u),
+            (b"RHO ", &self.rho),
+            (b"HSML", &self.hsml),
+            (b"DUDT", &self.du_dt),
+            (b"VSIG", &self.vsig),
+            (b"ALPH", &self.alpha),
+        ]
+    }
+
+    /// Every field empty or of length `n`, `u` present, every value finite, `u` ≥ 0, `rho` and
+    /// `hsml` > 0.
+    pub fn check(&self, n: usize) -> Result<(), GadgetError> {
+        let bad = |what: &str, i: usize, v: f64| {
+            Err(GadgetError::Gas(format!("gas particle {i}: {what} = {v}")))
+        };
+        if self.u.len() != n {
+            return Err(GadgetError::Gas(format!(
+                "{} values of U for {n} gas particles",
+                self.u.len()
+            )));
+        }
+        for (name, v) in self.scalars() {
+            if !v.is_empty() && v.len() != n {
+                return Err(GadgetError::Gas(format!(
+                    "{} values of {} for {n} gas particles",
+                    v.len(),
+                    String::from_utf8_lossy(name).trim()
+                )));
+            }
+        }
+        if !self.acc.is_empty() && self.acc.len() != n {
+            return Err(GadgetError::Gas(format!(
+                "{} accelerations for {n} gas particles",
+                self.acc.len()
+            )));
+        }
+        for (i, &u) in self.u.iter().enumerate() {
+            if !(u >= 0.0 && u.is_finite()) {
+                return bad("U", i, u);
+            }
+        }
+        for (what, v) in [("RHO", &self.rho), ("HSML", &self.hsml)] {
+            if let Some(i) = v.iter().position(|x| !(*x > 0.0 && x.is_finite())) {
+                return bad(what, i, v[i]);
+            }
+        }
+        for (what, v) in [
+            ("DUDT", &self.du_dt),
+            ("VSIG", &self.vsig),
+            ("ALPH", &self.alpha),
+        ] {
+            if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+                return bad(what, i, v[i]);
+            }
+        }
+        if let Some(i) = self
+            .acc
+            .iter()
+            .position(|a| !a.iter().all(|x| x.is_finite()))
+        {
+            return bad("ACCE", i, self.acc[i][0]);
+        }
+        Ok(())
+    }
 }
 
 /// The float width of the POS, VEL and MASS blocks.
@@ -227,6 +324,8 @@ pub enum GadgetError {
         id: u64,
         what: &'static str,
     },
+    #[error("gas: {0}")]
+    Gas(String),
     #[error("particle {index} (id {id}) has mass {mass}; masses must be positive")]
     NonPositiveMass { index: usize, id: u64, mass: f64 },
     #[error("cannot write: {0}")]
@@ -312,13 +411,24 @@ impl<'a> Records<'a> {
 }
 
 /// The block names of format 2 (space-padded to 4 characters).
-const NAMES: [(&[u8; 4], &str); 5] = [
+const NAMES: [(&[u8; 4], &str); 12] = [
     (b"HEAD", "HEAD"),
     (b"POS ", "POS"),
     (b"VEL ", "VEL"),
     (b"ID  ", "ID"),
     (b"MASS", "MASS"),
+    (b"U   ", "U"),
+    (b"RHO ", "RHO"),
+    (b"HSML", "HSML"),
+    (b"ACCE", "ACCE"),
+    (b"DUDT", "DUDT"),
+    (b"VSIG", "VSIG"),
+    (b"ALPH", "ALPH"),
 ];
+
+/// The blocks a format-1 file holds after MASS when it has gas, in order (each optional from the
+/// second on: initial conditions often stop after U).
+const GAS_BLOCKS_1: [usize; 3] = [5, 6, 7];
 
 /// Decodes a snapshot from the bytes of a whole file.
 pub fn parse_gadget(bytes: &[u8]) -> Result<Snapshot, GadgetError> {
@@ -351,7 +461,7 @@ pub fn parse_gadget(bytes: &[u8]) -> Result<Snapshot, GadgetError> {
         big_endian,
     };
     // The blocks by name: in order for format 1, by their name records for format 2.
-    let mut blocks: [Option<&[u8]>; 5] = [None; 5];
+    let mut blocks: [Option<&[u8]>; NAMES.len()] = [None; NAMES.len()];
     let header_bytes = match format {
         Format::Gadget1 => r.record("HEAD")?,
         Format::Gadget2 => {
@@ -381,11 +491,19 @@ pub fn parse_gadget(bytes: &[u8]) -> Result<Snapshot, GadgetError> {
         .sum();
     match format {
         Format::Gadget1 => {
-            for (k, &(_, name)) in NAMES.iter().enumerate().skip(1) {
+            for (k, &(_, name)) in NAMES.iter().enumerate().take(5).skip(1) {
                 if k == 4 && n_mass == 0 {
                     break;
                 }
                 blocks[k] = Some(r.record(name)?);
+            }
+            if header.npart[0] > 0 {
+                for &k in &GAS_BLOCKS_1 {
+                    if r.done() {
+                        break;
+                    }
+                    blocks[k] = Some(r.record(NAMES[k].1)?);
+                }
             }
         }
         Format::Gadget2 => {
@@ -459,11 +577,57 @@ pub fn parse_gadget(bytes: &[u8]) -> Result<Snapshot, GadgetError> {
         ptype,
     };
     check_particles(&particles)?;
+    let n_gas = header.npart[0] as u64;
+    let gas = if n_gas > 0 {
+        let scalar = |k: usize| -> Result<Vec<f64>, GadgetError> {
+            if blocks[k].is_none() {
+                return Ok(Vec::new());
+            }
+            let w = width(k, 1, n_gas, 4)?;
+            let mut f = r.fields(block(k)?);
+            Ok((0..n_gas)
+                .map(|_| if w == 4 { f.f32() as f64 } else { f.f64() })
+                .collect())
+        };
+        if blocks[5].is_none() {
+            return Err(no_u());
+        }
+        let acc = if blocks[8].is_some() {
+            let w = width(8, 3, n_gas, 4)?;
+            let mut f = r.fields(block(8)?);
+            (0..n_gas)
+                .map(|_| std::array::from_fn(|_| if w == 4 { f.f32() as f64 } else { f.f64() }))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let g = GasFields {
+            u: scalar(5)?,
+            rho: scalar(6)?,
+            hsml: scalar(7)?,
+            acc,
+            du_dt: scalar(9)?,
+            vsig: scalar(10)?,
+            alpha: scalar(11)?,
+            pressure: Vec::new(),
+        };
+        g.check(n_gas as usize)?;
+        Some(g)
+    } else {
+        None
+    };
     Ok(Snapshot {
         header,
         particles,
         potential: None,
+        gas,
     })
+}
+
+fn no_u() -> GadgetError {
+    GadgetError::Gas(
+        "gas particles (type 0) without a U block (their specific internal energies)".into(),
+    )
 }
 
 /// A format-2 name record and the block after it: the index in [`NAMES`] (None for a block
@@ -559,6 +723,16 @@ pub fn header_for(s: &Snapshot) -> Header {
 /// 0..=5 in type order, no gas (its SPH fields are not kept), at most 2^32 − 1 in one file, and
 /// (single precision) values that fit float32.
 pub fn check_writable(p: &Particles, precision: Precision) -> Result<(), GadgetError> {
+    check_writable_with(p, None, precision)
+}
+
+/// [`check_writable`] for a writer that keeps the gas's fields `gas` (required when there is
+/// gas, one value per type-0 particle).
+pub fn check_writable_with(
+    p: &Particles,
+    gas: Option<&GasFields>,
+    precision: Precision,
+) -> Result<(), GadgetError> {
     check_particles(p)?;
     let unwritable = GadgetError::Unwritable;
     if let Some(i) = p.ptype.iter().position(|&t| t as usize >= TYPES) {
@@ -569,10 +743,16 @@ pub fn check_writable(p: &Particles, precision: Precision) -> Result<(), GadgetE
             "particles are not ordered by type (Particles::sort_by_type)".into(),
         ));
     }
-    if p.ptype.first() == Some(&0) {
-        return Err(unwritable(
-            "gas particles (type 0) need SPH blocks warpkit does not write".into(),
-        ));
+    let n_gas = p.ptype.iter().take_while(|&&t| t == 0).count();
+    match gas {
+        None if n_gas > 0 => {
+            return Err(unwritable(
+                "gas particles (type 0) need their SPH fields (U, RHO, HSML)".into(),
+            ));
+        }
+        Some(g) if n_gas > 0 => g.check(n_gas)?,
+        Some(_) => return Err(unwritable("gas fields given without gas particles".into())),
+        None => {}
     }
     let n = p.len() as u64;
     if n > u32::MAX as u64 {
@@ -599,7 +779,7 @@ pub fn encode_gadget(
     w: &mut impl Write,
 ) -> Result<(), EncodeError> {
     let p = &s.particles;
-    check_writable(p, precision)?;
+    check_writable_with(p, s.gas.as_ref(), precision)?;
     let n = p.len() as u64;
     let h = header_for(s);
     let wide = precision == Precision::Double;
@@ -655,6 +835,24 @@ pub fn encode_gadget(
         rec(b"MASS", float_bytes * mass_idx.len() as u64, &mut |w| {
             mass_idx.iter().try_for_each(|&i| float(w, p.mass[i]))
         })?;
+    }
+    if let Some(g) = &s.gas {
+        let n_gas = g.u.len() as u64;
+        // Format 1 is read by position: U, RHO, HSML only, as Gadget-2 writes them.
+        let restart_state = format == Format::Gadget2;
+        for (k, (name, v)) in g.scalars().into_iter().enumerate() {
+            if k == 3 && restart_state && !g.acc.is_empty() {
+                rec(b"ACCE", 3 * float_bytes * n_gas, &mut |w| {
+                    g.acc.iter().flatten().try_for_each(|&x| float(w, x))
+                })?;
+            }
+            if v.is_empty() || (k >= 3 && !restart_state) {
+                continue;
+            }
+            rec(name, float_bytes * n_gas, &mut |w| {
+                v.iter().try_for_each(|&x| float(w, x))
+            })?;
+        }
     }
     Ok(())
 }

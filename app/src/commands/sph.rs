@@ -14,7 +14,7 @@ pub struct SphArgs {
     /// Initial conditions.
     #[arg(long, value_parser = choice::<IcKind>())]
     pub ic: Option<IcKind>,
-    /// Sod: dense particles per unit length; Sedov: particles per box side.
+    /// Sod: dense particles per unit length along the tube; Sedov: particles per box side.
     #[arg(long)]
     pub resolution: Option<usize>,
     /// Evrard, polytrope: about this many particles.
@@ -32,6 +32,16 @@ pub struct SphArgs {
     /// How self-gravity is summed.
     #[arg(long, value_parser = choice::<GravitySolver>())]
     pub gravity_solver: Option<GravitySolver>,
+    /// Continue the run of this snapshot (its time, and the parameters of the `.run.toml`
+    /// beside it; options given here override them, and say so).
+    #[arg(long, conflicts_with = "ic")]
+    pub restart: Option<PathBuf>,
+    /// A snapshot every K steps (0: the final one only).
+    #[arg(long)]
+    pub snapshot_every: Option<u64>,
+    /// Replace a previous run's diagnostics and snapshots in the output directory.
+    #[arg(long)]
+    pub overwrite: bool,
     /// Output directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -48,6 +58,9 @@ impl From<SphArgs> for warpkit::sph::hydro::cli::SphArgs {
             softening,
             theta,
             gravity_solver,
+            restart,
+            snapshot_every,
+            overwrite,
             out,
         } = a;
         Self {
@@ -59,12 +72,41 @@ impl From<SphArgs> for warpkit::sph::hydro::cli::SphArgs {
             softening,
             theta,
             gravity_solver,
+            restart,
+            snapshot_every,
+            overwrite,
+            progress_every: None,
             out,
         }
     }
 }
 
-/// Runs the case (the library's solver and its files).
-pub(crate) fn run(choice: warpkit::backend::BackendChoice, a: SphArgs) -> anyhow::Result<()> {
-    warpkit::sph::hydro::cli::run(choice, a.into())
+/// Runs the case (the library's solver and its files). The first Ctrl-C ends the run after its
+/// step (final snapshot, diagnostics, profile) and exits with 130; a second exits at once.
+pub(crate) fn run(
+    choice: warpkit::backend::BackendChoice,
+    a: SphArgs,
+    progress_every: Option<f64>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || {
+        if flag.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+    })
+    .context("installing the Ctrl-C handler")?;
+    let mut args: warpkit::sph::hydro::cli::SphArgs = a.into();
+    args.progress_every = progress_every;
+    let s = warpkit::sph::hydro::cli::run(choice, args, stop)?;
+    if s.interrupted {
+        eprintln!(
+            "sph: interrupted at t = {} ({} steps of this run): final snapshot, diagnostics and \
+             profile written",
+            s.t, s.steps
+        );
+        return Err(crate::Interrupted.into());
+    }
+    Ok(())
 }

@@ -26,6 +26,7 @@ fn sample() -> Snapshot {
         },
         particles: p,
         potential: None,
+        gas: None,
     }
 }
 
@@ -347,4 +348,80 @@ fn writer_refuses_what_it_cannot_write() {
         Err(EncodeError::Gadget(GadgetError::Unwritable(_)))
     ));
     assert!(encode_gadget(&s, Format::Gadget1, Precision::Double, &mut Vec::new()).is_ok());
+}
+
+/// Gas particles (type 0) with their SPH fields before a halo: every field back bit for bit in
+/// double precision, in both formats (format 1 keeps U, RHO and HSML only).
+#[test]
+fn gas_round_trips_with_its_sph_fields() {
+    let mut s = sample();
+    let n_gas = 120;
+    s.particles.ptype[..n_gas].fill(0);
+    let f = |k: f64| (0..n_gas).map(|i| k + i as f64 / 7.0).collect::<Vec<_>>();
+    s.gas = Some(GasFields {
+        u: f(0.3),
+        rho: f(1.1),
+        hsml: f(0.05),
+        acc: (0..n_gas).map(|i| [i as f64, -0.5, 1e-3 / 3.0]).collect(),
+        du_dt: f(-2.0),
+        vsig: f(1.5),
+        alpha: f(0.1),
+        pressure: Vec::new(),
+    });
+    for format in [Format::Gadget1, Format::Gadget2] {
+        let mut buf = Vec::new();
+        encode_gadget(&s, format, Precision::Double, &mut buf).unwrap();
+        let back = parse_gadget(&buf).unwrap();
+        assert_eq!(bits(&back.particles), bits(&s.particles));
+        assert_eq!(back.header.npart[0], n_gas as u32);
+        let (g, want) = (back.gas.unwrap(), s.gas.as_ref().unwrap());
+        let b = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(b(&g.u), b(&want.u));
+        assert_eq!(b(&g.rho), b(&want.rho));
+        assert_eq!(b(&g.hsml), b(&want.hsml));
+        if format == Format::Gadget2 {
+            assert_eq!(g.acc, want.acc);
+            assert_eq!(b(&g.du_dt), b(&want.du_dt));
+            assert_eq!(b(&g.vsig), b(&want.vsig));
+            assert_eq!(b(&g.alpha), b(&want.alpha));
+        } else {
+            assert!(g.acc.is_empty() && g.du_dt.is_empty() && g.alpha.is_empty());
+        }
+        // Single precision: the floats rounded once.
+        let mut one = Vec::new();
+        encode_gadget(&s, format, Precision::Single, &mut one).unwrap();
+        let g1 = parse_gadget(&one).unwrap().gas.unwrap();
+        assert_eq!(g1.u[5], want.u[5] as f32 as f64);
+    }
+    // An initial-conditions file with U only reads, the other fields empty.
+    let mut ic = s.clone();
+    let g = ic.gas.as_mut().unwrap();
+    (g.rho, g.hsml, g.acc, g.du_dt, g.vsig, g.alpha) = Default::default();
+    let mut buf = Vec::new();
+    encode_gadget(&ic, Format::Gadget1, Precision::Single, &mut buf).unwrap();
+    let back = parse_gadget(&buf).unwrap().gas.unwrap();
+    assert_eq!(back.u.len(), n_gas);
+    assert!(back.rho.is_empty() && back.hsml.is_empty());
+    // Gas without its fields, or with a bad one, is not written; a file without U is refused.
+    let mut bare = s.clone();
+    bare.gas = None;
+    let err = encode_gadget(&bare, Format::Gadget2, Precision::Double, &mut Vec::new());
+    assert!(err.unwrap_err().to_string().contains("SPH fields"));
+    let mut neg = s.clone();
+    neg.gas.as_mut().unwrap().u[7] = -1.0;
+    let err = encode_gadget(&neg, Format::Gadget2, Precision::Double, &mut Vec::new());
+    assert!(err.unwrap_err().to_string().contains("gas particle 7"));
+    // Format 2 with the U block renamed: gas without its energies.
+    let mut buf = Vec::new();
+    encode_gadget(&s, Format::Gadget2, Precision::Double, &mut buf).unwrap();
+    let at = buf.windows(4).position(|w| w == b"U   ").unwrap();
+    buf[at..at + 4].copy_from_slice(b"QQQQ");
+    let err = parse_gadget(&buf).unwrap_err();
+    assert!(matches!(err, GadgetError::Gas(_)), "{err}");
+    // Format 1 that ends before U: the same.
+    let mut buf = Vec::new();
+    encode_gadget(&ic, Format::Gadget1, Precision::Double, &mut buf).unwrap();
+    let u_record = 8 + 8 * n_gas;
+    let err = parse_gadget(&buf[..buf.len() - u_record]).unwrap_err();
+    assert!(err.to_string().contains("without a U block"), "{err}");
 }

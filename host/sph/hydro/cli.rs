@@ -1,20 +1,27 @@
 //! `warpkit sph`: a hydrodynamics case from a TOML file (`[ic]`, `[run]`, `[output]`) or the
-//! options, on the CPU float64 solver; writes `diagnostics.csv` and a final `profile.csv`
-//! (with the exact solution beside the particles where one exists).
+//! options, on the CPU float64 solver; writes `diagnostics.csv`, gas snapshots (each with the
+//! `.run.toml` that a restart continues from) and a final `profile.csv` (with the exact solution
+//! beside the particles where one exists).
 
 use super::ic::{self, SOD_GAMMA};
 use super::ic_gravity::{self, EVRARD_GAMMA, POLYTROPE_GAMMA, Polytrope};
-use super::{Gravity, GravitySolver, HydroParams, Sim, sedov};
+use super::{Boundary, Gravity, GravitySolver, HydroParams, Sim, sedov, snapio};
 use crate::backend::BackendChoice;
 use crate::device::sph::hydro::Viscosity;
+use crate::nbody::run::{SnapshotFormat, state_path};
+use crate::nbody::snapshot::{self, Format, Precision};
 use crate::sph::SmoothingKernel;
 use anyhow::{Context, Result, bail};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Initial conditions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, crate::choice::Choice)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, crate::choice::Choice,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum IcKind {
     /// The Sod shock tube in a periodic 3D box (γ = 1.4), compared at its interface x = 1.
@@ -27,10 +34,13 @@ pub enum IcKind {
     Evrard,
     /// A self-gravitating n = 1 polytrope in equilibrium (M = R = 1, γ = 2), open boundary.
     Polytrope,
+    /// Gas (type 0) from a Gadget 1/2 snapshot (`[ic] file`, or `--restart FILE`): with the
+    /// `.run.toml` beside it, the run it came from continues.
+    Snapshot,
 }
 
 /// The kernel as the TOML names it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KernelName {
     #[default]
@@ -51,8 +61,8 @@ impl From<KernelName> for SmoothingKernel {
 #[serde(default, deny_unknown_fields)]
 pub struct IcConfig {
     pub kind: IcKind,
-    /// Sod: dense particles per unit length (even); Sedov: particles per box side. 0: the
-    /// case's default (32).
+    /// Sod: dense particles per unit length along the tube (even); Sedov: particles per box
+    /// side. 0: the case's default (32).
     pub resolution: usize,
     /// Sedov: the blast energy.
     pub energy: Option<f64>,
@@ -61,13 +71,21 @@ pub struct IcConfig {
     /// Polytrope: the damped settling time before the run, which then starts at t = 0
     /// (default 3; 0 for none).
     pub settle: Option<f64>,
+    /// Snapshot: the file.
+    pub file: Option<PathBuf>,
+    /// Snapshot: the sides of the periodic box `[0, L_x) × [0, L_y) × [0, L_z)` (absent: an
+    /// open boundary; a restart takes its run's box).
+    pub periodic_box: Option<[f64; 3]>,
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RunSection {
-    /// End time (default: Sod 0.2; Sedov when the shock reaches r = 0.35).
+    /// End time (default: Sod 0.2; Sedov when the shock reaches r = 0.35; a restart: its
+    /// run's).
     pub t_end: Option<f64>,
+    /// Adiabatic index of the ideal gas (default: the case's; 5/3 for a snapshot).
+    pub gamma: Option<f64>,
     pub kernel: KernelName,
     /// Target neighbour number (default 58 cubic spline, 100 Wendland C2).
     pub n_ngb: Option<f64>,
@@ -99,6 +117,7 @@ impl Default for RunSection {
     fn default() -> Self {
         RunSection {
             t_end: None,
+            gamma: None,
             kernel: KernelName::CubicSpline,
             n_ngb: None,
             courant: 0.3,
@@ -122,13 +141,77 @@ impl Default for RunSection {
 #[serde(default, deny_unknown_fields)]
 pub struct OutputSection {
     pub dir: PathBuf,
+    /// A snapshot every K steps (counted from the first run's start; 0: the final one only).
+    pub snapshot_every: u64,
+    /// `gadget2` (the default), `gadget1` (U, RHO and HSML only: a restart from it does not
+    /// continue exactly) or `hdf5` (feature `hdf5`; PartType0 with SWIFT's names).
+    pub format: SnapshotFormat,
+    /// `double` (the default: the solver's float64 state) or `single`.
+    pub precision: Precision,
+    /// Replace a previous run's diagnostics and snapshots in `dir` (else refused).
+    pub overwrite: bool,
+    /// A plain progress line on standard error every so many seconds when it is not a
+    /// terminal (0: none).
+    pub progress_every: f64,
 }
 
 impl Default for OutputSection {
     fn default() -> Self {
         OutputSection {
             dir: PathBuf::from("sph_out"),
+            snapshot_every: 0,
+            format: SnapshotFormat::Gadget2,
+            precision: Precision::Double,
+            overwrite: false,
+            progress_every: crate::output::PROGRESS_EVERY_S,
         }
+    }
+}
+
+/// What a snapshot's `.run.toml` holds: where the run stands and how it runs.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SphRunState {
+    /// Steps since the first run's start.
+    pub step: u64,
+    /// The snapshot's time (also in its header).
+    pub time: f64,
+    pub precision: Precision,
+    /// The case the first run started from (its profile is compared with the same solution).
+    pub case: IcKind,
+    /// Sedov: the blast energy.
+    pub energy: Option<f64>,
+    /// The periodic box's sides (absent: open).
+    pub periodic_box: Option<[f64; 3]>,
+    /// The total energy at the first run's start, from which `energy_error` in the
+    /// diagnostics is measured.
+    pub energy_0: Option<f64>,
+    /// The run's `[run]` table, every default resolved.
+    pub run: RunSection,
+}
+
+impl SphRunState {
+    /// The state beside `snapshot`, if any (a snapshot from elsewhere has none, and one of
+    /// `warpkit nbody` has its own, without `case`).
+    pub fn read(snapshot: &Path) -> Result<Option<SphRunState>> {
+        let path = state_path(snapshot);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        if toml::from_str::<toml::Table>(&text).is_ok_and(|t| !t.contains_key("case")) {
+            return Ok(None);
+        }
+        let state = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        Ok(Some(state))
+    }
+
+    fn write(&self, snapshot: &Path) -> Result<()> {
+        let path = state_path(snapshot);
+        let text = toml::to_string_pretty(self).context("serialising the run state")?;
+        crate::files::write_atomically(&path, |w| w.write_all(text.as_bytes()))
+            .with_context(|| format!("writing {}", path.display()))
     }
 }
 
@@ -139,6 +222,19 @@ pub struct SphConfig {
     pub ic: IcConfig,
     pub run: RunSection,
     pub output: OutputSection,
+    /// Set by [`restart`]: the run a snapshot continues.
+    #[serde(skip)]
+    pub restart_of: Option<RestartOf>,
+}
+
+/// What a restart takes over from its run besides the `[run]` table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RestartOf {
+    pub case: IcKind,
+    /// Steps before the snapshot.
+    pub step: u64,
+    /// The total energy at the first run's start.
+    pub energy_0: Option<f64>,
 }
 
 /// The options of `warpkit sph` (the command line's parser fills them in).
@@ -148,7 +244,7 @@ pub struct SphArgs {
     pub config: Option<PathBuf>,
     /// Initial conditions.
     pub ic: Option<IcKind>,
-    /// Sod: dense particles per unit length; Sedov: particles per box side.
+    /// Sod: dense particles per unit length along the tube; Sedov: particles per box side.
     pub resolution: Option<usize>,
     /// Evrard, polytrope: about this many particles.
     pub particles: Option<usize>,
@@ -160,16 +256,32 @@ pub struct SphArgs {
     pub theta: Option<f64>,
     /// How self-gravity is summed.
     pub gravity_solver: Option<GravitySolver>,
+    /// Continue the run of this snapshot (its time, and the parameters of the `.run.toml`
+    /// beside it; options given here override them, and say so).
+    pub restart: Option<PathBuf>,
+    /// A snapshot every K steps (0: the final one only).
+    pub snapshot_every: Option<u64>,
+    /// Replace a previous run's diagnostics and snapshots in the output directory.
+    pub overwrite: bool,
+    /// Seconds between plain progress lines in a log.
+    pub progress_every: Option<f64>,
     /// Output directory.
     pub out: Option<PathBuf>,
 }
 
-/// Reads and overrides the configuration.
-pub fn config(a: &SphArgs) -> Result<SphConfig> {
+/// Reads and overrides the configuration; also the `[run]` keys that the file or the options
+/// set (which a restart keeps rather than take its run's).
+pub fn config(a: &SphArgs) -> Result<(SphConfig, Vec<String>)> {
+    let mut set = Vec::new();
     let mut c = match &a.config {
         Some(p) => {
             let text =
                 std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let value: toml::Table =
+                toml::from_str(&text).with_context(|| format!("parsing {}", p.display()))?;
+            if let Some(toml::Value::Table(run)) = value.get("run") {
+                set.extend(run.keys().cloned());
+            }
             toml::from_str(&text).with_context(|| format!("parsing {}", p.display()))?
         }
         None => SphConfig::default(),
@@ -177,40 +289,141 @@ pub fn config(a: &SphArgs) -> Result<SphConfig> {
     if let Some(k) = a.ic {
         c.ic.kind = k;
     }
+    if let Some(f) = &a.restart {
+        // The case file of the run may come along: its particles are the snapshot's now.
+        c.ic = IcConfig {
+            kind: IcKind::Snapshot,
+            file: Some(f.clone()),
+            energy: c.ic.energy,
+            periodic_box: c.ic.periodic_box,
+            ..IcConfig::default()
+        };
+    }
     if let Some(r) = a.resolution {
         c.ic.resolution = r;
     }
     if let Some(p) = a.particles {
         c.ic.particles = p;
     }
+    let mut note = |key: &str| set.push(key.to_string());
     if let Some(t) = a.t_end {
         c.run.t_end = Some(t);
+        note("t_end");
     }
     if let Some(e) = a.softening {
         c.run.softening = e;
+        note("softening");
     }
     if let Some(t) = a.theta {
         c.run.theta = t;
+        note("theta");
     }
     if let Some(s) = a.gravity_solver {
         c.run.gravity_solver = s;
+        note("gravity_solver");
+    }
+    if let Some(k) = a.snapshot_every {
+        c.output.snapshot_every = k;
+    }
+    if a.overwrite {
+        c.output.overwrite = true;
+    }
+    if let Some(s) = a.progress_every {
+        c.output.progress_every = s;
     }
     if let Some(o) = &a.out {
         c.output.dir = o.clone();
     }
-    Ok(c)
+    Ok((c, set))
+}
+
+/// For a snapshot with a `.run.toml`: the run's `[run]` table where `set` (the keys given in
+/// the file or as options) does not say otherwise, its box and its case; one line for each
+/// override, and for what cannot continue exactly.
+pub fn restart(c: &mut SphConfig, set: &[String]) -> Result<Vec<String>> {
+    let file =
+        c.ic.file
+            .clone()
+            .context("[ic] kind = \"snapshot\" needs `file`")?;
+    let Some(state) = SphRunState::read(&file)? else {
+        return Ok(vec![format!(
+            "restart: {} has no SPH run state beside it ({}): it starts at its header's time \
+             with this run's parameters",
+            file.display(),
+            state_path(&file).display()
+        )]);
+    };
+    let table = |r: &RunSection| match toml::Value::try_from(r) {
+        Ok(toml::Value::Table(t)) => Ok(t),
+        _ => Err(anyhow::anyhow!("serialising [run]")),
+    };
+    let (theirs, mut ours) = (table(&state.run)?, table(&c.run)?);
+    let mut notes = Vec::new();
+    for (key, value) in theirs {
+        if !set.contains(&key) {
+            ours.insert(key, value);
+        } else if ours.get(&key) != Some(&value) {
+            let now = ours.get(&key).map_or(String::new(), |v| v.to_string());
+            notes.push(format!("restart: {key} {now} overrides the run's {value}"));
+        }
+    }
+    c.run = toml::Value::Table(ours)
+        .try_into()
+        .with_context(|| format!("{}", state_path(&file).display()))?;
+    if c.ic.periodic_box.is_none() {
+        c.ic.periodic_box = state.periodic_box;
+    }
+    if c.ic.energy.is_none() {
+        c.ic.energy = state.energy;
+    }
+    c.restart_of = Some(RestartOf {
+        case: state.case,
+        step: state.step,
+        energy_0: state.energy_0,
+    });
+    if state.precision == Precision::Single {
+        notes.push(format!(
+            "restart: {} holds float32 values: the run continues from them rounded \
+             (precision = \"double\" under [output] writes snapshots that continue exactly)",
+            file.display()
+        ));
+    }
+    Ok(notes)
+}
+
+/// A case ready to run.
+pub struct Prepared {
+    pub sim: Sim,
+    pub t_end: f64,
+    /// The case whose solution the profile shows (a restart's: its first run's).
+    pub case: IcKind,
+    /// The `[run]` table with every default resolved, for the snapshots' run state.
+    pub run: RunSection,
+    /// False for a snapshot without the integrator's state (format 1, another code): the run
+    /// starts from forces recomputed at its state.
+    pub exact: bool,
 }
 
 /// The case's particles, parameters and end time.
 pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
+    let p = prepare(c)?;
+    Ok((p.sim, p.t_end))
+}
+
+/// The case's particles, parameters and end time, and what its snapshots record.
+pub fn prepare(c: &SphConfig) -> Result<Prepared> {
     let kernel: SmoothingKernel = c.run.kernel.into();
-    let gamma = match c.ic.kind {
+    let case = match (c.ic.kind, c.restart_of) {
+        (IcKind::Snapshot, Some(r)) => r.case,
+        (k, _) => k,
+    };
+    let gamma = c.run.gamma.unwrap_or(match case {
         IcKind::Sod => SOD_GAMMA,
-        IcKind::Sedov => 5.0 / 3.0,
+        IcKind::Sedov | IcKind::Snapshot => 5.0 / 3.0,
         IcKind::Evrard => EVRARD_GAMMA,
         IcKind::Polytrope => POLYTROPE_GAMMA,
-    };
-    let gravitating = matches!(c.ic.kind, IcKind::Evrard | IcKind::Polytrope);
+    });
+    let gravitating = matches!(case, IcKind::Evrard | IcKind::Polytrope);
     let params = HydroParams {
         kernel,
         n_ngb: c
@@ -237,6 +450,9 @@ pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
     };
     if c.run.diag_every == 0 {
         bail!("diag_every must be at least 1");
+    }
+    if c.ic.kind != IcKind::Snapshot && (c.ic.file.is_some() || c.ic.periodic_box.is_some()) {
+        bail!("`file` and `periodic_box` belong to [ic] kind = \"snapshot\"");
     }
     let res = if c.ic.resolution == 0 {
         32
@@ -283,7 +499,45 @@ pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
             } else {
                 (ic_gravity::polytrope(n, params.gravity.g, &params), 3.0)
             };
-            (g, super::Boundary::Open, t)
+            (g, Boundary::Open, t)
+        }
+        IcKind::Snapshot => {
+            let file =
+                c.ic.file
+                    .as_ref()
+                    .context("[ic] kind = \"snapshot\" needs `file`")?;
+            if c.ic.resolution != 0 || c.ic.particles != 0 {
+                bail!("a snapshot's particles are its own: no `resolution` or `particles`");
+            }
+            let s = snapshot::read_snapshot(file)?;
+            let boundary = match c.ic.periodic_box {
+                Some(l) => Boundary::Periodic(l),
+                None => Boundary::Open,
+            };
+            let step0 = c.restart_of.map_or(0, |r| r.step);
+            let (sim, exact) = snapio::sim_of(&s, params.clone(), boundary, step0)
+                .with_context(|| format!("starting from {}", file.display()))?;
+            let t_end = c
+                .run
+                .t_end
+                .context("a snapshot without a run state needs the end time (`t_end`, --t-end)")?;
+            if !(t_end > sim.t && t_end.is_finite()) {
+                bail!(
+                    "t_end = {t_end} is not after the snapshot's time {}: give a later --t-end",
+                    sim.t
+                );
+            }
+            let mut run = c.run.clone();
+            run.gamma = Some(gamma);
+            run.n_ngb = Some(sim.params.n_ngb);
+            run.self_gravity = Some(sim.params.self_gravity);
+            return Ok(Prepared {
+                sim,
+                t_end,
+                case,
+                run,
+                exact,
+            });
         }
     };
     let t_end = c.run.t_end.unwrap_or(t_default);
@@ -301,25 +555,151 @@ pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
             ic_gravity::settle(&mut sim, k, settle, 0.5)?;
         }
     }
-    Ok((sim, t_end))
+    let mut run = c.run.clone();
+    run.t_end = Some(t_end);
+    run.gamma = Some(gamma);
+    run.n_ngb = Some(sim.params.n_ngb);
+    run.self_gravity = Some(sim.params.self_gravity);
+    Ok(Prepared {
+        sim,
+        t_end,
+        case,
+        run,
+        exact: true,
+    })
 }
 
-/// Runs the command.
-pub fn run(choice: BackendChoice, a: SphArgs) -> Result<()> {
+/// What a run did.
+#[derive(Clone, Debug)]
+pub struct SphSummary {
+    pub t: f64,
+    /// Steps of this run (not counting those before a restart).
+    pub steps: u64,
+    /// Stopped by `stop` (Ctrl-C) before `t_end`; the final snapshot holds where it stopped.
+    pub interrupted: bool,
+    pub dir: PathBuf,
+}
+
+/// Runs the command: [`config`], [`restart`] for a snapshot (its notes on standard error),
+/// then [`run_case`].
+pub fn run(choice: BackendChoice, a: SphArgs, stop: Arc<AtomicBool>) -> Result<SphSummary> {
     if choice == BackendChoice::Gpu {
         bail!("the SPH hydrodynamics solver runs on the CPU backend only so far");
     }
-    let c = config(&a)?;
-    let (mut sim, t_end) = build(&c)?;
+    let (mut c, set) = config(&a)?;
+    if c.ic.kind == IcKind::Snapshot {
+        for note in restart(&mut c, &set)? {
+            eprintln!("{note}");
+        }
+    }
+    run_case(&c, stop)
+}
+
+/// Runs a case into `c.output.dir`: `diagnostics.csv`, `snapshot_NNNNNN.gadget` every
+/// `snapshot_every` steps and `snapshot_final.gadget` (each with its `.run.toml`), and
+/// `profile.csv`. When `stop` is set (Ctrl-C) the run ends after its current step and writes
+/// all of them where it stands.
+pub fn run_case(c: &SphConfig, stop: Arc<AtomicBool>) -> Result<SphSummary> {
+    let ext = c.output.format.extension();
+    #[cfg(not(feature = "hdf5"))]
+    if c.output.format == SnapshotFormat::Hdf5 {
+        bail!("{}", snapshot::NO_HDF5);
+    }
     let dir = &c.output.dir;
+    // The output names that could be the snapshot a restart reads: refused before any work.
+    if let (IcKind::Snapshot, Some(input)) = (c.ic.kind, &c.ic.file) {
+        let step0 = c.restart_of.map_or(0, |r| r.step);
+        let mut names = vec![format!("snapshot_final.{ext}")];
+        let numbered = input
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("snapshot_"))
+            .and_then(|n| n.strip_suffix(&format!(".{ext}")))
+            .and_then(|k| k.parse::<u64>().ok());
+        if let Some(k) = numbered
+            && k > step0
+            && c.output.snapshot_every > 0
+            && k % c.output.snapshot_every == 0
+        {
+            names.push(format!("snapshot_{k:06}.{ext}"));
+        }
+        if dir.is_dir() {
+            for name in names {
+                crate::files::check_not_input(
+                    "--out",
+                    &dir.join(name),
+                    &[("restart", Some(input))],
+                )?;
+            }
+        }
+    }
+    let previous = crate::nbody::run::previous_outputs(dir);
+    if !c.output.overwrite && !previous.is_empty() {
+        let shown = match previous.len() {
+            1..=3 => previous.join(", "),
+            k => format!("{}, … ({k} files)", previous[..3].join(", ")),
+        };
+        bail!(
+            "{}",
+            crate::nbody::run::RunError::previous_outputs(
+                dir,
+                &shown,
+                "--overwrite (`overwrite = true` under [output])"
+            )
+        );
+    }
+    let p = prepare(c)?;
+    let (mut sim, t_end) = (p.sim, p.t_end);
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    if !p.exact {
+        eprintln!(
+            "sph: the snapshot has no accelerations, du/dt and signal velocities (a format-2 \
+             snapshot of warpkit has): the run starts from forces computed at its state"
+        );
+    }
     println!(
-        "sph {:?}: {} particles, t_end {t_end}, kernel {:?}, N_ngb {}, CPU float64",
+        "sph {:?}: {} particles, t {} → {t_end}, kernel {:?}, N_ngb {}, CPU float64",
         c.ic.kind,
         sim.gas.len(),
+        sim.t,
         sim.params.kernel,
         sim.params.n_ngb
     );
+    let periodic_box = match sim.boundary {
+        Boundary::Periodic(l) => Some(l),
+        Boundary::Open => None,
+    };
+    let d0 = sim.diagnostics();
+    // A restart measures the energy error from its first run's start.
+    let energy_0 = c.restart_of.and_then(|r| r.energy_0).unwrap_or(d0.total);
+    let write_snapshot = |sim: &Sim, name: &str| -> Result<()> {
+        let path = dir.join(name);
+        let s = snapio::snapshot_of(sim);
+        let precision = c.output.precision;
+        match c.output.format {
+            SnapshotFormat::Gadget1 => {
+                snapshot::write_gadget(&path, &s, Format::Gadget1, precision)?
+            }
+            SnapshotFormat::Gadget2 => {
+                snapshot::write_gadget(&path, &s, Format::Gadget2, precision)?
+            }
+            #[cfg(feature = "hdf5")]
+            SnapshotFormat::Hdf5 => crate::nbody::hdf5::write_hdf5(&path, &s, precision)?,
+            #[cfg(not(feature = "hdf5"))]
+            SnapshotFormat::Hdf5 => unreachable!("refused above"),
+        }
+        SphRunState {
+            step: sim.step,
+            time: sim.t,
+            precision: c.output.precision,
+            case: p.case,
+            energy: c.ic.energy,
+            periodic_box,
+            energy_0: Some(energy_0),
+            run: p.run.clone(),
+        }
+        .write(&path)
+    };
     let diag_path = dir.join("diagnostics.csv");
     let mut diag = std::io::BufWriter::new(
         std::fs::File::create(&diag_path)
@@ -329,7 +709,6 @@ pub fn run(choice: BackendChoice, a: SphArgs) -> Result<()> {
         diag,
         "step,t,dt,kinetic,thermal,potential,total,px,py,pz,energy_error"
     )?;
-    let d0 = sim.diagnostics();
     let row = |sim: &Sim, dt: f64, w: &mut dyn Write| -> std::io::Result<()> {
         let d = sim.diagnostics();
         writeln!(
@@ -344,40 +723,68 @@ pub fn run(choice: BackendChoice, a: SphArgs) -> Result<()> {
             d.momentum[0],
             d.momentum[1],
             d.momentum[2],
-            (d.total - d0.total) / d0.total.abs()
+            (d.total - energy_0) / energy_0.abs()
         )
     };
     row(&sim, 0.0, &mut diag)?;
     let start = std::time::Instant::now();
+    let (t0, step0) = (sim.t, sim.step);
+    // The number of steps is not known in advance (CFL): progress in thousandths of the time.
+    const TICKS: u64 = 1000;
+    let every = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        0.0
+    } else {
+        c.output.progress_every.clamp(0.0, 1e9)
+    };
+    let mut plain =
+        crate::output::Plain::new("sph", TICKS, std::time::Duration::from_secs_f64(every));
+    let mut interrupted = false;
     while sim.t < t_end * (1.0 - 1e-12) {
+        if stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
         let dt = sim.step(t_end - sim.t)?;
-        if sim.step % c.run.diag_every == 0 || sim.t >= t_end * (1.0 - 1e-12) {
+        let last = sim.t >= t_end * (1.0 - 1e-12);
+        if sim.step % c.run.diag_every == 0 || last {
             row(&sim, dt, &mut diag)?;
         }
+        let every = c.output.snapshot_every;
+        if every > 0 && sim.step % every == 0 {
+            write_snapshot(&sim, &format!("snapshot_{:06}.{ext}", sim.step))?;
+        }
+        let ticks = ((sim.t - t0) / (t_end - t0) * TICKS as f64).min(TICKS as f64) as u64;
+        plain.update(ticks, &format!("t = {:.5}, step {}", sim.t, sim.step));
     }
     diag.flush()?;
+    write_snapshot(&sim, &format!("snapshot_final.{ext}"))?;
     let d = sim.diagnostics();
     println!(
         "t = {:.5} after {} steps in {:.1} s; energy error {:.2e}; momentum {:.2e}",
         d.t,
-        d.step,
+        d.step - step0,
         start.elapsed().as_secs_f64(),
-        (d.total - d0.total) / d0.total.abs(),
+        (d.total - energy_0) / energy_0.abs(),
         d.momentum.iter().map(|p| p.abs()).fold(0.0, f64::max)
     );
-    write_profile(&sim, &c.ic, &dir.join("profile.csv"))?;
+    write_profile(&sim, p.case, c.ic.energy, &dir.join("profile.csv"))?;
     println!("wrote {}", dir.display());
-    Ok(())
+    Ok(SphSummary {
+        t: sim.t,
+        steps: sim.step - step0,
+        interrupted,
+        dir: dir.clone(),
+    })
 }
 
 /// The final particles as a profile: Sod along x with the exact Riemann solution; Sedov
 /// against radius with the similarity solution's shock radius.
-fn write_profile(sim: &Sim, ic: &IcConfig, path: &Path) -> Result<()> {
+fn write_profile(sim: &Sim, case: IcKind, energy: Option<f64>, path: &Path) -> Result<()> {
     let g = &sim.gas;
     let mut w = std::io::BufWriter::new(
         std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
     );
-    match ic.kind {
+    match case {
         IcKind::Sod => {
             let exact = ic::sod_riemann();
             writeln!(w, "x,rho,vx,p,u,h,rho_exact,vx_exact,p_exact")?;
@@ -393,7 +800,7 @@ fn write_profile(sim: &Sim, ic: &IcConfig, path: &Path) -> Result<()> {
         }
         IcKind::Sedov => {
             let gamma = 5.0 / 3.0;
-            let e = ic.energy.unwrap_or(1.0);
+            let e = energy.unwrap_or(1.0);
             let rs = sedov::shock_radius(gamma, e, 1.0, sim.t).unwrap_or(f64::NAN);
             writeln!(w, "r,rho,vr,p,u,h,shock_radius_exact")?;
             for i in 0..g.len() {
@@ -411,7 +818,7 @@ fn write_profile(sim: &Sim, ic: &IcConfig, path: &Path) -> Result<()> {
                 )?;
             }
         }
-        IcKind::Evrard | IcKind::Polytrope => {
+        IcKind::Evrard | IcKind::Polytrope | IcKind::Snapshot => {
             // About the centre of mass; the polytrope beside Lane–Emden (Evrard has no exact
             // profile once it moves).
             let poly = Polytrope::new(sim.params.gravity.g);
@@ -428,7 +835,7 @@ fn write_profile(sim: &Sim, ic: &IcConfig, path: &Path) -> Result<()> {
                 } else {
                     0.0
                 };
-                let exact = if ic.kind == IcKind::Polytrope {
+                let exact = if case == IcKind::Polytrope {
                     poly.density(r)
                 } else {
                     f64::NAN

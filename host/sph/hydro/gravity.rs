@@ -14,10 +14,12 @@ use super::{Gas, HydroError, HydroParams};
 use crate::backend::Backend;
 use crate::device::bh::Body;
 use crate::device::nbody::{criterion, potential_energy};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// How the gravity of the gas is summed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, crate::choice::Choice)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, crate::choice::Choice,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum GravitySolver {
     /// Barnes–Hut (float32 tree, opening angle θ): O(N log N).

@@ -21,6 +21,7 @@ pub mod ic;
 pub mod ic_gravity;
 pub mod riemann;
 pub mod sedov;
+pub mod snapio;
 mod step;
 #[cfg(test)]
 mod tests;

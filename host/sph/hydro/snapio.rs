@@ -1,0 +1,128 @@
+//! A hydro run's state in a Gadget snapshot: gas (type 0) with its SPH fields, and back. The
+//! snapshot holds, besides positions, velocities, masses, `u`, `ρ` and `h`, what the next step
+//! uses before its own force pass (accelerations, `du/dt`, signal velocities, α): the forces of
+//! a step are computed with velocities and energies predicted to its end, so recomputing them
+//! from the snapshot's state would give other values, and a restart would drift away from the
+//! run that did not stop. With them (format 2, float64) the restart continues to round-off.
+
+use super::density::h_guess;
+use super::{Boundary, Gas, HydroError, HydroParams, Sim};
+use crate::nbody::Particles;
+use crate::nbody::snapshot::{GasFields, Snapshot, header_for};
+
+/// The snapshot of `sim`'s state at `sim.t`: every particle gas, ids 1..=N in the run's order.
+pub fn snapshot_of(sim: &Sim) -> Snapshot {
+    let g = &sim.gas;
+    let n = g.len();
+    let mut s = Snapshot {
+        particles: Particles {
+            pos: g.pos.clone(),
+            vel: g.vel.clone(),
+            mass: g.mass.clone(),
+            id: (1..=n as u64).collect(),
+            ptype: vec![0; n],
+        },
+        gas: Some(GasFields {
+            u: g.u.clone(),
+            rho: g.rho.clone(),
+            hsml: g.h.clone(),
+            acc: g.acc.clone(),
+            du_dt: g.du.clone(),
+            vsig: g.vsig.clone(),
+            alpha: g.alpha.clone(),
+            pressure: g.p.clone(),
+        }),
+        potential: (!sim.phi.is_empty()).then(|| sim.phi.clone()),
+        ..Default::default()
+    };
+    s.header = header_for(&s);
+    s.header.time = sim.t;
+    if let Boundary::Periodic(l) = sim.boundary
+        && l[0] == l[1]
+        && l[1] == l[2]
+    {
+        s.header.box_size = l[0];
+    }
+    s
+}
+
+/// The gas of a snapshot, in its order: `h` from HSML, else guessed from RHO, else from the mean
+/// density of the box (periodic) or of the particles' bounding box (open); α from ALPH, else
+/// `alpha_max`. An error for a snapshot without gas or with other particle types.
+pub fn gas_of(s: &Snapshot, params: &HydroParams, boundary: &Boundary) -> Result<Gas, String> {
+    let p = &s.particles;
+    let n_gas = p.ptype.iter().filter(|&&t| t == 0).count();
+    let Some(fields) = s.gas.as_ref().filter(|_| n_gas > 0) else {
+        return Err("the snapshot holds no gas particles (type 0): `warpkit sph` needs gas".into());
+    };
+    if n_gas != p.len() {
+        return Err(format!(
+            "the snapshot holds {} particles of types 1–5 besides its {n_gas} gas particles: \
+             `warpkit sph` runs gas only (collisionless particles run with `warpkit nbody`)",
+            p.len() - n_gas
+        ));
+    }
+    let h = if !fields.hsml.is_empty() {
+        fields.hsml.clone()
+    } else if !fields.rho.is_empty() {
+        (0..n_gas)
+            .map(|i| h_guess(fields.rho[i], p.mass[i], params.n_ngb))
+            .collect()
+    } else {
+        let volume = match boundary {
+            Boundary::Periodic(l) => l[0] * l[1] * l[2],
+            Boundary::Open => (0..3)
+                .map(|k| {
+                    let (lo, hi) = p
+                        .pos
+                        .iter()
+                        .fold((f64::INFINITY, f64::NEG_INFINITY), |a, x| {
+                            (a.0.min(x[k]), a.1.max(x[k]))
+                        });
+                    (hi - lo).max(1e-12)
+                })
+                .product(),
+        };
+        let rho = p.mass.iter().sum::<f64>() / volume;
+        p.mass
+            .iter()
+            .map(|&m| h_guess(rho, m, params.n_ngb))
+            .collect()
+    };
+    let mut gas = Gas::new(
+        p.pos.clone(),
+        p.vel.clone(),
+        p.mass.clone(),
+        fields.u.clone(),
+        h,
+        params.viscosity.alpha_max,
+    );
+    if !fields.alpha.is_empty() {
+        gas.alpha = fields.alpha.clone();
+    }
+    Ok(gas)
+}
+
+/// A run continued from snapshot `s` at its header's time after `step` steps. Densities and
+/// forces are computed as for any start; the snapshot's accelerations, `du/dt` and signal
+/// velocities, when it has all three, then replace the forces, and the run continues exactly
+/// (`true`); without them it continues from forces recomputed at the snapshot's state (`false`).
+pub fn sim_of(
+    s: &Snapshot,
+    params: HydroParams,
+    boundary: Boundary,
+    step: u64,
+) -> Result<(Sim, bool), HydroError> {
+    let gas = gas_of(s, &params, &boundary).map_err(HydroError::Params)?;
+    let mut sim = Sim::new(gas, params, boundary)?;
+    sim.t = s.header.time;
+    sim.step = step;
+    let f = s.gas.as_ref().expect("checked by gas_of");
+    let exact = !f.acc.is_empty() && !f.du_dt.is_empty() && !f.vsig.is_empty();
+    if exact {
+        sim.gas.acc = f.acc.clone();
+        sim.gas.du = f.du_dt.clone();
+        sim.gas.vsig = f.vsig.clone();
+    }
+    Ok((sim, exact))
+}
