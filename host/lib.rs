@@ -22,6 +22,7 @@ pub mod files;
 pub mod multi;
 pub mod nbody;
 pub mod output;
+pub mod planet;
 pub mod runtime;
 pub mod sbh;
 pub mod selftest;
