@@ -250,7 +250,10 @@ pub fn add_pair_accel_quad<const SOFT: bool>(
     let (d, inv) = offset_inv_r::<SOFT>(p, c, eps2);
     let inv2 = inv * inv;
     let inv3 = inv * inv2;
-    let inv5 = inv3 * inv2;
+    // A body on itself (d = 0, no moments) multiplies these by exact zeros: they must stay finite
+    // for small ε (1/ε⁷ overflows float32 below ε ≈ 3·10⁻⁶), so 1/r⁷ is never formed and 1/r⁵
+    // saturates instead of overflowing, which changes no finite result.
+    let inv5 = (inv3 * inv2).min(f32::MAX);
     let qd = [
         math::fma(q.xx, d[0], math::fma(q.xy, d[1], q.xz * d[2])),
         math::fma(q.xy, d[0], math::fma(q.yy, d[1], q.yz * d[2])),
@@ -262,7 +265,7 @@ pub fn add_pair_accel_quad<const SOFT: bool>(
         qd[0],
         math::fma(d[1], qd[1], math::fma(d[2], qd[2], -eps2 * q.tr)),
     );
-    let radial = math::fma(2.5 * dqd, inv5 * inv2, m * inv3);
+    let radial = math::fma(2.5 * dqd * inv2, inv5, m * inv3);
     for k in 0..3 {
         a[k] = math::fnma(inv5, qd[k], math::fma(radial, d[k], a[k]));
     }

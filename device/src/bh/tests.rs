@@ -36,6 +36,28 @@ fn pair_accel_is_inverse_square_and_softened() {
 }
 
 #[test]
+fn quadrupole_interaction_of_a_body_on_itself_is_zero_for_small_softening() {
+    // The body's own entry: no moments, d = 0, the softened 1/r at 1/ε.
+    for eps in [1e-3f32, 1e-6, 1e-9, 1e-12] {
+        let mut a = [0.0; 3];
+        add_pair_accel_quad::<true>(&mut a, [0.5; 3], [0.5; 3], 1.0, &Quad::default(), eps * eps);
+        assert_eq!(a, [0.0; 3], "ε = {eps}");
+    }
+    // A finite pair is unchanged by the saturation: the monopole plus the moments' terms.
+    let q = Quad {
+        xx: 1e-3,
+        yy: -5e-4,
+        zz: -5e-4,
+        ..Quad::default()
+    };
+    let mut a = [0.0; 3];
+    add_pair_accel_quad::<true>(&mut a, [0.0; 3], [2.0, 0.0, 0.0], 1.0, &q, 1e-12);
+    // d = (2, 0, 0): m/r² + (5/2)·q_xx·4/r⁷·2 − q_xx·2/r⁵ = 0.25 + 1e-3·(20/128 − 2/32).
+    let want = 0.25 + 1e-3 * (20.0 / 128.0 - 2.0 / 32.0);
+    assert!((a[0] - want).abs() < 1e-7, "{} vs {want}", a[0]);
+}
+
+#[test]
 fn group_lanes_hold_every_member_once_per_copy() {
     for k in [1u32, 2] {
         for size in 1..=32 * k {
