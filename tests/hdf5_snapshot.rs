@@ -580,7 +580,14 @@ fn gas_round_trips_and_a_hydro_run_continues_from_it() {
             assert!(p0.link_exists(name), "no PartType0/{name}");
         }
     }
-    let (mut b, exact) = snapio::sim_of(&back, params, boundary, first.step).unwrap();
+    let (mut b, exact) = snapio::sim_of(
+        &back,
+        params,
+        boundary,
+        first.step,
+        warpkit::backend::Backend::Cpu,
+    )
+    .unwrap();
     assert!(exact);
     for _ in 0..3 {
         b.step(f64::INFINITY).unwrap();

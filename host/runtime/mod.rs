@@ -366,6 +366,24 @@ impl Gpu {
             .map_err(op("copying to the device"))
     }
 
+    /// Copies host data into the start of an existing device buffer (no allocation).
+    pub fn upload_into<T: DeviceRepr>(
+        &self,
+        data: &[T],
+        dst: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        if dst.len() < data.len() {
+            return Err(GpuError::Config(format!(
+                "upload of {} values into a buffer of {}",
+                data.len(),
+                dst.len()
+            )));
+        }
+        self.stream
+            .memcpy_htod(data, dst)
+            .map_err(op("copying to the device"))
+    }
+
     /// A zeroed device buffer.
     pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
         &self,

@@ -6,7 +6,7 @@
 use super::ic::{self, SOD_GAMMA};
 use super::ic_gravity::{self, EVRARD_GAMMA, POLYTROPE_GAMMA, Polytrope};
 use super::{Boundary, Gravity, GravitySolver, HydroParams, Sim, sedov, snapio};
-use crate::backend::BackendChoice;
+use crate::backend::{Backend, BackendChoice};
 use crate::device::sph::hydro::Viscosity;
 use crate::nbody::run::{SnapshotFormat, state_path};
 use crate::nbody::snapshot::{self, Format, Precision};
@@ -406,12 +406,42 @@ pub struct Prepared {
 
 /// The case's particles, parameters and end time.
 pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
-    let p = prepare(c)?;
+    let p = prepare(c, BackendChoice::Cpu)?;
     Ok((p.sim, p.t_end))
 }
 
-/// The case's particles, parameters and end time, and what its snapshots record.
-pub fn prepare(c: &SphConfig) -> Result<Prepared> {
+/// The backend of the passes for `boundary`: a GPU walks open domains only, so a periodic box
+/// runs on the CPU (refused when the GPU was asked for); the notice to print, if any.
+pub fn backend_for(
+    choice: BackendChoice,
+    boundary: &Boundary,
+) -> Result<(Backend, Option<String>)> {
+    if *boundary != Boundary::Open {
+        return match choice {
+            BackendChoice::Gpu => bail!(
+                "the GPU passes walk open domains only: this case's periodic box runs on the \
+                 CPU backend (--backend cpu)"
+            ),
+            BackendChoice::Cpu => Ok((Backend::Cpu, None)),
+            BackendChoice::Auto => Ok((
+                Backend::Cpu,
+                Some("sph: a periodic box runs on the CPU backend".into()),
+            )),
+        };
+    }
+    Ok(crate::backend::select(choice)?)
+}
+
+/// The case's particles, parameters and end time, and what its snapshots record, with the
+/// passes on the backend of `choice` ([`backend_for`]; its notice on standard error).
+pub fn prepare(c: &SphConfig, choice: BackendChoice) -> Result<Prepared> {
+    let on = |boundary: &Boundary| -> Result<Backend> {
+        let (b, note) = backend_for(choice, boundary)?;
+        if let Some(note) = note {
+            eprintln!("{note}");
+        }
+        Ok(b)
+    };
     let kernel: SmoothingKernel = c.run.kernel.into();
     let case = match (c.ic.kind, c.restart_of) {
         (IcKind::Snapshot, Some(r)) => r.case,
@@ -515,7 +545,7 @@ pub fn prepare(c: &SphConfig) -> Result<Prepared> {
                 None => Boundary::Open,
             };
             let step0 = c.restart_of.map_or(0, |r| r.step);
-            let (sim, exact) = snapio::sim_of(&s, params.clone(), boundary, step0)
+            let (sim, exact) = snapio::sim_of(&s, params.clone(), boundary, step0, on(&boundary)?)
                 .with_context(|| format!("starting from {}", file.display()))?;
             let t_end = c
                 .run
@@ -544,7 +574,8 @@ pub fn prepare(c: &SphConfig) -> Result<Prepared> {
     if !(t_end > 0.0 && t_end.is_finite()) {
         bail!("t_end = {t_end} must be positive and finite");
     }
-    let mut sim = Sim::new(gas, params, boundary)?;
+    let backend = on(&boundary)?;
+    let mut sim = Sim::with_backend(gas, params, boundary, backend)?;
     if c.ic.kind == IcKind::Polytrope {
         let settle = c.ic.settle.unwrap_or(3.0);
         if !(settle >= 0.0 && settle.is_finite()) {
@@ -583,23 +614,20 @@ pub struct SphSummary {
 /// Runs the command: [`config`], [`restart`] for a snapshot (its notes on standard error),
 /// then [`run_case`].
 pub fn run(choice: BackendChoice, a: SphArgs, stop: Arc<AtomicBool>) -> Result<SphSummary> {
-    if choice == BackendChoice::Gpu {
-        bail!("the SPH hydrodynamics solver runs on the CPU backend only so far");
-    }
     let (mut c, set) = config(&a)?;
     if c.ic.kind == IcKind::Snapshot {
         for note in restart(&mut c, &set)? {
             eprintln!("{note}");
         }
     }
-    run_case(&c, stop)
+    run_case(&c, choice, stop)
 }
 
 /// Runs a case into `c.output.dir`: `diagnostics.csv`, `snapshot_NNNNNN.gadget` every
 /// `snapshot_every` steps and `snapshot_final.gadget` (each with its `.run.toml`), and
 /// `profile.csv`. When `stop` is set (Ctrl-C) the run ends after its current step and writes
 /// all of them where it stands.
-pub fn run_case(c: &SphConfig, stop: Arc<AtomicBool>) -> Result<SphSummary> {
+pub fn run_case(c: &SphConfig, choice: BackendChoice, stop: Arc<AtomicBool>) -> Result<SphSummary> {
     let ext = c.output.format.extension();
     #[cfg(not(feature = "hdf5"))]
     if c.output.format == SnapshotFormat::Hdf5 {
@@ -648,7 +676,7 @@ pub fn run_case(c: &SphConfig, stop: Arc<AtomicBool>) -> Result<SphSummary> {
             )
         );
     }
-    let p = prepare(c)?;
+    let p = prepare(c, choice)?;
     let (mut sim, t_end) = (p.sim, p.t_end);
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     if !p.exact {
@@ -658,12 +686,16 @@ pub fn run_case(c: &SphConfig, stop: Arc<AtomicBool>) -> Result<SphSummary> {
         );
     }
     println!(
-        "sph {:?}: {} particles, t {} → {t_end}, kernel {:?}, N_ngb {}, CPU float64",
+        "sph {:?}: {} particles, t {} → {t_end}, kernel {:?}, N_ngb {}, {}",
         c.ic.kind,
         sim.gas.len(),
         sim.t,
         sim.params.kernel,
-        sim.params.n_ngb
+        sim.params.n_ngb,
+        match sim.backend {
+            Backend::Cpu => "CPU float64",
+            Backend::Gpu(_) => "passes on the GPU (float32), integration float64",
+        }
     );
     let periodic_box = match sim.boundary {
         Boundary::Periodic(l) => Some(l),

@@ -5,13 +5,14 @@
 
 use super::cells::CellList;
 use super::{Boundary, Gas, HydroError, HydroParams};
+use crate::device::sph::hydro::hsearch::{H_CONVERGED, H_ITERATING, H_TOO_LARGE};
 use crate::device::sph::hydro::{
-    DensitySum, Eos, balsara, grad_h_factor, h_residual, h3_for_density,
+    DensitySum, Eos, HLimits, HSearch, balsara, grad_h_factor, h3_for_density,
 };
 use rayon::prelude::*;
 
 /// Newton steps at most per particle.
-const MAX_ITER: usize = 100;
+const MAX_ITER: u32 = 100;
 
 /// One particle's converged gather sums.
 struct Converged {
@@ -38,61 +39,45 @@ fn sums(
     d
 }
 
-/// Iterates `h` of particle `i` from `gas.h[i]`.
+/// The CPU's iteration limits: float64 sums resolve the bracket to 1e-12.
+pub fn limits(params: &HydroParams, boundary: &Boundary) -> HLimits<f64> {
+    HLimits {
+        n_ngb: params.n_ngb,
+        tol: params.h_tol,
+        h_max: 0.99 * boundary.half_width(),
+        collapse: 1e-12,
+        max_steps: MAX_ITER,
+    }
+}
+
+/// Iterates `h` of particle `i` from `gas.h[i]` ([`HSearch`]).
 fn iterate(
     gas: &Gas,
     vel: &[[f64; 3]],
     cells: &CellList,
     params: &HydroParams,
-    half: f64,
+    lim: &HLimits<f64>,
     i: usize,
 ) -> Result<Converged, HydroError> {
     let kernel = params.kernel.code();
-    let m = gas.mass[i];
-    let target = params.n_ngb * m;
-    let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
-    let mut h = gas.h[i].min(0.99 * half);
-    for _ in 0..MAX_ITER {
-        let sum = sums(gas, vel, cells, kernel, i, h);
-        let (g, dg) = h_residual(h, sum.rho, sum.drho_dh, m, params.n_ngb);
-        if g.abs() <= params.h_tol * target {
-            return Ok(Converged { h, sum });
-        }
-        if g < 0.0 {
-            lo = h;
-        } else {
-            hi = h;
-        }
-        if lo >= 0.99 * half {
-            return Err(HydroError::HTooLarge {
-                index: i,
-                h,
-                half,
-                n_ngb: params.n_ngb,
-            });
-        }
-        // Newton, limited to a factor 2 per step (Gadget-2) and kept inside the bracket.
-        let newton = h - g / dg;
-        let mut next = if dg > 0.0 && newton.is_finite() {
-            newton.clamp(0.5 * h, 2.0 * h)
-        } else if g < 0.0 {
-            2.0 * h
-        } else {
-            0.5 * h
-        };
-        if next <= lo || next >= hi {
-            next = if hi.is_finite() {
-                0.5 * (lo + hi)
-            } else {
-                2.0 * h
-            };
-        }
-        h = next.min(0.99 * half);
-        if hi.is_finite() && hi - lo <= 1e-12 * hi {
-            break;
+    let mut s = HSearch::start(gas.h[i], lim);
+    loop {
+        let sum = sums(gas, vel, cells, kernel, i, s.h);
+        s.update(sum.rho, sum.drho_dh, gas.mass[i], lim);
+        match s.status {
+            H_ITERATING => {}
+            H_CONVERGED => return Ok(Converged { h: s.h, sum }),
+            H_TOO_LARGE => {
+                return Err(HydroError::HTooLarge {
+                    index: i,
+                    h: s.h,
+                    half: lim.h_max / 0.99,
+                    n_ngb: params.n_ngb,
+                });
+            }
+            _ => return Err(HydroError::HNoConvergence { index: i, h: s.h }),
         }
     }
-    Err(HydroError::HNoConvergence { index: i, h })
 }
 
 /// The density pass over all particles with velocities `vel` and energies `u` (the predicted
@@ -104,32 +89,45 @@ pub fn density(
     params: &HydroParams,
     boundary: &Boundary,
 ) -> Result<(), HydroError> {
-    let half = boundary.half_width();
+    let lim = limits(params, boundary);
     let cells = CellList::with_h(&gas.pos, &gas.h, boundary);
     let n = gas.len();
     let g: &Gas = gas;
     let out: Vec<Result<Converged, HydroError>> = (0..n)
         .into_par_iter()
-        .map(|i| iterate(g, vel, &cells, params, half, i))
+        .map(|i| iterate(g, vel, &cells, params, &lim, i))
         .collect();
     for (i, c) in out.into_iter().enumerate() {
         let c = c?;
-        let rho = c.sum.rho;
-        let mat = params.materials[gas.mat[i] as usize];
-        gas.h[i] = c.h;
-        gas.rho[i] = rho;
-        gas.f[i] = grad_h_factor(c.h, rho, c.sum.drho_dh);
-        gas.div_v[i] = c.sum.div_v();
-        gas.curl_v[i] = c.sum.curl_v();
-        gas.p[i] = mat.pressure(rho, u[i]);
-        gas.cs[i] = mat.sound_speed(rho, u[i]);
-        gas.balsara[i] = if params.viscosity.balsara {
-            balsara(gas.div_v[i], gas.curl_v[i], gas.cs[i], c.h)
-        } else {
-            1.0
-        };
+        set_state(gas, i, c.h, &c.sum, u[i], params);
     }
     Ok(())
+}
+
+/// Particle `i`'s state from its converged `h` and gather sums, with energy `u`: `ρ`, `f`,
+/// `∇·v`, `|∇×v|`, `P`, `c_s` and the Balsara factor (the GPU pass's too).
+pub fn set_state(
+    gas: &mut Gas,
+    i: usize,
+    h: f64,
+    sum: &DensitySum<f64>,
+    u: f64,
+    params: &HydroParams,
+) {
+    let rho = sum.rho;
+    let mat = params.materials[gas.mat[i] as usize];
+    gas.h[i] = h;
+    gas.rho[i] = rho;
+    gas.f[i] = grad_h_factor(h, rho, sum.drho_dh);
+    gas.div_v[i] = sum.div_v();
+    gas.curl_v[i] = sum.curl_v();
+    gas.p[i] = mat.pressure(rho, u);
+    gas.cs[i] = mat.sound_speed(rho, u);
+    gas.balsara[i] = if params.viscosity.balsara {
+        balsara(gas.div_v[i], gas.curl_v[i], gas.cs[i], h)
+    } else {
+        1.0
+    };
 }
 
 /// A first smoothing length for particles of mass `m` at density `rho`.

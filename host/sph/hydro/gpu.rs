@@ -1,15 +1,27 @@
-//! The force pass on the GPU (`sph_hydro_force`): the gas's octree built and sorted on the
-//! device (`bh::gpu`), its cells boxed for the smoothing lengths, and one vote walk per warp
-//! summing the float32 pair terms that [`super::force::forces`] sums in float64.
+//! The density and force passes on the GPU. One octree of the gas per step, built and sorted on
+//! the device (`bh::gpu`), serves both: the density pass's gather walks (`sph_hydro_density`)
+//! alternate with the h iteration's update (`sph_hydro_h_update`, the CPU's [`HSearch`]) until
+//! every particle has its h; the cells are then boxed for those h and the force pass
+//! (`sph_hydro_force`) sums the pair terms. Both sum in float32 what the CPU solver sums in
+//! float64, with the same formulas; the per-particle state between them (pressure, sound speed,
+//! grad-h factor, Balsara switch) is computed on the host by the CPU's own code.
+//!
+//! Positions go to the device relative to the centre of the gas's bounding box, so float32
+//! keeps their resolution wherever the gas sits. Open domains only: the walks have no periodic
+//! images yet.
 
-use super::{Boundary, Gas, HydroParams};
-use crate::bh::gpu::{BhError, build_device_tree, sort_tree};
+use super::density::{limits, set_state};
+use super::{Boundary, Gas, HydroError, HydroParams};
+use crate::bh::gpu::{BhError, DeviceOctree, build_device_tree, sort_tree};
 use crate::bh::initial_cells;
 use crate::device::bh::{self as bdev, Body};
-use crate::device::sph::kernels::{self as k, GasView};
-use crate::runtime::{Gpu, GpuError, ViewMut};
+use crate::device::sph::CellBox;
+use crate::device::sph::hydro::hsearch::{H_CONVERGED, H_STALLED, H_TOO_LARGE};
+use crate::device::sph::hydro::{DensitySum, HLimits, HSearch};
+use crate::device::sph::kernels::{self as k, DensityView, GasView};
+use crate::runtime::{CudaSlice, Gpu, GpuError, ViewMut};
 
-/// Failures of the GPU force pass.
+/// Failures of the GPU passes.
 #[derive(Debug, thiserror::Error)]
 pub enum HydroGpuError {
     #[error(transparent)]
@@ -17,10 +29,278 @@ pub enum HydroGpuError {
     #[error(transparent)]
     Tree(#[from] BhError),
     #[error(
-        "the GPU force pass walks an open domain: a periodic box runs on the CPU solver \
+        "the GPU passes walk an open domain: a periodic box runs on the CPU solver \
          (--backend cpu)"
     )]
     Periodic,
+}
+
+impl From<HydroGpuError> for HydroError {
+    fn from(e: HydroGpuError) -> Self {
+        HydroError::Gpu(e.to_string())
+    }
+}
+
+/// The float32 iteration's limits: the CPU's, with the tolerance no tighter than float32 sums
+/// resolve and the bracket closed at float32's resolution of h (accepted there: h is then
+/// known to rounding).
+fn limits_f32(params: &HydroParams, boundary: &Boundary) -> HLimits<f32> {
+    let l = limits(params, boundary);
+    HLimits {
+        n_ngb: l.n_ngb as f32,
+        tol: l.tol.max(1e-5) as f32,
+        h_max: l.h_max.min(f32::MAX as f64) as f32,
+        collapse: 4.0 * f32::EPSILON,
+        max_steps: l.max_steps,
+    }
+}
+
+/// The gas's octree on the device for one step's passes, with the smoothing lengths and the
+/// cells' boxes of the pass at hand.
+pub struct StepTree {
+    octree: DeviceOctree,
+    h: CudaSlice<f32>,
+    boxes: CudaSlice<CellBox>,
+    /// Milliseconds of the device work so far: tree, density pass (all its walks and updates),
+    /// force pass.
+    pub tree_ms: f64,
+    pub density_ms: f64,
+    pub force_ms: f64,
+    /// Gather walks of the last density pass.
+    pub density_walks: u32,
+    /// Particles whose h iteration ended with the bracket closed at float32 resolution.
+    pub stalled: usize,
+}
+
+impl StepTree {
+    /// Builds and sorts the tree of `gas`'s positions (open boundary only).
+    pub fn new(gpu: &Gpu, gas: &Gas, boundary: &Boundary) -> Result<Self, HydroGpuError> {
+        if *boundary != Boundary::Open {
+            return Err(HydroGpuError::Periodic);
+        }
+        let n = gas.len();
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for p in &gas.pos {
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+        }
+        let c: [f64; 3] = core::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
+        let bodies: Vec<Body> = (0..n)
+            .map(|i| {
+                let p = gas.pos[i];
+                Body {
+                    x: (p[0] - c[0]) as f32,
+                    y: (p[1] - c[1]) as f32,
+                    z: (p[2] - c[2]) as f32,
+                    m: gas.mass[i] as f32,
+                }
+            })
+            .collect();
+        let cells = initial_cells(n);
+        let mut octree = build_device_tree(gpu, &bodies, crate::bh::gpu::Storage::Dense, cells)?;
+        let sort_ms = sort_tree(gpu, &mut octree, bdev::GROUP_SIZE)?;
+        let h: Vec<f32> = gas.h.iter().map(|&h| h as f32).collect();
+        let mut t = StepTree {
+            tree_ms: octree.times.tree() + sort_ms,
+            boxes: gpu.alloc_poisoned(octree.layout.cells as usize)?,
+            h: gpu.upload(&h)?,
+            octree,
+            density_ms: 0.0,
+            force_ms: 0.0,
+            density_walks: 0,
+            stalled: 0,
+        };
+        t.compute_boxes(gpu)?;
+        Ok(t)
+    }
+
+    /// The cells' boxes for the current `h`.
+    fn compute_boxes(&mut self, gpu: &Gpu) -> Result<(), HydroGpuError> {
+        let mut ready = gpu.alloc_zeros::<u32>(self.octree.layout.cells as usize)?;
+        let cfg = gpu.resident_grid(k::sph_cell_boxes, k::CELL_BLOCK)?;
+        // SAFETY: boxes and ready hold layout.cells entries; the tree is complete.
+        let ((), ms) = gpu.time(|| unsafe {
+            let args = (self.octree.view(gpu), &self.h, &mut self.boxes, &mut ready);
+            gpu.launch(k::sph_cell_boxes, cfg, args)
+        })?;
+        self.tree_ms += ms;
+        Ok(())
+    }
+
+    /// The density pass of `gas` from its current `h` with velocities `vel` and energies `u`:
+    /// sets `h`, `ρ`, `f`, `∇·v`, `|∇×v|`, the Balsara factor, `P` and `c_s` as
+    /// [`super::density::density`] does.
+    pub fn density(
+        &mut self,
+        gpu: &Gpu,
+        gas: &mut Gas,
+        vel: &[[f64; 3]],
+        u: &[f64],
+        params: &HydroParams,
+        boundary: &Boundary,
+    ) -> Result<(), HydroError> {
+        let n = gas.len();
+        let lim = limits_f32(params, boundary);
+        let start: Vec<HSearch<f32>> = gas
+            .h
+            .iter()
+            .map(|&h| HSearch::start(h as f32, &lim))
+            .collect();
+        let h: Vec<f32> = start.iter().map(|s| s.h).collect();
+        let vel_u: Vec<[f32; 4]> = vel
+            .iter()
+            .map(|v| [v[0] as f32, v[1] as f32, v[2] as f32, 0.0])
+            .collect();
+        let run = |t: &mut Self| -> Result<_, HydroGpuError> {
+            gpu.upload_into(&h, &mut t.h)?;
+            let mut search = gpu.upload(&start)?;
+            let d_vel = gpu.upload(&vel_u)?;
+            let mut sums = gpu.alloc_poisoned::<DensitySum<f32>>(n)?;
+            let walk_cfg = gpu.resident_grid(k::sph_hydro_density, k::VOTE_BLOCK)?;
+            let update_cfg = gpu.resident_grid(k::sph_hydro_h_update, k::CELL_BLOCK)?;
+            let bodies = &t.octree.bodies;
+            let mut walks = 0;
+            loop {
+                let view = DensityView {
+                    vel_u: gpu.addr(&d_vel),
+                    search: gpu.addr(&search),
+                    sums: gpu.addr_mut(&mut sums),
+                    kernel: params.kernel.code(),
+                };
+                // SAFETY: the view's buffers outlive the launch, n entries each.
+                let view = unsafe { ViewMut::new(view) };
+                let args = (t.octree.view(gpu), &t.h, &t.boxes, view);
+                // SAFETY: a sorted, boxed tree of n bodies; h holds n entries.
+                let ((), ms) =
+                    gpu.time(|| unsafe { gpu.launch(k::sph_hydro_density, walk_cfg, args) })?;
+                t.density_ms += ms;
+                walks += 1;
+                let mut active = gpu.alloc_zeros::<u32>(1)?;
+                let args = (
+                    bodies,
+                    n as u32,
+                    &sums,
+                    lim,
+                    &mut search,
+                    &mut t.h,
+                    &mut active,
+                );
+                // SAFETY: every array holds n entries, `active` one.
+                let ((), ms) =
+                    gpu.time(|| unsafe { gpu.launch(k::sph_hydro_h_update, update_cfg, args) })?;
+                t.density_ms += ms;
+                if gpu.download(&active)?[0] == 0 {
+                    break;
+                }
+            }
+            t.density_walks = walks;
+            Ok((gpu.download(&search)?, gpu.download(&sums)?))
+        };
+        let (search, sums) = run(self)?;
+        let mut stalled = 0;
+        for (i, s) in search.iter().enumerate() {
+            match s.status {
+                H_CONVERGED => {}
+                H_STALLED => stalled += 1,
+                H_TOO_LARGE => {
+                    return Err(HydroError::HTooLarge {
+                        index: i,
+                        h: s.h as f64,
+                        half: boundary.half_width(),
+                        n_ngb: params.n_ngb,
+                    });
+                }
+                _ => {
+                    return Err(HydroError::HNoConvergence {
+                        index: i,
+                        h: s.h as f64,
+                    });
+                }
+            }
+        }
+        self.stalled = stalled;
+        for i in 0..n {
+            let s = &sums[i];
+            let sum = DensitySum {
+                rho: s.rho as f64,
+                drho_dh: s.drho_dh as f64,
+                div: s.div as f64,
+                curl: s.curl.map(f64::from),
+            };
+            set_state(gas, i, search[i].h as f64, &sum, u[i], params);
+        }
+        Ok(())
+    }
+
+    /// The force pass of `gas` (after its density pass) with velocities `vel` and energies `u`:
+    /// sets `acc`, `du` and `vsig` as [`super::force::forces`] does.
+    pub fn forces(
+        &mut self,
+        gpu: &Gpu,
+        gas: &mut Gas,
+        vel: &[[f64; 3]],
+        u: &[f64],
+        params: &HydroParams,
+    ) -> Result<(), HydroError> {
+        let n = gas.len();
+        let h: Vec<f32> = gas.h.iter().map(|&h| h as f32).collect();
+        let vel_u: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                let v = vel[i];
+                [v[0] as f32, v[1] as f32, v[2] as f32, u[i] as f32]
+            })
+            .collect();
+        let side: Vec<[f32; 8]> = (0..n)
+            .map(|i| {
+                let rho = gas.rho[i];
+                [
+                    gas.h[i],
+                    rho,
+                    gas.f[i] * gas.p[i] / (rho * rho),
+                    gas.cs[i],
+                    gas.alpha[i],
+                    gas.balsara[i],
+                    gas.p[i],
+                    params.conduction,
+                ]
+                .map(|x| x as f32)
+            })
+            .collect();
+        let mut run = || -> Result<_, HydroGpuError> {
+            gpu.upload_into(&h, &mut self.h)?;
+            self.compute_boxes(gpu)?;
+            let d_vel_u = gpu.upload(&vel_u)?;
+            let d_side = gpu.upload(&side)?;
+            let mut acc_du = gpu.alloc_poisoned::<[f32; 4]>(n)?;
+            let mut vsig = gpu.alloc_poisoned::<f32>(n)?;
+            let view = GasView {
+                vel_u: gpu.addr(&d_vel_u),
+                side: gpu.addr(&d_side),
+                acc_du: gpu.addr_mut(&mut acc_du),
+                vsig: gpu.addr_mut(&mut vsig),
+                kernel: params.kernel.code(),
+            };
+            // SAFETY: the view's buffers outlive the launch, n entries each.
+            let view = unsafe { ViewMut::new(view) };
+            let cfg = gpu.resident_grid(k::sph_hydro_force, k::VOTE_BLOCK)?;
+            let args = (self.octree.view(gpu), &self.h, &self.boxes, view);
+            // SAFETY: a sorted tree of n bodies boxed for `h`; the gas view's arrays hold n.
+            let ((), ms) = gpu.time(|| unsafe { gpu.launch(k::sph_hydro_force, cfg, args) })?;
+            self.force_ms += ms;
+            Ok((gpu.download(&acc_du)?, gpu.download(&vsig)?))
+        };
+        let (acc_du, vsig) = run()?;
+        for i in 0..n {
+            let a = acc_du[i];
+            gas.acc[i] = [a[0] as f64, a[1] as f64, a[2] as f64];
+            gas.du[i] = a[3] as f64;
+            gas.vsig[i] = vsig[i] as f64;
+        }
+        Ok(())
+    }
 }
 
 /// Accelerations, `du/dt`, largest signal velocities (float32 on the device, widened) and the
@@ -33,7 +313,8 @@ pub struct GpuForces {
 }
 
 /// The force pass of `gas` (after its density pass: `ρ`, `P`, `c_s`, `f`, Balsara factors)
-/// with velocities `vel` and energies `u`, as [`super::force::forces`] computes it on the CPU.
+/// with velocities `vel` and energies `u`, as [`super::force::forces`] computes it on the CPU;
+/// `gas` itself is left as it was.
 pub fn forces(
     gpu: &Gpu,
     gas: &Gas,
@@ -41,91 +322,30 @@ pub fn forces(
     u: &[f64],
     params: &HydroParams,
     boundary: &Boundary,
-) -> Result<GpuForces, HydroGpuError> {
-    if *boundary != Boundary::Open {
-        return Err(HydroGpuError::Periodic);
-    }
-    let n = gas.len();
-    let bodies: Vec<Body> = (0..n)
-        .map(|i| {
-            let p = gas.pos[i];
-            Body {
-                x: p[0] as f32,
-                y: p[1] as f32,
-                z: p[2] as f32,
-                m: gas.mass[i] as f32,
-            }
-        })
-        .collect();
-    let h: Vec<f32> = gas.h.iter().map(|&h| h as f32).collect();
-    let vel_u: Vec<[f32; 4]> = (0..n)
-        .map(|i| {
-            let v = vel[i];
-            [v[0] as f32, v[1] as f32, v[2] as f32, u[i] as f32]
-        })
-        .collect();
-    let side: Vec<[f32; 8]> = (0..n)
-        .map(|i| {
-            let rho = gas.rho[i];
-            [
-                gas.h[i],
-                rho,
-                gas.f[i] * gas.p[i] / (rho * rho),
-                gas.cs[i],
-                gas.alpha[i],
-                gas.balsara[i],
-                gas.p[i],
-                params.conduction,
-            ]
-            .map(|x| x as f32)
-        })
-        .collect();
-
-    let mut octree = build_device_tree(
-        gpu,
-        &bodies,
-        crate::bh::gpu::Storage::Dense,
-        initial_cells(n),
-    )?;
-    sort_tree(gpu, &mut octree, bdev::GROUP_SIZE)?;
-    let d_h = gpu.upload(&h)?;
-    let mut boxes = gpu.alloc_poisoned(octree.layout.cells as usize)?;
-    let mut ready = gpu.alloc_zeros::<u32>(octree.layout.cells as usize)?;
-    let cfg = gpu.resident_grid(k::sph_cell_boxes, k::CELL_BLOCK)?;
-    // SAFETY: boxes and ready hold layout.cells entries; the tree is complete.
-    unsafe {
-        gpu.launch(
-            k::sph_cell_boxes,
-            cfg,
-            (octree.view(gpu), &d_h, &mut boxes, &mut ready),
-        )?
-    };
-    let d_vel_u = gpu.upload(&vel_u)?;
-    let d_side = gpu.upload(&side)?;
-    let mut acc_du = gpu.alloc_poisoned::<[f32; 4]>(n)?;
-    let mut vsig = gpu.alloc_poisoned::<f32>(n)?;
-    let view = GasView {
-        vel_u: gpu.addr(&d_vel_u),
-        side: gpu.addr(&d_side),
-        acc_du: gpu.addr_mut(&mut acc_du),
-        vsig: gpu.addr_mut(&mut vsig),
-        kernel: params.kernel.code(),
-    };
-    // SAFETY: the view's buffers live to the end of this function, n entries each.
-    let view = unsafe { ViewMut::new(view) };
-    let cfg = gpu.resident_grid(k::sph_hydro_force, k::VOTE_BLOCK)?;
-    let args = (octree.view(gpu), &d_h, &boxes, view);
-    // SAFETY: a sorted tree of n bodies boxed for `h`; the gas view's arrays hold n entries.
-    let ((), ms) = gpu.time(|| unsafe { gpu.launch(k::sph_hydro_force, cfg, args) })?;
-    let acc_du = gpu.download(&acc_du)?;
-    let vsig = gpu.download(&vsig)?;
+) -> Result<GpuForces, HydroError> {
+    let mut t = StepTree::new(gpu, gas, boundary)?;
+    let mut out = gas.clone();
+    t.forces(gpu, &mut out, vel, u, params)?;
     Ok(GpuForces {
-        acc: acc_du
-            .iter()
-            .map(|a| [a[0] as f64, a[1] as f64, a[2] as f64])
-            .collect(),
-        du: acc_du.iter().map(|a| a[3] as f64).collect(),
-        vsig: vsig.iter().map(|&v| v as f64).collect(),
-        ms,
+        acc: out.acc,
+        du: out.du,
+        vsig: out.vsig,
+        ms: t.force_ms,
     })
+}
+
+/// The density and force passes of one step on the GPU (one tree for both), as the CPU's
+/// [`super::density::density`] and [`super::force::forces`].
+pub fn passes(
+    gpu: &Gpu,
+    gas: &mut Gas,
+    vel: &[[f64; 3]],
+    u: &[f64],
+    params: &HydroParams,
+    boundary: &Boundary,
+) -> Result<StepTree, HydroError> {
+    let mut t = StepTree::new(gpu, gas, boundary)?;
+    t.density(gpu, gas, vel, u, params, boundary)?;
+    t.forces(gpu, gas, vel, u, params)?;
+    Ok(t)
 }

@@ -82,11 +82,12 @@ impl Gravity {
 }
 
 /// Accelerations `G ∇φ` and potentials `G φ` (the particle's own term excluded) of every
-/// particle at `pos`, by the solver of `grav`.
+/// particle at `pos`, by the solver of `grav` (the tree on `backend`).
 pub fn accelerations(
     pos: &[[f64; 3]],
     mass: &[f64],
     grav: &Gravity,
+    backend: &Backend,
 ) -> Result<(Vec<[f64; 3]>, Vec<f64>), HydroError> {
     let n = pos.len();
     match grav.solver {
@@ -121,7 +122,7 @@ pub fn accelerations(
                 eps: grav.eps as f32,
                 g: grav.g as f32,
             };
-            let (acc, pot) = crate::bh::potential(&Backend::Cpu, &bodies, &p)
+            let (acc, pot) = crate::bh::potential(backend, &bodies, &p)
                 .map_err(|e| HydroError::Gravity(format!("tree: {e}")))?;
             Ok((
                 acc.iter()
@@ -135,11 +136,15 @@ pub fn accelerations(
 
 /// Adds the self-gravity accelerations to `gas.acc` (after the hydro force pass) and returns the
 /// potentials `G φ`; empty when self-gravity is off.
-pub fn apply(gas: &mut Gas, params: &HydroParams) -> Result<Vec<f64>, HydroError> {
+pub fn apply(
+    gas: &mut Gas,
+    params: &HydroParams,
+    backend: &Backend,
+) -> Result<Vec<f64>, HydroError> {
     if !params.self_gravity {
         return Ok(Vec::new());
     }
-    let (acc, pot) = accelerations(&gas.pos, &gas.mass, &params.gravity)?;
+    let (acc, pot) = accelerations(&gas.pos, &gas.mass, &params.gravity, backend)?;
     for (a, g) in gas.acc.iter_mut().zip(acc) {
         for k in 0..3 {
             a[k] += g[k];

@@ -3,6 +3,7 @@
 
 use super::ic_gravity::{self, EVRARD_GAMMA, POLYTROPE_GAMMA, Polytrope};
 use super::*;
+use crate::backend::Backend;
 use crate::device::sph::hydro::{IdealGas, Material};
 
 fn gravity_params(gamma: f64, solver: GravitySolver) -> HydroParams {
@@ -67,12 +68,13 @@ fn tree_self_gravity_matches_the_direct_sum() {
     let params = HydroParams::ideal_gas(EVRARD_GAMMA);
     let gas = ic_gravity::evrard(3000, &params);
     let grav = Gravity::default();
-    let (tree, tree_pot) = gravity::accelerations(&gas.pos, &gas.mass, &grav).unwrap();
+    let (tree, tree_pot) =
+        gravity::accelerations(&gas.pos, &gas.mass, &grav, &Backend::Cpu).unwrap();
     let direct = Gravity {
         solver: GravitySolver::Direct,
         ..grav
     };
-    let (exact, pot) = gravity::accelerations(&gas.pos, &gas.mass, &direct).unwrap();
+    let (exact, pot) = gravity::accelerations(&gas.pos, &gas.mass, &direct, &Backend::Cpu).unwrap();
     let mut err: Vec<f64> = tree
         .iter()
         .zip(&exact)

@@ -239,6 +239,8 @@ pub enum HydroError {
     },
     #[error("particle {index}: the smoothing-length iteration did not converge (h = {h})")]
     HNoConvergence { index: usize, h: f64 },
+    #[error("GPU: {0}")]
+    Gpu(String),
     #[error("time step {dt:e} at t = {t} fell below the floor {floor:e} (particle {index})")]
     DtCollapse {
         dt: f64,
@@ -335,7 +337,7 @@ pub fn validate(gas: &Gas, params: &HydroParams, boundary: &Boundary) -> Result<
                     || !(t.eta_zero <= t.eta_min && t.p_min.is_finite())
                 {
                     return p(format!(
-                        "material {id}: Tillotson parameters need ρ₀, u₀, u_iv, A, α, β > 0,                          u_cv > u_iv and η_zero ≤ η_min (got {t:?})"
+                        "material {id}: Tillotson parameters need ρ₀, u₀, u_iv, A, α, β > 0, u_cv > u_iv and η_zero ≤ η_min (got {t:?})"
                     ));
                 }
             }

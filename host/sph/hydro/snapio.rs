@@ -103,7 +103,8 @@ pub fn gas_of(s: &Snapshot, params: &HydroParams, boundary: &Boundary) -> Result
     Ok(gas)
 }
 
-/// A run continued from snapshot `s` at its header's time after `step` steps. Densities and
+/// A run continued from snapshot `s` at its header's time after `step` steps, its passes on
+/// `backend`. Densities and
 /// forces are computed as for any start; the snapshot's accelerations, `du/dt` and signal
 /// velocities, when it has all three, then replace the forces, and the run continues exactly
 /// (`true`); without them it continues from forces recomputed at the snapshot's state (`false`).
@@ -112,9 +113,10 @@ pub fn sim_of(
     params: HydroParams,
     boundary: Boundary,
     step: u64,
+    backend: crate::backend::Backend,
 ) -> Result<(Sim, bool), HydroError> {
     let gas = gas_of(s, &params, &boundary).map_err(HydroError::Params)?;
-    let mut sim = Sim::new(gas, params, boundary)?;
+    let mut sim = Sim::with_backend(gas, params, boundary, backend)?;
     sim.t = s.header.time;
     sim.step = step;
     let f = s.gas.as_ref().expect("checked by gas_of");

@@ -1,13 +1,28 @@
 //! Time integration: kick–drift–kick leapfrog with one global CFL time step (block steps come
 //! later). Within a step the forces see the velocities and energies predicted to its end, as in
 //! Gadget-2; α follows the Morris–Monaghan equation in the closing kick. Self-gravity, when on,
-//! is added to the hydro accelerations after each force pass ([`super::gravity`]).
+//! is added to the hydro accelerations after each force pass ([`super::gravity`]). The density
+//! and force passes and the tree gravity run on the backend's device ([`super::gpu`] on a GPU);
+//! the integration is float64 on the host either way.
 
 use super::density::density;
 use super::force::forces;
 use super::gravity;
 use super::{Boundary, Gas, HydroError, HydroParams, validate};
+use crate::backend::Backend;
 use crate::device::sph::hydro::{alpha_rate, cfl_dt};
+use std::time::Instant;
+
+/// Wall-clock milliseconds per stage, summed over the passes so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PassTimes {
+    /// Smoothing lengths and densities (on a GPU: with the step's tree build).
+    pub density: f64,
+    pub forces: f64,
+    pub gravity: f64,
+    /// Kicks, drifts, α and the time step, on the host.
+    pub integration: f64,
+}
 
 /// Conserved totals at one time.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -36,30 +51,78 @@ pub struct Sim {
     pub dt_floor: f64,
     /// Gravitational potentials `G φ` at the last force pass (empty without self-gravity).
     pub phi: Vec<f64>,
+    /// Where the passes run.
+    pub backend: Backend,
+    pub times: PassTimes,
 }
 
 impl Sim {
     /// Validates the input, wraps the positions into a periodic box, and computes densities and
-    /// forces at `t = 0`.
-    pub fn new(mut gas: Gas, params: HydroParams, boundary: Boundary) -> Result<Self, HydroError> {
+    /// forces at `t = 0` (on the CPU).
+    pub fn new(gas: Gas, params: HydroParams, boundary: Boundary) -> Result<Self, HydroError> {
+        Self::with_backend(gas, params, boundary, Backend::Cpu)
+    }
+
+    /// [`Sim::new`] with the passes on `backend` (a GPU takes open domains only).
+    pub fn with_backend(
+        mut gas: Gas,
+        params: HydroParams,
+        boundary: Boundary,
+        backend: Backend,
+    ) -> Result<Self, HydroError> {
         validate(&gas, &params, &boundary)?;
+        if backend.is_gpu() && boundary != Boundary::Open {
+            return Err(HydroError::Gpu(
+                super::gpu::HydroGpuError::Periodic.to_string(),
+            ));
+        }
         for p in gas.pos.iter_mut() {
             *p = boundary.wrap(*p);
         }
-        let vel = gas.vel.clone();
-        let u = gas.u.clone();
-        density(&mut gas, &vel, &u, &params, &boundary)?;
-        forces(&mut gas, &vel, &u, &params, &boundary);
-        let phi = gravity::apply(&mut gas, &params)?;
-        Ok(Sim {
+        let mut sim = Sim {
             gas,
             params,
             boundary,
             t: 0.0,
             step: 0,
             dt_floor: 1e-12,
-            phi,
-        })
+            phi: Vec::new(),
+            backend,
+            times: PassTimes::default(),
+        };
+        let vel = sim.gas.vel.clone();
+        let u = sim.gas.u.clone();
+        sim.passes(&vel, &u)?;
+        Ok(sim)
+    }
+
+    /// Densities, forces and gravity of the current positions with velocities `vel` and
+    /// energies `u`.
+    fn passes(&mut self, vel: &[[f64; 3]], u: &[f64]) -> Result<(), HydroError> {
+        let (g, p, b) = (&mut self.gas, &self.params, &self.boundary);
+        match &self.backend {
+            Backend::Cpu => {
+                let t0 = Instant::now();
+                density(g, vel, u, p, b)?;
+                let t1 = Instant::now();
+                forces(g, vel, u, p, b);
+                self.times.density += ms(t0, t1);
+                self.times.forces += ms(t1, Instant::now());
+            }
+            Backend::Gpu(gpu) => {
+                let t0 = Instant::now();
+                let mut tree = super::gpu::StepTree::new(gpu, g, b)?;
+                tree.density(gpu, g, vel, u, p, b)?;
+                let t1 = Instant::now();
+                tree.forces(gpu, g, vel, u, p)?;
+                self.times.density += ms(t0, t1);
+                self.times.forces += ms(t1, Instant::now());
+            }
+        }
+        let t0 = Instant::now();
+        self.phi = gravity::apply(g, p, &self.backend)?;
+        self.times.gravity += ms(t0, Instant::now());
+        Ok(())
     }
 
     /// The CFL time step `min_i C h_i / v_sig,i` (and the gravity step `η √(ε/|a_i|)` with
@@ -87,6 +150,7 @@ impl Sim {
             });
         }
         let half = 0.5 * dt;
+        let t0 = Instant::now();
         let g = &mut self.gas;
         let n = g.len();
         // Kick, drift.
@@ -104,10 +168,11 @@ impl Sim {
             .map(|i| core::array::from_fn(|k| g.vel[i][k] + half * g.acc[i][k]))
             .collect();
         let u: Vec<f64> = (0..n).map(|i| (g.u[i] + half * g.du[i]).max(0.0)).collect();
-        density(g, &vel, &u, &self.params, &self.boundary)?;
-        forces(g, &vel, &u, &self.params, &self.boundary);
-        self.phi = gravity::apply(g, &self.params)?;
+        self.times.integration += ms(t0, Instant::now());
+        self.passes(&vel, &u)?;
         // Kick, α.
+        let t0 = Instant::now();
+        let g = &mut self.gas;
         let visc = &self.params.viscosity;
         for i in 0..n {
             for k in 0..3 {
@@ -119,6 +184,7 @@ impl Sim {
                 g.alpha[i] = (g.alpha[i] + dt * rate).clamp(visc.alpha_min, visc.alpha_max);
             }
         }
+        self.times.integration += ms(t0, Instant::now());
         self.t += dt;
         self.step += 1;
         check_energy(&self.gas, self.t)?;
@@ -158,6 +224,10 @@ impl Sim {
         d.total = d.kinetic + d.thermal + d.potential;
         d
     }
+}
+
+fn ms(a: Instant, b: Instant) -> f64 {
+    (b - a).as_secs_f64() * 1e3
 }
 
 /// A negative or non-finite energy (a time step too long for the cooling by expansion) stops

@@ -516,7 +516,14 @@ fn a_restart_from_a_float64_snapshot_continues_the_run() {
         )
         .unwrap();
         let s = parse_gadget(&bytes).unwrap();
-        let (mut sim, exact) = snapio::sim_of(&s, params.clone(), boundary, first.step).unwrap();
+        let (mut sim, exact) = snapio::sim_of(
+            &s,
+            params.clone(),
+            boundary,
+            first.step,
+            crate::backend::Backend::Cpu,
+        )
+        .unwrap();
         for _ in 0..6 {
             sim.step(f64::INFINITY).unwrap();
         }

@@ -10,6 +10,7 @@
 
 pub mod eos;
 pub mod force;
+pub mod hsearch;
 pub mod tillotson;
 #[cfg(test)]
 mod tillotson_tests;
@@ -18,6 +19,7 @@ pub use eos::{Eos, IdealGas, Material};
 pub use force::{
     ForceSide, PairTerms, Viscosity, alpha_rate, balsara, cfl_dt, pair_terms, signal_velocity,
 };
+pub use hsearch::{HLimits, HSearch};
 pub use tillotson::Tillotson;
 
 use super::{dshape_in_support, kernel_shape};
@@ -43,6 +45,8 @@ pub trait Float: Real {
     fn fmin(self, o: Self) -> Self {
         if self < o { self } else { o }
     }
+    /// Neither infinite nor NaN.
+    fn finite(self) -> bool;
 }
 
 impl Float for f32 {
@@ -54,6 +58,10 @@ impl Float for f32 {
     fn fexp(self) -> f32 {
         math::exp(self)
     }
+    #[inline(always)]
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
 }
 
 impl Float for f64 {
@@ -64,6 +72,10 @@ impl Float for f64 {
     #[inline(always)]
     fn fexp(self) -> f64 {
         math::exp_f64(self)
+    }
+    #[inline(always)]
+    fn finite(self) -> bool {
+        self.is_finite()
     }
 }
 
@@ -132,6 +144,7 @@ pub fn grad_w<R: Float>(kernel: u32, dx: [R; 3], r: R, h: R) -> [R; 3] {
 /// A particle's gather sums over its neighbours `j` (`r < h_i`, itself included): density
 /// `ρ = Σ m_j W(h_i)`, `∂ρ/∂h = Σ m_j ∂W/∂h`, and the velocity derivatives
 /// `ρ ∇·v = −Σ m_j dv · ∇W`, `ρ ∇×v = Σ m_j dv × ∇W` (Monaghan 1992, as Gadget-2).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DensitySum<R> {
     pub rho: R,

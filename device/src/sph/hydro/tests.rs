@@ -255,3 +255,40 @@ fn ideal_gas_and_switches() {
     assert_eq!(alpha_rate(0.1, 5.0, 1.0, 0.1, &v), 0.0);
     assert!((cfl_dt(0.3f64, 0.1, 3.0) - 0.01).abs() < 1e-15);
 }
+
+#[test]
+fn h_search_converges_to_the_kernel_mass_and_stops_at_the_limit() {
+    use super::hsearch::{H_CONVERGED, H_ITERATING, H_TOO_LARGE};
+    // A medium whose density falls with the kernel's size, ρ(h) = ρ₀ (h₀/h)^½: the root of
+    // (4π/3) h³ ρ(h) = N m is h₀ (N m / ((4π/3) ρ₀ h₀³))^(2/5).
+    let (rho0, h0, m, n) = (2.0f64, 0.1, 1e-4, 50.0);
+    let rho = |h: f64| rho0 * (h0 / h).sqrt();
+    let drho = |h: f64| -0.5 * rho(h) / h;
+    let root = h0 * (n * m / (FOUR_THIRDS_PI * rho0 * h0.powi(3))).powf(0.4);
+    let lim = HLimits {
+        n_ngb: n,
+        tol: 1e-10,
+        h_max: f64::INFINITY,
+        collapse: 1e-14,
+        max_steps: 100,
+    };
+    for start in [0.01 * root, 0.7 * root, 5.0 * root] {
+        let mut s = HSearch::start(start, &lim);
+        while s.status == H_ITERATING {
+            s.update(rho(s.h), drho(s.h), m, &lim);
+        }
+        assert_eq!(s.status, H_CONVERGED, "from {start}");
+        assert!((s.h / root - 1.0).abs() < 1e-9, "{} vs {root}", s.h);
+        assert!(s.steps < 20, "{} steps", s.steps);
+    }
+    // Below the root, the limit stops it.
+    let capped = HLimits {
+        h_max: 0.5 * root,
+        ..lim
+    };
+    let mut s = HSearch::start(0.1 * root, &capped);
+    while s.status == H_ITERATING {
+        s.update(rho(s.h), drho(s.h), m, &capped);
+    }
+    assert_eq!(s.status, H_TOO_LARGE);
+}

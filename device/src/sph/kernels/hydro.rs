@@ -4,7 +4,7 @@
 //! [`crate::sph::hydro::pair_terms`] in float32 (the CPU solver sums the same terms in float64).
 
 use super::*;
-use crate::sph::hydro::{ForceSide, pair_terms};
+use crate::sph::hydro::{DensitySum, ForceSide, HLimits, HSearch, pair_terms};
 
 /// The gas as the force pass reads and writes it, one kernel parameter. Arrays of `n` entries
 /// in the particles' own order (the tree's bodies).
@@ -148,5 +148,156 @@ pub unsafe fn sph_hydro_force(tree: TreeView, h: *const f32, boxes: *const CellB
         vote_walk(
             bodies, h, n, sort, child, next, boxes, layout, SYMMETRIC, &t,
         )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the density pass: gather sums at each particle's h, and its h iteration
+// ---------------------------------------------------------------------------------------------
+
+/// What the density pass reads and writes besides the tree and `h`, one kernel parameter.
+/// Arrays of `n` entries in the particles' own order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DensityView {
+    /// Velocities (the fourth entry unused): `∇·v` and `∇×v` are summed from them.
+    pub vel_u: *const [f32; 4],
+    /// Each particle's h iteration; only those still iterating are served (null: all).
+    pub search: *const HSearch<f32>,
+    /// Out: the gather sums at the particle's current `h`.
+    pub sums: *mut DensitySum<f32>,
+    pub kernel: u32,
+}
+
+// SAFETY: #[repr(C)]; raw pointers and a u32 only.
+unsafe impl crate::gpu::DeviceViewMut for DensityView {}
+
+/// One lane's gather sums for its particle.
+struct Density {
+    p: [f32; 3],
+    v: [f32; 3],
+    h: f32,
+    sum: DensitySum<f32>,
+    bodies: *const Body,
+    d: DensityView,
+}
+
+impl Sink for Density {
+    #[inline(always)]
+    fn take(&mut self, j: u32, r2: f32, mj: f32) {
+        // SAFETY: j is a particle of the walked tree; the view's arrays hold n entries.
+        let (q, vu) = unsafe {
+            (
+                load(self.bodies.add(j as usize)).pos(),
+                load(self.d.vel_u.add(j as usize)),
+            )
+        };
+        let dx = [self.p[0] - q[0], self.p[1] - q[1], self.p[2] - q[2]];
+        let dv = [self.v[0] - vu[0], self.v[1] - vu[1], self.v[2] - vu[2]];
+        let r = crate::math::sqrt(r2);
+        self.sum.add(self.d.kernel, self.h, dx, r, dv, mj);
+    }
+}
+
+struct DensityTargets {
+    bodies: *const Body,
+    d: DensityView,
+}
+
+impl VoteTargets for DensityTargets {
+    type S = Density;
+    #[inline(always)]
+    unsafe fn serves(&self, i: u32) -> bool {
+        // SAFETY: i < n, per the contract.
+        self.d.search.is_null() || unsafe { (*self.d.search.add(i as usize)).iterating() }
+    }
+    #[inline(always)]
+    unsafe fn start(&self, i: u32, hi: f32) -> Density {
+        // SAFETY: i < n, per the contract.
+        unsafe {
+            let vu = load(self.d.vel_u.add(i as usize));
+            Density {
+                p: load(self.bodies.add(i as usize)).pos(),
+                v: [vu[0], vu[1], vu[2]],
+                h: hi,
+                sum: DensitySum::ZERO,
+                bodies: self.bodies,
+                d: self.d,
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn finish(&self, s: Density, i: u32) {
+        // SAFETY: i < n, per the contract.
+        unsafe { *self.d.sums.add(i as usize) = s.sum };
+    }
+    #[inline(always)]
+    fn tested(&self) -> *mut u64 {
+        core::ptr::null_mut()
+    }
+}
+
+/// The gather sums `ρ`, `∂ρ/∂h`, `Σ m dv·∇W`, `Σ m dv×∇W` ([`DensitySum`]) of every served
+/// particle at its `h` over its pairs `r < h_i` ([`GATHER`], the particle itself included), as
+/// the CPU solver's density pass sums them. `tree` built, summarized and sorted; `boxes` from
+/// `sph_cell_boxes` (a gather reads only their extents, so any `h` made them).
+/// `VOTE_BLOCK`-thread blocks, any grid.
+#[crate::kernel]
+pub unsafe fn sph_hydro_density(
+    tree: TreeView,
+    h: *const f32,
+    boxes: *const CellBox,
+    d: DensityView,
+) {
+    let TreeView {
+        bodies,
+        n,
+        sort,
+        child,
+        next,
+        layout,
+        ..
+    } = tree;
+    let t = DensityTargets { bodies, d };
+    // SAFETY: forwarded contract.
+    unsafe { vote_walk(bodies, h, n, sort, child, next, boxes, layout, GATHER, &t) }
+}
+
+/// One step of every iterating particle's h iteration ([`HSearch::update`]) from its sums at
+/// the current `h`; the new trial goes to `h` too (what the next gather walks). `active[0]`
+/// counts the particles still iterating (zero before the launch). Any grid.
+#[crate::kernel]
+pub unsafe fn sph_hydro_h_update(
+    bodies: *const Body,
+    n: u32,
+    sums: *const DensitySum<f32>,
+    lim: HLimits<f32>,
+    search: *mut HSearch<f32>,
+    h: *mut f32,
+    active: *mut u32,
+) {
+    let lane = lane_id();
+    let mut base = index_1d() - lane;
+    let mut still = 0u32;
+    // SAFETY: i < n for every access; whole warps at the reduction.
+    unsafe {
+        while base < n {
+            let i = (base + lane) as usize;
+            if i < n as usize {
+                let mut s = *search.add(i);
+                if s.iterating() {
+                    let sum = *sums.add(i);
+                    s.update(sum.rho, sum.drho_dh, (*bodies.add(i)).m, &lim);
+                    *search.add(i) = s;
+                    *h.add(i) = s.h;
+                    still += s.iterating() as u32;
+                }
+            }
+            base += grid_size_1d();
+        }
+        let still = all_reduce(still, |a, b| a + b);
+        if lane == 0 && still > 0 {
+            atomic_add_u32(active, still);
+        }
     }
 }
