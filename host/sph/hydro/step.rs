@@ -8,6 +8,7 @@ use super::force::forces;
 use super::gravity;
 use super::{Boundary, Gas, HydroError, HydroParams, validate};
 use crate::device::sph::hydro::{alpha_rate, cfl_dt};
+use std::time::Instant;
 
 /// Conserved totals at one time.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -25,6 +26,31 @@ pub struct Diagnostics {
     pub momentum_scale: f64,
 }
 
+/// Wall-clock seconds spent in each stage of the steps so far (the force pass at `Sim::new`
+/// included): the smoothing-length iteration with the densities, the hydro forces, self-gravity,
+/// and the kicks, drift and checks.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    pub density: f64,
+    pub forces: f64,
+    pub gravity: f64,
+    pub integration: f64,
+}
+
+impl StageTimes {
+    pub fn total(&self) -> f64 {
+        self.density + self.forces + self.gravity + self.integration
+    }
+}
+
+/// Seconds since `*since`, which moves on to now.
+fn lap(since: &mut Instant) -> f64 {
+    let now = Instant::now();
+    let s = (now - *since).as_secs_f64();
+    *since = now;
+    s
+}
+
 /// A hydro run on the CPU.
 pub struct Sim {
     pub gas: Gas,
@@ -36,6 +62,7 @@ pub struct Sim {
     pub dt_floor: f64,
     /// Gravitational potentials `G φ` at the last force pass (empty without self-gravity).
     pub phi: Vec<f64>,
+    pub times: StageTimes,
 }
 
 impl Sim {
@@ -48,9 +75,14 @@ impl Sim {
         }
         let vel = gas.vel.clone();
         let u = gas.u.clone();
+        let mut times = StageTimes::default();
+        let mut clock = Instant::now();
         density(&mut gas, &vel, &u, &params, &boundary)?;
+        times.density += lap(&mut clock);
         forces(&mut gas, &vel, &u, &params, &boundary);
+        times.forces += lap(&mut clock);
         let phi = gravity::apply(&mut gas, &params)?;
+        times.gravity += lap(&mut clock);
         Ok(Sim {
             gas,
             params,
@@ -59,6 +91,7 @@ impl Sim {
             step: 0,
             dt_floor: 1e-12,
             phi,
+            times,
         })
     }
 
@@ -87,6 +120,7 @@ impl Sim {
             });
         }
         let half = 0.5 * dt;
+        let mut clock = Instant::now();
         let g = &mut self.gas;
         let n = g.len();
         // Kick, drift.
@@ -104,9 +138,13 @@ impl Sim {
             .map(|i| core::array::from_fn(|k| g.vel[i][k] + half * g.acc[i][k]))
             .collect();
         let u: Vec<f64> = (0..n).map(|i| (g.u[i] + half * g.du[i]).max(0.0)).collect();
+        self.times.integration += lap(&mut clock);
         density(g, &vel, &u, &self.params, &self.boundary)?;
+        self.times.density += lap(&mut clock);
         forces(g, &vel, &u, &self.params, &self.boundary);
+        self.times.forces += lap(&mut clock);
         self.phi = gravity::apply(g, &self.params)?;
+        self.times.gravity += lap(&mut clock);
         // Kick, α.
         let visc = &self.params.viscosity;
         for i in 0..n {
@@ -122,6 +160,7 @@ impl Sim {
         self.t += dt;
         self.step += 1;
         check_energy(&self.gas, self.t)?;
+        self.times.integration += lap(&mut clock);
         Ok(dt)
     }
 
