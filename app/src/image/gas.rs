@@ -95,3 +95,55 @@ impl Observer for SnapshotImages {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warpkit::sph::hydro::{HydroParams, ic, ic_gravity};
+
+    fn argmax(m: &Map) -> (u32, u32) {
+        let k = (0..m.density.len()).fold(0, |a, i| if m.density[i] > m.density[a] { i } else { a });
+        let n = m.view.pixels as usize;
+        ((k % n) as u32, (k / n) as u32)
+    }
+
+    #[test]
+    fn a_polytrope_is_densest_at_its_centre_and_keeps_its_mass() {
+        let mut params = HydroParams::ideal_gas(ic_gravity::POLYTROPE_GAMMA);
+        params.self_gravity = true;
+        let gas = ic_gravity::polytrope(800, 1.0, &params);
+        let sim = Sim::new(gas, params, Boundary::Open).unwrap();
+        let view = gas_view(&sim, 64).unwrap();
+        assert!((0.9..1.3).contains(&view.half_width), "{}", view.half_width);
+        let (slice, column) = gas_maps(&sim, &view);
+        for m in [&slice, &column] {
+            let (c, r) = argmax(m);
+            assert!(c.abs_diff(32) <= 3 && r.abs_diff(32) <= 3, "densest at ({c}, {r})");
+        }
+        // The whole sphere is in view: the column density holds its mass (1).
+        assert!((column.mass() - 1.0).abs() < 0.02, "{}", column.mass());
+        // The mid-plane density at the centre is about the central density π/4.
+        let centre = slice.at(32, 32);
+        assert!((0.6..0.9).contains(&centre), "{centre}");
+    }
+
+    #[test]
+    fn the_sod_tube_is_dense_on_its_left() {
+        let params = HydroParams::ideal_gas(ic::SOD_GAMMA);
+        let (gas, boundary) = ic::sod(12, ic::sod_across(params.n_ngb), &params);
+        let sim = Sim::new(gas, params, boundary).unwrap();
+        let view = gas_view(&sim, 40).unwrap();
+        let (slice, _) = gas_maps(&sim, &view);
+        // x ∈ [0, 2) across the 40 columns; the dense half [0.1, 0.9] against [1.1, 1.9].
+        let mean = |cols: std::ops::Range<u32>| {
+            let k = cols.len() as f64 * 40.0;
+            cols.flat_map(|c| (0..40).map(move |r| (c, r)))
+                .map(|(c, r)| slice.at(c, r))
+                .sum::<f64>()
+                / k
+        };
+        let (dense, dilute) = (mean(2..18), mean(22..38));
+        assert!((0.9..1.1).contains(&dense), "{dense}");
+        assert!((0.11..0.14).contains(&dilute), "{dilute}");
+    }
+}

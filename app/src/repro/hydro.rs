@@ -4,7 +4,8 @@
 //! n = 1 polytrope (density against Lane–Emden after it has settled and run) — each at three
 //! resolutions: L1 errors and their observed order, and the step's time by stage. The cases are
 //! `warpkit sph`'s ([`warpkit::sph::hydro::cli`]) with their default parameters, except the
-//! Sedov blast's Morris–Monaghan viscosity (α from 0.1 to 2, as its test runs it).
+//! Sedov blast's Morris–Monaghan viscosity (α from 0.1 to 2, as its test runs it) and the
+//! Evrard collapse's end time ([`EVRARD_T_END`]).
 //!
 //! The solver runs on the CPU whatever the backend; the GPU backend's hosts get larger sizes.
 
@@ -18,6 +19,9 @@ use warpkit::sph::hydro::ic_gravity::Polytrope;
 use warpkit::sph::hydro::{Sim, StageTimes, sedov};
 
 const TITLE: &str = "SPH hydrodynamics: Sod, Sedov–Taylor, Evrard, polytrope";
+
+/// Past the thermal energy's peak at t ≈ 1.15 (`warpkit sph` stops at 0.8, mid-collapse).
+pub const EVRARD_T_END: f64 = 1.3;
 
 /// The cases in the order of the tables.
 pub const CASES: [IcKind; 4] = [
@@ -38,7 +42,7 @@ pub struct Sizes {
 }
 
 /// The CPU backend's: the Sod resolutions of the solver's convergence test; `repro all` spends
-/// about two minutes here on two cores.
+/// about three minutes here on two cores.
 pub const CPU_SIZES: Sizes = Sizes {
     sod: [24, 36, 54],
     sedov: [12, 16, 24],
@@ -61,14 +65,19 @@ impl Sizes {
         let Some(n) = s.n else {
             return s.pick(GPU_SIZES, CPU_SIZES);
         };
-        let even = |x: f64| ((x / 2.0).round() as usize * 2).max(4);
+        let even = |x: f64, min: usize| ((x / 2.0).round() as usize * 2).max(min);
         // A Sod lattice of resolution r holds 9/8 r a² particles, a particles across.
         let across = ic::sod_across(58.0) as f64;
-        let sod = (n as f64 / (1.125 * across * across)).max(8.0);
+        let sod = n as f64 / (1.125 * across * across);
         let side = (n as f64).cbrt().round().max(8.0);
         let np = n.max(400);
         Sizes {
-            sod: [even(sod * 4.0 / 9.0), even(sod * 2.0 / 3.0), even(sod)],
+            // Below 8 the dense half's smoothing length reaches half the tube.
+            sod: [
+                even(sod * 4.0 / 9.0, 8),
+                even(sod * 2.0 / 3.0, 10),
+                even(sod, 12),
+            ],
             sedov: [
                 ((side * 2.0 / 3.0).round() as usize).max(6),
                 ((side * 5.0 / 6.0).round() as usize).max(7),
@@ -147,7 +156,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         "evrard_particles": sizes.evrard, "polytrope_particles": sizes.polytrope,
         "solver": "warpkit::sph::hydro, CPU float64, KDK leapfrog, cubic spline, 58 neighbours",
         "cases": "warpkit sph defaults (Sod t = 0.2; Sedov E = 1 until the shock reaches r = 0.35 \
-            with α from 0.1 to 2; Evrard t = 0.8; polytrope settled 3, then t = 3)",
+            with α from 0.1 to 2; Evrard t = 1.3; polytrope settled 3, then t = 3)",
         "threads": rayon::current_num_threads(),
     });
     let meta = meta::write(&dir, "hydro", &s.backend, params)?;
@@ -279,6 +288,9 @@ fn run_case(case: IcKind, size: usize, show: bool) -> Result<(Row, Option<Shown>
     if case == IcKind::Sedov {
         c.run.alpha_min = 0.1;
         c.run.alpha_max = 2.0;
+    }
+    if case == IcKind::Evrard {
+        c.run.t_end = Some(EVRARD_T_END);
     }
     let hydro = |e: anyhow::Error| ReproError::Hydro(format!("{case:?} at {size}: {e:#}"));
     let p = prepare(&c).map_err(hydro)?;
