@@ -274,10 +274,10 @@ fn decode_png(path: &Path) -> (u32, u32, Vec<u8>) {
 fn sph_snapshots_come_with_images() {
     let dir = scratch("sph_images");
     let case = "[ic]\nkind = \"sedov\"\nresolution = 8\n\
-                [run]\nt_end = 0.004\n\
+                [run]\nt_end = 0.02\n\
                 [output]\ndir = \"out\"\nsnapshot_every = 2\nimage_pixels = 48\n";
     std::fs::write(dir.join("case.toml"), case).unwrap();
-    succeeds(&dir, &["--backend", "cpu", "sph", "--config", "case.toml"]);
+    succeeds(&dir, &["sph", "--config", "case.toml"]);
     let out = dir.join("out");
     let finals = ["snapshot_final.slice.png", "snapshot_final.column.png"];
     for name in finals.iter().chain(&["snapshot_000002.slice.png", "snapshot_000002.column.png"]) {
@@ -290,7 +290,7 @@ fn sph_snapshots_come_with_images() {
         .unwrap();
     succeeds(
         &dir,
-        &["--backend", "cpu", "sph", "--config", "off.toml", "--out", "off"],
+        &["sph", "--config", "off.toml", "--out", "off"],
     );
     let pngs = std::fs::read_dir(dir.join("off"))
         .unwrap()
@@ -300,7 +300,7 @@ fn sph_snapshots_come_with_images() {
     std::fs::write(dir.join("bad.toml"), case.replace("= 48", "= 4")).unwrap();
     fails(
         &dir,
-        &["--backend", "cpu", "sph", "--config", "bad.toml", "--out", "bad"],
+        &["sph", "--config", "bad.toml", "--out", "bad"],
         &["image_pixels = 4 must be in 16..=8192"],
     );
 }

@@ -149,7 +149,9 @@ fn deposit(
         let h = gas.h[i].max(d);
         for sa in images(x, h, 0) {
             for sb in images(y, h, 1) {
-                let p = [x + sa as f64 * period[0], y + sb as f64 * period[1]];
+                // (No shift in an open box: 0 × ∞ would be NaN.)
+                let shift = |k: i64, l: f64| if k == 0 { 0.0 } else { k as f64 * l };
+                let p = [x + shift(sa, period[0]), y + shift(sb, period[1])];
                 parts.push((i, p, h));
             }
         }
