@@ -662,7 +662,10 @@ fn repro_hydro_end_to_end() {
             assert!(value(case, k, "forces_ms_per_step") > 0.0);
         }
         assert!(value("evrard", k, "gravity_ms_per_step") > 0.0);
-        assert!(rows[1 + 6 + k][col("l1_rho")].is_empty(), "Evrard has no L1");
+        assert!(
+            rows[1 + 6 + k][col("l1_rho")].is_empty(),
+            "Evrard has no L1"
+        );
     }
     let md = read(&dir.join("table.md"));
     assert!(md.contains("observed order"), "{md}");

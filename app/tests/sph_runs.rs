@@ -280,18 +280,21 @@ fn sph_snapshots_come_with_images() {
     succeeds(&dir, &["sph", "--config", "case.toml"]);
     let out = dir.join("out");
     let finals = ["snapshot_final.slice.png", "snapshot_final.column.png"];
-    for name in finals.iter().chain(&["snapshot_000002.slice.png", "snapshot_000002.column.png"]) {
+    for name in finals
+        .iter()
+        .chain(&["snapshot_000002.slice.png", "snapshot_000002.column.png"])
+    {
         let (w, h, rgb) = decode_png(&out.join(name));
         assert_eq!((w, h), (48, 48), "{name}");
         let distinct: std::collections::HashSet<&[u8]> = rgb.chunks(3).collect();
         assert!(distinct.len() > 10, "{name}: {} colours", distinct.len());
     }
-    std::fs::write(dir.join("off.toml"), case.replace("image_pixels = 48", "images = false"))
-        .unwrap();
-    succeeds(
-        &dir,
-        &["sph", "--config", "off.toml", "--out", "off"],
-    );
+    std::fs::write(
+        dir.join("off.toml"),
+        case.replace("image_pixels = 48", "images = false"),
+    )
+    .unwrap();
+    succeeds(&dir, &["sph", "--config", "off.toml", "--out", "off"]);
     let pngs = std::fs::read_dir(dir.join("off"))
         .unwrap()
         .filter(|e| e.as_ref().unwrap().path().extension() == Some("png".as_ref()))

@@ -56,7 +56,11 @@ pub fn gas_maps(sim: &Sim, view: &View) -> (Map, Map) {
 
 /// `STEM.slice.png` and `STEM.column.png` of the gas, `STEM` the snapshot's path without its
 /// extension; returns both paths.
-pub fn write_gas_images(sim: &Sim, pixels: u32, snapshot: &Path) -> Result<[PathBuf; 2], ImageError> {
+pub fn write_gas_images(
+    sim: &Sim,
+    pixels: u32,
+    snapshot: &Path,
+) -> Result<[PathBuf; 2], ImageError> {
     let view = gas_view(sim, pixels)?;
     let (slice, column) = gas_maps(sim, &view);
     let z = view.centre[2];
@@ -102,7 +106,8 @@ mod tests {
     use warpkit::sph::hydro::{HydroParams, ic, ic_gravity};
 
     fn argmax(m: &Map) -> (u32, u32) {
-        let k = (0..m.density.len()).fold(0, |a, i| if m.density[i] > m.density[a] { i } else { a });
+        let k =
+            (0..m.density.len()).fold(0, |a, i| if m.density[i] > m.density[a] { i } else { a });
         let n = m.view.pixels as usize;
         ((k % n) as u32, (k / n) as u32)
     }
@@ -118,7 +123,10 @@ mod tests {
         let (slice, column) = gas_maps(&sim, &view);
         for m in [&slice, &column] {
             let (c, r) = argmax(m);
-            assert!(c.abs_diff(32) <= 3 && r.abs_diff(32) <= 3, "densest at ({c}, {r})");
+            assert!(
+                c.abs_diff(32) <= 3 && r.abs_diff(32) <= 3,
+                "densest at ({c}, {r})"
+            );
         }
         // The whole sphere is in view: the column density holds its mass (1).
         assert!((column.mass() - 1.0).abs() < 0.02, "{}", column.mass());

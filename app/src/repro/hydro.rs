@@ -324,7 +324,10 @@ fn run_case(case: IcKind, size: usize, show: bool) -> Result<(Row, Option<Shown>
             .collect()
     };
     let mean_abs = |pairs: &[(f64, f64)], exact: &dyn Fn(f64) -> f64| {
-        let e: Vec<f64> = pairs.iter().map(|&(r, rho)| (rho - exact(r)).abs()).collect();
+        let e: Vec<f64> = pairs
+            .iter()
+            .map(|&(r, rho)| (rho - exact(r)).abs())
+            .collect();
         e.iter().sum::<f64>() / e.len().max(1) as f64
     };
     let (l1, shown) = match case {
@@ -338,10 +341,7 @@ fn run_case(case: IcKind, size: usize, show: bool) -> Result<(Row, Option<Shown>
             let gamma = 5.0 / 3.0;
             let profile = sedov::density_profile(gamma).expect("γ = 5/3 is covered");
             let rs = sedov::shock_radius(gamma, 1.0, 1.0, sim.t).unwrap_or(f64::NAN);
-            let pts: Vec<(f64, f64)> = radial([0.5; 3])
-                .into_iter()
-                .filter(|p| p.0 < 0.5)
-                .collect();
+            let pts: Vec<(f64, f64)> = radial([0.5; 3]).into_iter().filter(|p| p.0 < 0.5).collect();
             let l1 = mean_abs(&pts, &|r| sedov::density(&profile, 1.0, rs, r));
             (vec![l1], Shown::Radial(pts, rs))
         }
@@ -448,7 +448,12 @@ fn tables(report: &mut Report, rows: &[Row]) {
 }
 
 /// Means of `y` in `bins` bins of `x` over `[lo, hi)` (empty bins left out).
-fn binned(points: impl Iterator<Item = (f64, f64)>, lo: f64, hi: f64, bins: usize) -> Vec<(f64, f64)> {
+fn binned(
+    points: impl Iterator<Item = (f64, f64)>,
+    lo: f64,
+    hi: f64,
+    bins: usize,
+) -> Vec<(f64, f64)> {
     let mut sum = vec![(0.0, 0.0); bins];
     let w = (hi - lo) / bins as f64;
     for (x, y) in points {
@@ -512,7 +517,10 @@ fn figures(dir: &OutDir, shown: &[Shown], report: &mut Report) -> Result<(), Rep
                     let sph = binned(pts.iter().map(|p| (p[0], p[k + 1])), lo, hi, 100);
                     chart(
                         stem,
-                        format!("Sod shock tube, {name} at t = {t:.2} ({} particles)", pts.len()),
+                        format!(
+                            "Sod shock tube, {name} at t = {t:.2} ({} particles)",
+                            pts.len()
+                        ),
                         "x",
                         name,
                         vec![
@@ -526,11 +534,17 @@ fn figures(dir: &OutDir, shown: &[Shown], report: &mut Report) -> Result<(), Rep
                 let profile = sedov::density_profile(5.0 / 3.0).expect("γ = 5/3 is covered");
                 chart(
                     "sedov",
-                    format!("Sedov–Taylor blast, shock at r = {rs:.3} ({} particles)", pts.len()),
+                    format!(
+                        "Sedov–Taylor blast, shock at r = {rs:.3} ({} particles)",
+                        pts.len()
+                    ),
                     "radius r",
                     "density ρ",
                     vec![
-                        Series::data("SPH (mean per shell)", binned(pts.iter().copied(), 0.0, 0.5, 50)),
+                        Series::data(
+                            "SPH (mean per shell)",
+                            binned(pts.iter().copied(), 0.0, 0.5, 50),
+                        ),
                         Series::guide(
                             "similarity solution",
                             curve(0.0, 0.5, |r| sedov::density(&profile, 1.0, *rs, r)),
@@ -542,11 +556,17 @@ fn figures(dir: &OutDir, shown: &[Shown], report: &mut Report) -> Result<(), Rep
                 let poly = Polytrope::new(1.0);
                 chart(
                     "polytrope",
-                    format!("n = 1 polytrope after settling and t = 3 ({} particles)", pts.len()),
+                    format!(
+                        "n = 1 polytrope after settling and t = 3 ({} particles)",
+                        pts.len()
+                    ),
                     "radius r",
                     "density ρ",
                     vec![
-                        Series::data("SPH (mean per shell)", binned(pts.iter().copied(), 0.0, 1.2, 30)),
+                        Series::data(
+                            "SPH (mean per shell)",
+                            binned(pts.iter().copied(), 0.0, 1.2, 30),
+                        ),
                         Series::guide("Lane–Emden", curve(0.0, 1.2, |r| poly.density(r))),
                     ],
                 )?;
@@ -555,7 +575,11 @@ fn figures(dir: &OutDir, shown: &[Shown], report: &mut Report) -> Result<(), Rep
                 // About 80 points of each curve.
                 let every = e.len().div_ceil(80).max(1);
                 let pick = |k: usize| -> Vec<(f64, f64)> {
-                    e.iter().step_by(every).chain(e.last()).map(|r| (r[0], r[k])).collect()
+                    e.iter()
+                        .step_by(every)
+                        .chain(e.last())
+                        .map(|r| (r[0], r[k]))
+                        .collect()
                 };
                 chart(
                     "evrard",

@@ -137,7 +137,8 @@ fn deposit(
     let images = |x: f64, h: f64, k: usize| -> std::ops::RangeInclusive<i64> {
         let (c, l) = (grid.centre[grid.axes[k]], period[k]);
         if l.is_infinite() {
-            return if (x - c).abs() < grid.half_width + h { 0..=0 } else { 1..=0 };
+            // Off the grid, the rows and columns below skip it.
+            return 0..=0;
         }
         let lo = ((c - grid.half_width - h - x) / l).ceil() as i64;
         let hi = ((c + grid.half_width + h - x) / l).floor() as i64;

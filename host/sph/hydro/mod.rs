@@ -15,9 +15,9 @@ pub mod density;
 pub mod force;
 pub mod gpu;
 pub mod gravity;
-pub mod grid;
 #[cfg(test)]
 mod gravity_tests;
+pub mod grid;
 pub mod ic;
 pub mod ic_gravity;
 pub mod riemann;

@@ -68,7 +68,11 @@ pub fn density_profile(gamma: f64) -> Option<Vec<(f64, f64)>> {
     if !(gamma > 1.0 && gamma < 2.0) {
         return None;
     }
-    Some(points(gamma, 4000).map(|(xi, _, rho, _)| (xi, rho)).collect())
+    Some(
+        points(gamma, 4000)
+            .map(|(xi, _, rho, _)| (xi, rho))
+            .collect(),
+    )
 }
 
 /// The density at radius `r` for a shock at radius `rs` in gas of density `rho0`, linear in the
