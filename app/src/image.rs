@@ -17,6 +17,7 @@
 
 mod animation;
 mod colormap;
+pub mod gas;
 mod render;
 
 pub use animation::*;

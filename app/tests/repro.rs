@@ -323,8 +323,8 @@ fn repro_all_index_links_resolve() {
         );
         links += 1;
     }
-    // 7 × (table, data, meta) + 18 figures × (PNG, SVG).
-    assert_eq!(links, 7 * 3 + 18 * 2, "{index}");
+    // 8 × (table, data, meta) + 24 figures × (PNG, SVG).
+    assert_eq!(links, 8 * 3 + 24 * 2, "{index}");
     for name in [
         "sort",
         "theta",
@@ -333,6 +333,7 @@ fn repro_all_index_links_resolve() {
         "fem",
         "sbh",
         "neighbours",
+        "hydro",
     ] {
         let meta: serde_json::Value =
             serde_json::from_str(&read(&out.join(name).join("meta.json"))).unwrap();
@@ -619,4 +620,69 @@ fn repro_multigpu_end_to_end() {
     for sc in ["strong", "weak"] {
         assert_figure(&dir, &format!("parts-{sc}"), "Time per step by part");
     }
+}
+
+/// `warpkit repro hydro --n 512`: three resolutions of each case, each figure, the L1 errors
+/// and energy errors within the bounds measured at these sizes (Sod ρ 0.055, 0.043, 0.032;
+/// polytrope 0.12, 0.026, 0.035; every |ΔE/E| below 7·10⁻³), Sod's order of L1 ρ above 1, and a
+/// time for every stage (gravity only where there is self-gravity).
+#[test]
+fn repro_hydro_end_to_end() {
+    let out = scratch("hydro").join("r");
+    let o = warpkit(&[
+        "--backend",
+        "cpu",
+        "repro",
+        "hydro",
+        "--n",
+        "512",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = out.join("hydro");
+    let rows = parse_csv(&read(&dir.join("data.csv")));
+    assert_eq!(rows.len(), 1 + 4 * 3, "header + 3 sizes of 4 cases");
+    let col = |name: &str| column(&rows[0], name);
+    let value = |case: &str, k: usize, name: &str| -> f64 {
+        let r = rows.iter().filter(|r| r[0] == case).nth(k).unwrap();
+        r[col(name)].parse().unwrap()
+    };
+    let sod: Vec<f64> = (0..3).map(|k| value("sod", k, "l1_rho")).collect();
+    assert!(sod[0] > sod[1] && sod[1] > sod[2], "{sod:?}");
+    assert!((0.025..0.04).contains(&sod[2]), "{sod:?}");
+    for k in 0..3 {
+        assert!(value("sod", k, "l1_p") < 0.09);
+        assert!(value("polytrope", k, "l1_rho") < 0.15);
+        assert!(value("sedov", k, "l1_rho") < 0.5);
+        for case in ["sod", "sedov", "evrard", "polytrope"] {
+            let e = value(case, k, "energy_error");
+            assert!(e < 7e-3, "{case} {k}: |dE/E| {e}");
+            assert!(value(case, k, "density_ms_per_step") > 0.0);
+            assert!(value(case, k, "forces_ms_per_step") > 0.0);
+        }
+        assert!(value("evrard", k, "gravity_ms_per_step") > 0.0);
+        assert!(
+            rows[1 + 6 + k][col("l1_rho")].is_empty(),
+            "Evrard has no L1"
+        );
+    }
+    let md = read(&dir.join("table.md"));
+    assert!(md.contains("observed order"), "{md}");
+    let order = (sod[0] / sod[2]).ln() / (12.0f64 / 8.0).ln();
+    assert!(order > 1.0, "Sod order {order}");
+    for stem in [
+        "sod-density",
+        "sod-velocity",
+        "sod-pressure",
+        "sedov",
+        "evrard",
+        "polytrope",
+    ] {
+        assert!(dir.join(format!("{stem}.png")).is_file(), "{stem}");
+        assert!(dir.join(format!("{stem}.svg")).is_file(), "{stem}");
+    }
+    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
+    assert_eq!(meta["status"], "complete");
+    assert_eq!(meta["parameters"]["sod_resolutions"][2], 12);
 }

@@ -257,3 +257,53 @@ fn sph_progress_lines_in_logs() {
     assert!(!err.contains("ETA"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The width, height and RGB bytes of a PNG.
+fn decode_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut reader = png::Decoder::new(file).read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// Every snapshot of a run has its slice and column-density images (the size asked for, not
+/// one flat colour); `images = false` writes none.
+#[test]
+fn sph_snapshots_come_with_images() {
+    let dir = scratch("sph_images");
+    let case = "[ic]\nkind = \"sedov\"\nresolution = 8\n\
+                [run]\nt_end = 0.02\n\
+                [output]\ndir = \"out\"\nsnapshot_every = 2\nimage_pixels = 48\n";
+    std::fs::write(dir.join("case.toml"), case).unwrap();
+    succeeds(&dir, &["sph", "--config", "case.toml"]);
+    let out = dir.join("out");
+    let finals = ["snapshot_final.slice.png", "snapshot_final.column.png"];
+    for name in finals
+        .iter()
+        .chain(&["snapshot_000002.slice.png", "snapshot_000002.column.png"])
+    {
+        let (w, h, rgb) = decode_png(&out.join(name));
+        assert_eq!((w, h), (48, 48), "{name}");
+        let distinct: std::collections::HashSet<&[u8]> = rgb.chunks(3).collect();
+        assert!(distinct.len() > 10, "{name}: {} colours", distinct.len());
+    }
+    std::fs::write(
+        dir.join("off.toml"),
+        case.replace("image_pixels = 48", "images = false"),
+    )
+    .unwrap();
+    succeeds(&dir, &["sph", "--config", "off.toml", "--out", "off"]);
+    let pngs = std::fs::read_dir(dir.join("off"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension() == Some("png".as_ref()))
+        .count();
+    assert_eq!(pngs, 0);
+    std::fs::write(dir.join("bad.toml"), case.replace("= 48", "= 4")).unwrap();
+    fails(
+        &dir,
+        &["sph", "--config", "bad.toml", "--out", "bad"],
+        &["image_pixels = 4 must be in 16..=8192"],
+    );
+}

@@ -81,7 +81,7 @@ impl From<SphArgs> for warpkit::sph::hydro::cli::SphArgs {
     }
 }
 
-/// Runs the case (the library's solver and its files). The first Ctrl-C ends the run after its
+/// Runs the case (the library's solver and its files) with the images beside each snapshot. The first Ctrl-C ends the run after its
 /// step (final snapshot, diagnostics, profile) and exits with 130; a second exits at once.
 pub(crate) fn run(
     choice: warpkit::backend::BackendChoice,
@@ -99,7 +99,12 @@ pub(crate) fn run(
     .context("installing the Ctrl-C handler")?;
     let mut args: warpkit::sph::hydro::cli::SphArgs = a.into();
     args.progress_every = progress_every;
-    let s = warpkit::sph::hydro::cli::run(choice, args, stop)?;
+    let s = warpkit::sph::hydro::cli::run_with(
+        choice,
+        args,
+        stop,
+        &mut warpkit_app::image::gas::SnapshotImages,
+    )?;
     if s.interrupted {
         eprintln!(
             "sph: interrupted at t = {} ({} steps of this run): final snapshot, diagnostics and \

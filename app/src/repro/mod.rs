@@ -15,6 +15,7 @@
 //! | [`fem`] | hex8 assembly time per strategy and mesh, speedups, Jacobian table, colouring vs atomics | the FEM paper's speedups and Table 1 |
 //! | [`sbh`] | stochastic against deterministic Barnes–Hut: time and error per M, convergence, error slices | the SBH paper's table and figures |
 //! | [`gravity`] (not in `all`) | the accuracy–time frontier of every gravity kernel and option, equal-error table | its θ curve |
+//! | [`hydro`] | the CPU SPH solver on Sod, Sedov–Taylor, Evrard and the polytrope: profiles against the exact solutions, L1 errors at three resolutions, time per stage | the standard tests |
 //! | [`neighbours`] | SPH neighbour search: tree (group, vote) against linked cells, three distributions, 32/64/128 neighbours, against N | the targets |
 //! | [`collision`] (not in `all`) | the 5·10^6-particle galaxy collision: time per step by stage, energy, snapshots | the document's collision run |
 //! | [`multigpu`] (not in `all`) | gravity over K ranks (NCCL GPUs, virtual ranks on one GPU, or CPU threads): strong and weak scaling, communication beside compute, efficiency | the targets |
@@ -22,6 +23,7 @@
 pub mod collision;
 pub mod fem;
 pub mod gravity;
+pub mod hydro;
 pub mod measure;
 pub mod meta;
 pub mod multigpu;
@@ -76,6 +78,10 @@ pub enum Name {
     /// ranks on one GPU (or CPU threads); communication beside compute, efficiency, force error
     /// across K; not part of `all`.
     Multigpu,
+    /// SPH hydrodynamics on the CPU float64 solver: the Sod shock tube, the Sedov–Taylor blast,
+    /// the Evrard collapse and the polytrope against their exact solutions, L1 errors at three
+    /// resolutions, the step's time by stage.
+    Hydro,
 }
 
 impl Name {
@@ -92,6 +98,7 @@ impl Name {
             Name::Neighbours => "neighbours",
             Name::Collision => "collision",
             Name::Multigpu => "multigpu",
+            Name::Hydro => "hydro",
         }
     }
 }
@@ -130,6 +137,8 @@ pub enum ReproError {
     Multi(#[from] warpkit::multi::MultiError),
     #[error("nbody: {0}")]
     Nbody(String),
+    #[error("sph: {0}")]
+    Hydro(String),
     #[error("{name}: {source}")]
     In {
         name: &'static str,
@@ -254,10 +263,11 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
         Name::Collision => Ok(vec![one("collision", collision::run(s))?]),
         Name::Neighbours => Ok(vec![one("neighbours", neighbours::run(s))?]),
         Name::Multigpu => Ok(vec![one("multigpu", multigpu::run(s))?]),
+        Name::Hydro => Ok(vec![one("hydro", hydro::run(s))?]),
         Name::All => {
             let mut done = Vec::new();
             let mut failed = Vec::new();
-            let all: [(&'static str, RunFn); 7] = [
+            let all: [(&'static str, RunFn); 8] = [
                 ("sort", sort::run),
                 ("theta", theta::run),
                 ("scaling", scaling::run),
@@ -265,6 +275,7 @@ pub fn run(name: Name, s: &Settings) -> Result<Vec<Summary>, ReproError> {
                 ("fem", fem::run),
                 ("sbh", sbh::run),
                 ("neighbours", neighbours::run),
+                ("hydro", hydro::run),
             ];
             let bar = output::progress(all.len() as u64, "all");
             for (name, f) in all {

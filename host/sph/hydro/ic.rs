@@ -39,6 +39,26 @@ pub fn sod_exact(rp: &Riemann, x: f64, t: f64) -> Prim {
     }
 }
 
+/// The mean absolute errors `[ρ, v_x, P]` of the particles in `SOD_WINDOW` against the exact
+/// solution at time `t` (the convergence measure of the Sod test).
+pub fn sod_l1(gas: &Gas, t: f64) -> [f64; 3] {
+    let exact = sod_riemann();
+    let mut l1 = [0.0; 3];
+    let mut count = 0.0;
+    for i in 0..gas.len() {
+        let x = gas.pos[i][0];
+        if x < SOD_WINDOW.0 || x > SOD_WINDOW.1 {
+            continue;
+        }
+        let e = exact.sample((x - SOD_X0) / t);
+        l1[0] += (gas.rho[i] - e.rho).abs();
+        l1[1] += (gas.vel[i][0] - e.u).abs();
+        l1[2] += (gas.p[i] - e.p).abs();
+        count += 1.0;
+    }
+    l1.map(|v| v / count)
+}
+
 /// How much closer the Sod lattices' planes are along the tube than across it. The flow is
 /// one-dimensional: the rarefaction stretches the dense gas 2.35 times along x and the shock
 /// squeezes the dilute gas 2.13 times, and a kernel sum over a lattice that is much longer in

@@ -17,9 +17,11 @@ pub mod gpu;
 pub mod gravity;
 #[cfg(test)]
 mod gravity_tests;
+pub mod grid;
 pub mod ic;
 pub mod ic_gravity;
 pub mod riemann;
+pub mod run;
 pub mod sedov;
 pub mod snapio;
 mod step;
@@ -27,7 +29,7 @@ mod step;
 mod tests;
 
 pub use gravity::{Gravity, GravitySolver};
-pub use step::{Diagnostics, Sim};
+pub use step::{Diagnostics, Sim, StageTimes};
 
 use super::SmoothingKernel;
 use crate::device::sph::hydro::{IdealGas, Material, Viscosity};

@@ -13,15 +13,21 @@ use crate::backend::Backend;
 use crate::device::sph::hydro::{alpha_rate, cfl_dt};
 use std::time::Instant;
 
-/// Wall-clock milliseconds per stage, summed over the passes so far.
+/// Wall-clock seconds per stage, summed over the passes so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct PassTimes {
+pub struct StageTimes {
     /// Smoothing lengths and densities (on a GPU: with the step's tree build).
     pub density: f64,
     pub forces: f64,
     pub gravity: f64,
     /// Kicks, drifts, α and the time step, on the host.
     pub integration: f64,
+}
+
+impl StageTimes {
+    pub fn total(&self) -> f64 {
+        self.density + self.forces + self.gravity + self.integration
+    }
 }
 
 /// Conserved totals at one time.
@@ -53,7 +59,7 @@ pub struct Sim {
     pub phi: Vec<f64>,
     /// Where the passes run.
     pub backend: Backend,
-    pub times: PassTimes,
+    pub times: StageTimes,
 }
 
 impl Sim {
@@ -88,7 +94,7 @@ impl Sim {
             dt_floor: 1e-12,
             phi: Vec::new(),
             backend,
-            times: PassTimes::default(),
+            times: StageTimes::default(),
         };
         let vel = sim.gas.vel.clone();
         let u = sim.gas.u.clone();
@@ -106,8 +112,8 @@ impl Sim {
                 density(g, vel, u, p, b)?;
                 let t1 = Instant::now();
                 forces(g, vel, u, p, b);
-                self.times.density += ms(t0, t1);
-                self.times.forces += ms(t1, Instant::now());
+                self.times.density += secs(t0, t1);
+                self.times.forces += secs(t1, Instant::now());
             }
             Backend::Gpu(gpu) => {
                 let t0 = Instant::now();
@@ -115,13 +121,13 @@ impl Sim {
                 tree.density(gpu, g, vel, u, p, b)?;
                 let t1 = Instant::now();
                 tree.forces(gpu, g, vel, u, p)?;
-                self.times.density += ms(t0, t1);
-                self.times.forces += ms(t1, Instant::now());
+                self.times.density += secs(t0, t1);
+                self.times.forces += secs(t1, Instant::now());
             }
         }
         let t0 = Instant::now();
         self.phi = gravity::apply(g, p, &self.backend)?;
-        self.times.gravity += ms(t0, Instant::now());
+        self.times.gravity += secs(t0, Instant::now());
         Ok(())
     }
 
@@ -168,7 +174,7 @@ impl Sim {
             .map(|i| core::array::from_fn(|k| g.vel[i][k] + half * g.acc[i][k]))
             .collect();
         let u: Vec<f64> = (0..n).map(|i| (g.u[i] + half * g.du[i]).max(0.0)).collect();
-        self.times.integration += ms(t0, Instant::now());
+        self.times.integration += secs(t0, Instant::now());
         self.passes(&vel, &u)?;
         // Kick, α.
         let t0 = Instant::now();
@@ -184,7 +190,7 @@ impl Sim {
                 g.alpha[i] = (g.alpha[i] + dt * rate).clamp(visc.alpha_min, visc.alpha_max);
             }
         }
-        self.times.integration += ms(t0, Instant::now());
+        self.times.integration += secs(t0, Instant::now());
         self.t += dt;
         self.step += 1;
         check_energy(&self.gas, self.t)?;
@@ -226,8 +232,8 @@ impl Sim {
     }
 }
 
-fn ms(a: Instant, b: Instant) -> f64 {
-    (b - a).as_secs_f64() * 1e3
+fn secs(a: Instant, b: Instant) -> f64 {
+    (b - a).as_secs_f64()
 }
 
 /// A negative or non-finite energy (a time step too long for the cooling by expansion) stops

@@ -165,19 +165,7 @@ fn run_sod(res: usize, params: &HydroParams) -> SodResult {
     let d1 = sim.diagnostics();
     let exact = sod_exact();
     let g = &sim.gas;
-    let mut l1 = [0.0; 3];
-    let mut count = 0.0;
-    for i in 0..g.len() {
-        let x = g.pos[i][0];
-        if x < SOD_WINDOW.0 || x > SOD_WINDOW.1 {
-            continue;
-        }
-        let e = exact.sample((x - SOD_X0) / t);
-        l1[0] += (g.rho[i] - e.rho).abs();
-        l1[1] += (g.vel[i][0] - e.u).abs();
-        l1[2] += (g.p[i] - e.p).abs();
-        count += 1.0;
-    }
+    let l1 = ic::sod_l1(g, t);
     let xs: Vec<f64> = g.pos.iter().map(|p| p[0]).collect();
     let dx = 2.0 / res as f64;
     let rs = exact.rho_star_right();
@@ -203,7 +191,7 @@ fn run_sod(res: usize, params: &HydroParams) -> SodResult {
         .sum::<f64>()
         / n;
     SodResult {
-        l1: l1.map(|v| v / count),
+        l1,
         shock,
         contact,
         contact_gap: dilute_edge - dense_edge,
