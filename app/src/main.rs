@@ -51,7 +51,7 @@ enum Command {
     /// compare the tip deflection with Timoshenko beam theory.
     Fem(commands::fem::FemCommand),
     /// Reproduce the seed document's tables and figures into DIR/<name>/ (table.md, data.csv,
-    /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, fem, sbh, or all of them.
+    /// meta.json, PNG and SVG figures): sort, theta, scaling, storage, fem, sbh, hydro, or all of them.
     Repro(commands::repro::ReproArgs),
     /// One gravity evaluation of the `repro sort` scene, run twice (for ncu to profile).
     #[command(hide = true)]

@@ -5,7 +5,7 @@ use super::*;
 
 #[derive(clap::Args)]
 pub(crate) struct ReproArgs {
-    /// Which reproduction: sort, theta, scaling, storage, fem, sbh, all.
+    /// Which reproduction: sort, theta, scaling, storage, fem, sbh, hydro, all.
     #[arg(value_parser = choice::<crate::repro::Name>())]
     pub(crate) name: crate::repro::Name,
     /// Output directory (each reproduction writes DIR/<name>/; `all` also DIR/README.md).
