@@ -388,3 +388,5 @@ pub mod settle;
 mod tests;
 #[cfg(test)]
 mod particles_tests;
+#[cfg(test)]
+mod cli_tests;
