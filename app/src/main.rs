@@ -121,7 +121,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::ReproTarget(args) => commands::repro::run_target(cli.backend, args),
         Command::Nbody(args) => commands::nbody::run(cli.backend, args, cli.progress_every),
         Command::Sph(args) => commands::sph::run(cli.backend, args, cli.progress_every),
-        Command::Planet(args) => commands::planet::run(args),
+        Command::Planet(args) => commands::planet::run(cli.backend, args),
         Command::Ptx(args) => commands::ptx::run(args),
     }
 }

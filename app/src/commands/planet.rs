@@ -35,7 +35,11 @@ pub struct PlanetArgs {
     pub out: Option<PathBuf>,
 }
 
-pub(crate) fn run(a: PlanetArgs) -> anyhow::Result<()> {
+/// Builds the planet on the CPU (the SPH solver's backend).
+pub(crate) fn run(choice: warpkit::backend::BackendChoice, a: PlanetArgs) -> anyhow::Result<()> {
+    if choice == warpkit::backend::BackendChoice::Gpu {
+        anyhow::bail!("the planet's settling runs on the CPU SPH solver only so far");
+    }
     let PlanetArgs {
         config,
         mass,
