@@ -882,7 +882,9 @@ pub fn encode_gadget(
         }
         if restart_state && !g.mat.is_empty() {
             rec(b"MATI", 4 * n_gas, &mut |w| {
-                g.mat.iter().try_for_each(|&k| w.write_all(&k.to_le_bytes()))
+                g.mat
+                    .iter()
+                    .try_for_each(|&k| w.write_all(&k.to_le_bytes()))
             })?;
         }
     }

@@ -269,7 +269,10 @@ pub fn validate(c: &PlanetConfig) -> Result<Planet> {
         ("softening", s.softening, false),
     ] {
         if !(v.is_finite() && (v > 0.0 || (zero_ok && v == 0.0))) {
-            bail!("{name} = {v} must be {}", if zero_ok { "≥ 0" } else { "> 0" });
+            bail!(
+                "{name} = {v} must be {}",
+                if zero_ok { "≥ 0" } else { "> 0" }
+            );
         }
     }
     let dir = &c.output.dir;
@@ -308,7 +311,13 @@ pub fn run(a: PlanetArgs) -> Result<PlanetSummary> {
     let planet = validate(&c)?;
     let profile = planet.profile(G_SI, c.planet.steps)?;
     print_profile(&c, &profile);
-    let placed = particles::place(&profile, c.particles.n, c.particles.seed, c.particles.n_ngb, 1.0)?;
+    let placed = particles::place(
+        &profile,
+        c.particles.n,
+        c.particles.seed,
+        c.particles.n_ngb,
+        1.0,
+    )?;
     let opts = SettleOptions {
         n_ngb: c.particles.n_ngb,
         softening: c.settle.softening,
@@ -384,9 +393,21 @@ pub fn run(a: PlanetArgs) -> Result<PlanetSummary> {
     // The snapshot's time is 0: the settled planet is where a run starts.
     sim.t = 0.0;
     let s = snapio::snapshot_of(&sim);
-    snapshot::write_gadget(&dir.join(OUTPUTS[0]), &s, Format::Gadget2, Precision::Double)?;
+    snapshot::write_gadget(
+        &dir.join(OUTPUTS[0]),
+        &s,
+        Format::Gadget2,
+        Precision::Double,
+    )?;
     write_profile(&c, &profile, &dir.join(OUTPUTS[1]))?;
-    write_info(&c, &planet, &profile, (&crit, coast.as_ref()), &sim, &dir.join(OUTPUTS[2]))?;
+    write_info(
+        &c,
+        &planet,
+        &profile,
+        (&crit, coast.as_ref()),
+        &sim,
+        &dir.join(OUTPUTS[2]),
+    )?;
     println!("wrote {}", dir.display());
     Ok(PlanetSummary {
         radius: profile.radius(),
@@ -419,7 +440,10 @@ fn print_profile(c: &PlanetConfig, p: &Profile) {
 /// The profile as CSV, SI units, centre first.
 fn write_profile(c: &PlanetConfig, p: &Profile, path: &Path) -> Result<()> {
     crate::files::write_atomically(path, |w| {
-        writeln!(w, "r_m,mass_kg,pressure_pa,density_kg_m3,u_j_kg,layer,material")?;
+        writeln!(
+            w,
+            "r_m,mass_kg,pressure_pa,density_kg_m3,u_j_kg,layer,material"
+        )?;
         for i in 0..p.r.len() {
             writeln!(
                 w,

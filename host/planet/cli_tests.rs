@@ -24,7 +24,10 @@ fn bad_planets_are_refused_before_any_work() {
     let dir = std::env::temp_dir().join(format!("warpkit-planet-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let e = refusal(&args("iron:0.3,cheese:0.7", 1000, &dir));
-    assert!(e.contains("unknown material \"cheese\"") && e.contains("granite"), "{e}");
+    assert!(
+        e.contains("unknown material \"cheese\"") && e.contains("granite"),
+        "{e}"
+    );
     let e = refusal(&args("iron:0.3,granite:0.6", 1000, &dir));
     assert!(e.contains("sum to 0.900000, not 1"), "{e}");
     let e = refusal(&args("iron:0.3,granite", 1000, &dir));
@@ -44,7 +47,10 @@ fn bad_planets_are_refused_before_any_work() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("profile.csv"), "").unwrap();
     let e = refusal(&args("iron:1", 1000, &dir));
-    assert!(e.contains("previous run") && e.contains("--overwrite"), "{e}");
+    assert!(
+        e.contains("previous run") && e.contains("--overwrite"),
+        "{e}"
+    );
     let mut a = args("iron:1", 1000, &dir);
     a.overwrite = true;
     cli::validate(&cli::config(&a).unwrap()).unwrap();

@@ -385,8 +385,8 @@ pub mod particles;
 pub mod settle;
 
 #[cfg(test)]
-mod tests;
+mod cli_tests;
 #[cfg(test)]
 mod particles_tests;
 #[cfg(test)]
-mod cli_tests;
+mod tests;

@@ -22,7 +22,10 @@ fn shells_hold_the_profiles_enclosed_mass() {
     let (g, m) = (&placed.gas, placed.particle_mass);
     assert_eq!(g.len(), n);
     let total: f64 = g.mass.iter().sum();
-    assert!((total - profile.mass()).abs() < 1e-12 * profile.mass(), "{total}");
+    assert!(
+        (total - profile.mass()).abs() < 1e-12 * profile.mass(),
+        "{total}"
+    );
     assert!(g.mass.iter().all(|&x| x == m), "unequal masses");
     let r: Vec<f64> = g.pos.iter().map(|&p| norm(p)).collect();
     let mut worst: f64 = 0.0;
@@ -103,7 +106,10 @@ fn a_small_planet_settles() {
     assert!(coast.median_dev < 0.016, "{coast:?}");
     assert!(coast.v_rms < 0.02 * coast.v_esc, "{coast:?}");
     // Closer to the profile than the fresh particles were.
-    assert!(settled.within_1pc > fresh.within_1pc, "{fresh:?} {settled:?}");
+    assert!(
+        settled.within_1pc > fresh.within_1pc,
+        "{fresh:?} {settled:?}"
+    );
 }
 
 /// One material, no interface: both criteria hold at 2000 particles (measured: interior median

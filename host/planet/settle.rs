@@ -98,17 +98,16 @@ pub fn sim_of(
     opts: &SettleOptions,
 ) -> Result<Sim, HydroError> {
     let params = hydro_params(planet, profile, placed.particle_mass, opts);
-    Sim::new(placed.gas.clone(), params, crate::sph::hydro::Boundary::Open)
+    Sim::new(
+        placed.gas.clone(),
+        params,
+        crate::sph::hydro::Boundary::Open,
+    )
 }
 
 /// Damped settling from `sim.t` to `t_end` (seconds) with damping time `tau` (seconds), `u`
 /// held on each material's cold adiabat (`adiabats[id]`).
-pub fn settle(
-    sim: &mut Sim,
-    adiabats: &[Adiabat],
-    t_end: f64,
-    tau: f64,
-) -> Result<(), HydroError> {
+pub fn settle(sim: &mut Sim, adiabats: &[Adiabat], t_end: f64, tau: f64) -> Result<(), HydroError> {
     ic_gravity::settle_with(sim, t_end, tau, |id, _, rho| {
         Some(adiabats[id].u_at_density(rho))
     })
