@@ -42,8 +42,8 @@ fn shells_hold_the_profiles_enclosed_mass() {
     assert!(worst <= 1.0, "{worst} particle masses");
     assert!(placed.shells.len() >= 10, "{} shells", placed.shells.len());
     let core = profile.layer_top(0);
-    for i in 0..n {
-        assert_eq!(g.mat[i] == 0, r[i] < core, "particle {i} at {} m", r[i]);
+    for (i, &ri) in r.iter().enumerate() {
+        assert_eq!(g.mat[i] == 0, ri < core, "particle {i} at {ri} m");
     }
     let again = place(&profile, n, 7, 58.0, 1.0).unwrap();
     assert_eq!(again.gas.pos, g.pos);

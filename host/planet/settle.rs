@@ -187,13 +187,13 @@ pub fn criteria(sim: &Sim, profile: &Profile, shell_of: &[usize], outer: usize) 
     let mut all = Vec::with_capacity(n);
     let mut interior = Vec::with_capacity(n);
     let mut v2 = 0.0;
-    for i in 0..n {
+    for (i, &shell) in shell_of.iter().enumerate() {
         let d: [f64; 3] = core::array::from_fn(|k| g.pos[i][k] - com[k]);
         let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
         let rho = profile.in_layer(r, g.mat[i] as usize).0;
         let dev = (g.rho[i] / rho - 1.0).abs();
         all.push(dev);
-        if shell_of[i] + outer < n_shells {
+        if shell + outer < n_shells {
             interior.push(dev);
         }
         v2 += g.mass[i] * (0..3).map(|k| (g.vel[i][k] - vcom[k]).powi(2)).sum::<f64>();
