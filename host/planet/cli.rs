@@ -373,10 +373,22 @@ pub fn run(a: PlanetArgs) -> Result<PlanetSummary> {
     // damped speeds are small by construction); the snapshot is the settled state.
     let coast = if opts.t_coast > 0.0 {
         let mut free = sim.clone();
-        free.run_to(sim.t + opts.t_coast * t_dyn)?;
-        let c = settle::criteria(&free, &profile, &placed.shell_of, outer);
-        show("after an undamped coast:", free.t, &c);
-        Some(c)
+        match free.run_to(sim.t + opts.t_coast * t_dyn) {
+            Ok(()) => {
+                let c = settle::criteria(&free, &profile, &placed.shell_of, outer);
+                show("after an undamped coast:", free.t, &c);
+                Some(c)
+            }
+            // Surface particles sit at u ≈ 0 on the cold adiabat, and a slight expansion can
+            // take u below 0: the check is lost, not the settled planet.
+            Err(e) => {
+                eprintln!(
+                    "planet: the undamped coast stopped at t = {:.0} s: {e}",
+                    free.t
+                );
+                None
+            }
+        }
     } else {
         None
     };
