@@ -137,3 +137,29 @@ fn a_granite_planet_meets_the_density_criterion() {
     assert!(c.median_dev < 0.01 && c.v_rms < 0.01 * c.v_esc, "{c:?}");
     assert!(c.hold());
 }
+
+/// The profile's lookups: the enclosed mass and its inverse agree, a layer's density never
+/// takes the other layer's side of the jump, and the adiabat's energy by density is its energy
+/// by pressure.
+#[test]
+fn profile_lookups_are_consistent() {
+    let p = earth_like().profile(G_SI, 4000).unwrap();
+    for f in [0.01, 0.2, 0.3, 0.5, 0.99] {
+        let r = p.radius_of_mass(f * p.mass());
+        assert!((p.mass_at(r) / (f * p.mass()) - 1.0).abs() < 1e-9, "{f}");
+    }
+    let core = p.layer_top(0);
+    let (iron, granite) = (p.in_layer(core, 0).0, p.in_layer(core, 1).0);
+    // 12561 and 7156 kg/m³: the jump is not smeared into either side.
+    assert!(
+        iron > 1.6 * granite && granite > 2.0 * Tillotson::GRANITE.rho_0,
+        "{iron} {granite}"
+    );
+    assert_eq!(p.in_layer(2.0 * p.radius(), 1).0, Tillotson::GRANITE.rho_0);
+    let a = Adiabat::cold(&Tillotson::IRON);
+    for pressure in [1e9, 1e11, 3e11] {
+        let (rho, u) = a.at_pressure(pressure).unwrap();
+        assert!((a.u_at_density(rho) - u).abs() < 1e-9 * u, "{pressure}");
+    }
+    assert_eq!(a.u_at_density(0.5 * Tillotson::IRON.rho_0), 0.0);
+}
