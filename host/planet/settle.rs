@@ -155,8 +155,9 @@ impl Criteria {
     }
 }
 
-/// Shells that count as the surface: those whose particles' radii lie within a kernel radius
-/// `h` (the support radius of the outermost shell's guess) of the planet's radius.
+/// How many outermost shells count as the surface: those whose particles lie within half a
+/// kernel radius (the support radius guessed for the outermost shell) of the planet's radius,
+/// where the kernel's missing outer side costs several per cent of the density.
 pub fn surface_shells(placed: &Placement, radius: f64) -> usize {
     let h_out = placed
         .gas
