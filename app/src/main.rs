@@ -65,6 +65,10 @@ enum Command {
     /// periodic box, grad-h SPH with Monaghan viscosity and KDK leapfrog; writes
     /// diagnostics.csv and profile.csv (with the exact solution) into the output directory.
     Sph(commands::sph::SphArgs),
+    /// A layered planet (Tillotson iron, granite, basalt, water, ice) in hydrostatic
+    /// equilibrium: its profile, equal-mass SPH particles on spherical shells, settled with
+    /// damping on the CPU solver; writes planet.gadget (SI), profile.csv and planet.toml.
+    Planet(commands::planet::PlanetArgs),
     /// Write the embedded PTX module (for ptxas, cuobjdump or reading).
     Ptx(commands::ptx::PtxArgs),
 }
@@ -117,6 +121,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::ReproTarget(args) => commands::repro::run_target(cli.backend, args),
         Command::Nbody(args) => commands::nbody::run(cli.backend, args, cli.progress_every),
         Command::Sph(args) => commands::sph::run(cli.backend, args, cli.progress_every),
+        Command::Planet(args) => commands::planet::run(cli.backend, args),
         Command::Ptx(args) => commands::ptx::run(args),
     }
 }

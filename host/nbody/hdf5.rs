@@ -630,6 +630,7 @@ pub fn read_hdf5(path: &Path) -> Result<Snapshot, SnapshotError> {
                 du_dt: opt("InternalEnergyRates")?,
                 vsig: opt("SignalVelocities")?,
                 alpha: opt("ViscosityParameters")?,
+                mat: Vec::new(),
             };
             fields.check(nt).map_err(|source| SnapshotError::Gadget {
                 path: path.to_path_buf(),

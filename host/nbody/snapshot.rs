@@ -9,7 +9,8 @@
 //! (big-endian) files by the first record marker. Gas (type 0) carries the blocks U (specific
 //! internal energy), RHO and HSML after MASS, one float per gas particle; format 2 may add the
 //! integrator's state that an exact restart needs (ACCE, DUDT, VSIG, ALPH: acceleration, du/dt,
-//! signal velocity, viscosity α). A file with gas must have U; RHO, HSML and the rest are
+//! signal velocity, viscosity α) and the material ids of a multi-material run (MATI, uint32 per
+//! gas particle: warpkit's own block, as Gadget has none). A file with gas must have U; RHO, HSML and the rest are
 //! optional (initial conditions often hold U only). Other blocks are skipped; multi-file
 //! snapshots are not read.
 //!
@@ -184,6 +185,9 @@ pub struct GasFields {
     pub alpha: Vec<f64>,
     /// Pressure (HDF5's Pressures; the Gadget formats have no such block).
     pub pressure: Vec<f64>,
+    /// Material id of a multi-material run (format 2's MATI block, uint32; SWIFT's
+    /// MaterialIDs), an index into the run's equations of state.
+    pub mat: Vec<u32>,
 }
 
 impl GasFields {
@@ -219,6 +223,12 @@ impl GasFields {
                     String::from_utf8_lossy(name).trim()
                 )));
             }
+        }
+        if !self.mat.is_empty() && self.mat.len() != n {
+            return Err(GadgetError::Gas(format!(
+                "{} material ids for {n} gas particles",
+                self.mat.len()
+            )));
         }
         if !self.acc.is_empty() && self.acc.len() != n {
             return Err(GadgetError::Gas(format!(
@@ -411,7 +421,7 @@ impl<'a> Records<'a> {
 }
 
 /// The block names of format 2 (space-padded to 4 characters).
-const NAMES: [(&[u8; 4], &str); 12] = [
+const NAMES: [(&[u8; 4], &str); 13] = [
     (b"HEAD", "HEAD"),
     (b"POS ", "POS"),
     (b"VEL ", "VEL"),
@@ -424,6 +434,7 @@ const NAMES: [(&[u8; 4], &str); 12] = [
     (b"DUDT", "DUDT"),
     (b"VSIG", "VSIG"),
     (b"ALPH", "ALPH"),
+    (b"MATI", "MATI"),
 ];
 
 /// The blocks a format-1 file holds after MASS when it has gas, in order (each optional from the
@@ -601,7 +612,23 @@ pub fn parse_gadget(bytes: &[u8]) -> Result<Snapshot, GadgetError> {
         } else {
             Vec::new()
         };
+        let mat = if blocks[12].is_some() {
+            let bytes = block(12)?.len() as u64;
+            if bytes != 4 * n_gas {
+                return Err(GadgetError::BlockSize {
+                    block: "MATI",
+                    bytes,
+                    count: n_gas,
+                    expected: "4 bytes a particle",
+                });
+            }
+            let mut f = r.fields(block(12)?);
+            (0..n_gas).map(|_| f.u32()).collect()
+        } else {
+            Vec::new()
+        };
         let g = GasFields {
+            mat,
             u: scalar(5)?,
             rho: scalar(6)?,
             hsml: scalar(7)?,
@@ -851,6 +878,13 @@ pub fn encode_gadget(
             }
             rec(name, float_bytes * n_gas, &mut |w| {
                 v.iter().try_for_each(|&x| float(w, x))
+            })?;
+        }
+        if restart_state && !g.mat.is_empty() {
+            rec(b"MATI", 4 * n_gas, &mut |w| {
+                g.mat
+                    .iter()
+                    .try_for_each(|&k| w.write_all(&k.to_le_bytes()))
             })?;
         }
     }

@@ -116,6 +116,20 @@ impl Adiabat {
     pub fn rho_max(&self) -> f64 {
         *self.rho.last().expect("a table of TABLE points")
     }
+
+    /// Specific energy on the adiabat at density `rho`: 0 at and below ρ₀ (the expanded cold
+    /// state, where the pressure is floored), the table's last value past it.
+    pub fn u_at_density(&self, rho: f64) -> f64 {
+        let k = self.rho.partition_point(|&r| r < rho);
+        if k == 0 {
+            return self.u[0];
+        }
+        if k >= self.rho.len() {
+            return *self.u.last().expect("a table of TABLE points");
+        }
+        let w = (rho - self.rho[k - 1]) / (self.rho[k] - self.rho[k - 1]);
+        self.u[k - 1] + w * (self.u[k] - self.u[k - 1])
+    }
 }
 
 /// The radial profile, centre first: radius, enclosed mass, pressure, density, specific energy
@@ -135,6 +149,69 @@ impl Profile {
     pub fn radius(&self) -> f64 {
         *self.r.last().unwrap_or(&0.0)
     }
+
+    /// The planet's mass.
+    pub fn mass(&self) -> f64 {
+        *self.m.last().unwrap_or(&0.0)
+    }
+
+    /// The points of layer `k` (contiguous, centre first).
+    pub fn layer_points(&self, k: usize) -> std::ops::Range<usize> {
+        let a = self.layer.partition_point(|&l| l < k);
+        a..self.layer.partition_point(|&l| l <= k)
+    }
+
+    /// The outer radius of layer `k`: half-way between its last point and the next layer's
+    /// first (the boundary lies between them, within one radial step).
+    pub fn layer_top(&self, k: usize) -> f64 {
+        let pts = self.layer_points(k);
+        match (pts.end.checked_sub(1), self.r.get(pts.end)) {
+            (Some(last), Some(&next)) => 0.5 * (self.r[last] + next),
+            (Some(last), None) => self.r[last],
+            _ => 0.0,
+        }
+    }
+
+    /// Density, specific energy and pressure of layer `k` at radius `r`, linear between its own
+    /// points (never across the jump to another layer) and clamped to its range.
+    pub fn in_layer(&self, r: f64, k: usize) -> (f64, f64, f64) {
+        let pts = self.layer_points(k);
+        let (rs, first) = (&self.r[pts.clone()], pts.start);
+        let j = rs.partition_point(|&x| x < r);
+        let (a, b, w) = if j == 0 {
+            (first, first, 0.0)
+        } else if j >= rs.len() {
+            (pts.end - 1, pts.end - 1, 0.0)
+        } else {
+            let (a, b) = (first + j - 1, first + j);
+            (a, b, (r - self.r[a]) / (self.r[b] - self.r[a]))
+        };
+        let lerp = |v: &[f64]| v[a] + w * (v[b] - v[a]);
+        (lerp(&self.rho), lerp(&self.u), lerp(&self.p))
+    }
+
+    /// The mass enclosed by radius `r` (linear between points; the planet's mass outside).
+    pub fn mass_at(&self, r: f64) -> f64 {
+        interp(&self.r, &self.m, r)
+    }
+
+    /// The radius enclosing mass `m` (the inverse of [`Profile::mass_at`]).
+    pub fn radius_of_mass(&self, m: f64) -> f64 {
+        interp(&self.m, &self.r, m)
+    }
+}
+
+/// `y(x)` linear between the points of increasing `xs`, clamped at the ends.
+fn interp(xs: &[f64], ys: &[f64], x: f64) -> f64 {
+    let j = xs.partition_point(|&v| v < x);
+    if j == 0 {
+        return ys[0];
+    }
+    if j >= xs.len() {
+        return ys[xs.len() - 1];
+    }
+    let w = (x - xs[j - 1]) / (xs[j] - xs[j - 1]);
+    ys[j - 1] + w * (ys[j] - ys[j - 1])
 }
 
 /// Where an inward integration from radius `R` ended.
@@ -303,5 +380,13 @@ impl Planet {
     }
 }
 
+pub mod cli;
+pub mod particles;
+pub mod settle;
+
+#[cfg(test)]
+mod cli_tests;
+#[cfg(test)]
+mod particles_tests;
 #[cfg(test)]
 mod tests;

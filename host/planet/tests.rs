@@ -12,7 +12,7 @@ fn one(material: Tillotson<f64>, mass: f64) -> Planet {
     }
 }
 
-fn earth_like() -> Planet {
+pub(super) fn earth_like() -> Planet {
     Planet {
         mass: EARTH_MASS,
         layers: vec![

@@ -7,6 +7,7 @@ pub(crate) mod gravity;
 pub(crate) mod info;
 pub(crate) mod nbody;
 pub(crate) mod neighbours;
+pub(crate) mod planet;
 pub(crate) mod ptx;
 pub(crate) mod repro;
 pub(crate) mod sbh;

@@ -367,6 +367,7 @@ fn gas_round_trips_with_its_sph_fields() {
         vsig: f(1.5),
         alpha: f(0.1),
         pressure: Vec::new(),
+        mat: (0..n_gas as u32).map(|i| i % 3).collect(),
     });
     for format in [Format::Gadget1, Format::Gadget2] {
         let mut buf = Vec::new();
@@ -384,8 +385,10 @@ fn gas_round_trips_with_its_sph_fields() {
             assert_eq!(b(&g.du_dt), b(&want.du_dt));
             assert_eq!(b(&g.vsig), b(&want.vsig));
             assert_eq!(b(&g.alpha), b(&want.alpha));
+            assert_eq!(g.mat, want.mat);
         } else {
             assert!(g.acc.is_empty() && g.du_dt.is_empty() && g.alpha.is_empty());
+            assert!(g.mat.is_empty());
         }
         // Single precision: the floats rounded once.
         let mut one = Vec::new();
@@ -396,7 +399,7 @@ fn gas_round_trips_with_its_sph_fields() {
     // An initial-conditions file with U only reads, the other fields empty.
     let mut ic = s.clone();
     let g = ic.gas.as_mut().unwrap();
-    (g.rho, g.hsml, g.acc, g.du_dt, g.vsig, g.alpha) = Default::default();
+    (g.rho, g.hsml, g.acc, g.du_dt, g.vsig, g.alpha, g.mat) = Default::default();
     let mut buf = Vec::new();
     encode_gadget(&ic, Format::Gadget1, Precision::Single, &mut buf).unwrap();
     let back = parse_gadget(&buf).unwrap().gas.unwrap();

@@ -172,19 +172,37 @@ pub fn polytrope(n: usize, g: f64, params: &HydroParams) -> Gas {
 /// on the adiabat, `u = K ρ^(γ−1) / (γ − 1)` at the SPH density (so that viscous heating of the
 /// damped oscillation does not raise the entropy). The time and step count restart at 0.
 pub fn settle(sim: &mut Sim, k: f64, t_settle: f64, tau: f64) -> Result<(), HydroError> {
-    while sim.t < t_settle * (1.0 - 1e-12) {
-        let dt = sim.step(t_settle - sim.t)?;
+    // The polytrope's adiabat is an ideal gas's; other materials keep their u.
+    settle_with(sim, t_settle, tau, |_, m, rho| match m {
+        Material::IdealGas(eos) => Some(eos.energy(rho, k * rho.powf(eos.gamma))),
+        _ => None,
+    })?;
+    sim.t = 0.0;
+    sim.step = 0;
+    Ok(())
+}
+
+/// Damped steps from `sim.t` to `t_end`: after each step the velocities are multiplied by
+/// `exp(−dt/τ)` and each particle's `u` is set to `adiabat(id, material, ρ)` where that is `Some`
+/// (the energy on the body's adiabat at its SPH density), so that the body relaxes to the
+/// equilibrium of its particles without heating.
+pub fn settle_with(
+    sim: &mut Sim,
+    t_end: f64,
+    tau: f64,
+    adiabat: impl Fn(usize, &Material<f64>, f64) -> Option<f64>,
+) -> Result<(), HydroError> {
+    while sim.t < t_end * (1.0 - 1e-12) {
+        let dt = sim.step(t_end - sim.t)?;
         let damp = (-dt / tau).exp();
         let g = &mut sim.gas;
         for i in 0..g.len() {
             g.vel[i].iter_mut().for_each(|v| *v *= damp);
-            // The polytrope's adiabat is an ideal gas's; other materials keep their u.
-            if let Material::IdealGas(eos) = sim.params.materials[g.mat[i] as usize] {
-                g.u[i] = eos.energy(g.rho[i], k * g.rho[i].powf(eos.gamma));
+            let id = g.mat[i] as usize;
+            if let Some(u) = adiabat(id, &sim.params.materials[id], g.rho[i]) {
+                g.u[i] = u;
             }
         }
     }
-    sim.t = 0.0;
-    sim.step = 0;
     Ok(())
 }

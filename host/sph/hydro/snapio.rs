@@ -31,6 +31,7 @@ pub fn snapshot_of(sim: &Sim) -> Snapshot {
             vsig: g.vsig.clone(),
             alpha: g.alpha.clone(),
             pressure: g.p.clone(),
+            mat: g.mat.clone(),
         }),
         potential: (!sim.phi.is_empty()).then(|| sim.phi.clone()),
         ..Default::default()
@@ -99,6 +100,9 @@ pub fn gas_of(s: &Snapshot, params: &HydroParams, boundary: &Boundary) -> Result
     );
     if !fields.alpha.is_empty() {
         gas.alpha = fields.alpha.clone();
+    }
+    if !fields.mat.is_empty() {
+        gas.mat = fields.mat.clone();
     }
     Ok(gas)
 }

@@ -47,6 +47,7 @@ pub struct Diagnostics {
 }
 
 /// A hydro run on the CPU.
+#[derive(Clone)]
 pub struct Sim {
     pub gas: Gas,
     pub params: HydroParams,
