@@ -12,9 +12,9 @@
 
 use super::density::{limits, set_state};
 use super::{Boundary, Gas, HydroError, HydroParams};
-use crate::bh::gpu::{BhError, DeviceOctree, build_device_tree, sort_tree};
+use crate::bh::gpu::{BhError, DeviceOctree, Traversal, build_device_tree, sort_tree};
 use crate::bh::initial_cells;
-use crate::device::bh::{self as bdev, Body};
+use crate::device::bh::{Accel, Body};
 use crate::device::sph::CellBox;
 use crate::device::sph::hydro::hsearch::{H_CONVERGED, H_STALLED, H_TOO_LARGE};
 use crate::device::sph::hydro::{DensitySum, HLimits, HSearch};
@@ -62,10 +62,11 @@ pub struct StepTree {
     h: CudaSlice<f32>,
     boxes: CudaSlice<CellBox>,
     /// Milliseconds of the device work so far: tree, density pass (all its walks and updates),
-    /// force pass.
+    /// force pass, gravity.
     pub tree_ms: f64,
     pub density_ms: f64,
     pub force_ms: f64,
+    pub gravity_ms: f64,
     /// Gather walks of the last density pass.
     pub density_walks: u32,
     /// Particles whose h iteration ended with the bracket closed at float32 resolution.
@@ -101,7 +102,9 @@ impl StepTree {
             .collect();
         let cells = initial_cells(n);
         let mut octree = build_device_tree(gpu, &bodies, crate::bh::gpu::Storage::Dense, cells)?;
-        let sort_ms = sort_tree(gpu, &mut octree, bdev::GROUP_SIZE)?;
+        // Groups of up to 64, as the gravity kernel wants them; the vote walks read only the
+        // tree order.
+        let sort_ms = sort_tree(gpu, &mut octree, Traversal::Group2.group_size())?;
         let h: Vec<f32> = gas.h.iter().map(|&h| h as f32).collect();
         let mut t = StepTree {
             tree_ms: octree.times.tree() + sort_ms,
@@ -110,6 +113,7 @@ impl StepTree {
             octree,
             density_ms: 0.0,
             force_ms: 0.0,
+            gravity_ms: 0.0,
             density_walks: 0,
             stalled: 0,
         };
@@ -233,6 +237,35 @@ impl StepTree {
             set_state(gas, i, search[i].h as f64, &sum, u[i], params);
         }
         Ok(())
+    }
+
+    /// Self-gravity accelerations `G ∇φ` and potentials `G φ` of the tree's bodies (monopoles,
+    /// `bh_gravity_group2_pot`, as the CPU solver's tree), in the gas's order.
+    pub fn gravity(
+        &mut self,
+        gpu: &Gpu,
+        grav: &super::Gravity,
+    ) -> Result<(Vec<[f64; 3]>, Vec<f64>), HydroError> {
+        let n = self.octree.n();
+        let p = crate::bh::Params {
+            theta: grav.theta as f32,
+            eps: grav.eps as f32,
+            g: grav.g as f32,
+        };
+        let mut run = || -> Result<_, HydroGpuError> {
+            let mut acc = gpu.alloc_poisoned::<Accel>(n)?;
+            let mut pot = gpu.alloc_poisoned::<f32>(n)?;
+            self.gravity_ms +=
+                crate::bh::gpu::potential(gpu, &mut self.octree, &p, &mut acc, &mut pot)?;
+            Ok((gpu.download(&acc)?, gpu.download(&pot)?))
+        };
+        let (acc, pot) = run()?;
+        Ok((
+            acc.iter()
+                .map(|a| [a.x as f64, a.y as f64, a.z as f64])
+                .collect(),
+            pot.iter().map(|&p| p as f64).collect(),
+        ))
     }
 
     /// The force pass of `gas` (after its density pass) with velocities `vel` and energies `u`:

@@ -145,12 +145,17 @@ pub fn apply(
         return Ok(Vec::new());
     }
     let (acc, pot) = accelerations(&gas.pos, &gas.mass, &params.gravity, backend)?;
+    add(gas, &acc);
+    Ok(pot)
+}
+
+/// Adds gravity's accelerations to the hydro ones.
+pub fn add(gas: &mut Gas, acc: &[[f64; 3]]) {
     for (a, g) in gas.acc.iter_mut().zip(acc) {
         for k in 0..3 {
             a[k] += g[k];
         }
     }
-    Ok(pot)
 }
 
 /// The gravity time step of a particle with acceleration `acc`: infinite without self-gravity.

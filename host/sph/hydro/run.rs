@@ -257,6 +257,20 @@ pub fn run_case_with(
         (d.total - energy_0) / energy_0.abs(),
         d.momentum.iter().map(|p| p.abs()).fold(0.0, f64::max)
     );
+    let st = sim.times;
+    println!(
+        "time by stage: density and h {:.2} s, forces {:.2} s, gravity {:.2} s, integration \
+         {:.2} s{}",
+        st.density,
+        st.forces,
+        st.gravity,
+        st.integration,
+        if sim.backend.is_gpu() {
+            format!(" (GPU kernels {:.2} s of them)", st.kernels)
+        } else {
+            String::new()
+        }
+    );
     write_profile(&sim, p.case, c.ic.energy, &dir.join("profile.csv"))?;
     println!("wrote {}", dir.display());
     Ok(SphSummary {
