@@ -289,8 +289,20 @@ impl Planet {
                 break;
             }
         }
+        // The upper end of the bracket: the mass runs out within about a step of the centre.
+        // (Below it the mass left at the centre, however small, makes `G m ρ / r²` diverge as
+        // r → 0: the pressure of the last few points spikes, several times the true central
+        // pressure.) The centre then takes the innermost point's state, where dP/dr → 0.
         let mut out = Profile::default();
-        self.shoot(g, &adiabats, 0.5 * (lo + hi), steps, Some(&mut out))?;
+        if let Shot::Empty = self.shoot(g, &adiabats, hi, steps, Some(&mut out))? {
+            let last = out.r.len() - 1;
+            out.r.push(0.0);
+            out.m.push(0.0);
+            out.p.push(out.p[last]);
+            out.rho.push(out.rho[last]);
+            out.u.push(out.u[last]);
+            out.layer.push(out.layer[last]);
+        }
         for v in [&mut out.r, &mut out.m, &mut out.p, &mut out.rho, &mut out.u] {
             v.reverse();
         }

@@ -158,3 +158,41 @@ fn bad_planets_are_named() {
         huge.profile(G_SI, 100).err()
     );
 }
+
+/// The central pressure is the weight of the column above it, `∫ G m ρ / r² dr` (trapezoid rule
+/// over the profile), for a Mars-mass planet of iron under basalt, whose shot once ended with
+/// mass left at the centre and a pressure spike there four times the weight.
+#[test]
+fn the_central_pressure_is_the_columns_weight() {
+    let planet = Planet {
+        mass: 6.4e23,
+        layers: vec![
+            Layer {
+                material: Tillotson::IRON,
+                mass_fraction: 0.25,
+            },
+            Layer {
+                material: Tillotson::BASALT,
+                mass_fraction: 0.75,
+            },
+        ],
+    };
+    let p = planet.profile(G_SI, 4000).unwrap();
+    assert_eq!((p.r[0], p.m[0]), (0.0, 0.0));
+    let f = |k: usize| {
+        if p.r[k] > 0.0 {
+            G_SI * p.m[k] * p.rho[k] / (p.r[k] * p.r[k])
+        } else {
+            0.0
+        }
+    };
+    let weight: f64 = (1..p.r.len())
+        .map(|k| 0.5 * (f(k) + f(k - 1)) * (p.r[k] - p.r[k - 1]))
+        .sum();
+    println!("P_c {:.4e} Pa, the column's weight {weight:.4e} Pa", p.p[0]);
+    assert!(
+        (p.p[0] - weight).abs() < 1e-3 * weight,
+        "{} {weight}",
+        p.p[0]
+    );
+}
