@@ -20,6 +20,7 @@ use crate::device::sph::hydro::hsearch::{H_CONVERGED, H_STALLED, H_TOO_LARGE};
 use crate::device::sph::hydro::{DensitySum, HLimits, HSearch};
 use crate::device::sph::kernels::{self as k, DensityView, GasView};
 use crate::runtime::{CudaSlice, Gpu, GpuError, ViewMut};
+use rayon::prelude::*;
 
 /// Failures of the GPU passes.
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +91,7 @@ impl StepTree {
         }
         let c: [f64; 3] = core::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
         let bodies: Vec<Body> = (0..n)
+            .into_par_iter()
             .map(|i| {
                 let p = gas.pos[i];
                 Body {
@@ -105,7 +107,7 @@ impl StepTree {
         // Groups of up to 64, as the gravity kernel wants them; the vote walks read only the
         // tree order.
         let sort_ms = sort_tree(gpu, &mut octree, Traversal::Group2.group_size())?;
-        let h: Vec<f32> = gas.h.iter().map(|&h| h as f32).collect();
+        let h: Vec<f32> = gas.h.par_iter().map(|&h| h as f32).collect();
         let mut t = StepTree {
             tree_ms: octree.times.tree() + sort_ms,
             boxes: gpu.alloc_poisoned(octree.layout.cells as usize)?,
@@ -150,12 +152,12 @@ impl StepTree {
         let lim = limits_f32(params, boundary);
         let start: Vec<HSearch<f32>> = gas
             .h
-            .iter()
+            .par_iter()
             .map(|&h| HSearch::start(h as f32, &lim))
             .collect();
-        let h: Vec<f32> = start.iter().map(|s| s.h).collect();
+        let h: Vec<f32> = start.par_iter().map(|s| s.h).collect();
         let vel_u: Vec<[f32; 4]> = vel
-            .iter()
+            .par_iter()
             .map(|v| [v[0] as f32, v[1] as f32, v[2] as f32, 0.0])
             .collect();
         let run = |t: &mut Self| -> Result<_, HydroGpuError> {
@@ -226,15 +228,21 @@ impl StepTree {
             }
         }
         self.stalled = stalled;
-        for i in 0..n {
-            let s = &sums[i];
-            let sum = DensitySum {
-                rho: s.rho as f64,
-                drho_dh: s.drho_dh as f64,
-                div: s.div as f64,
-                curl: s.curl.map(f64::from),
-            };
-            set_state(gas, i, search[i].h as f64, &sum, u[i], params);
+        let sums: Vec<(f64, DensitySum<f64>)> = search
+            .par_iter()
+            .zip(&sums)
+            .map(|(st, s)| {
+                let sum = DensitySum {
+                    rho: s.rho as f64,
+                    drho_dh: s.drho_dh as f64,
+                    div: s.div as f64,
+                    curl: s.curl.map(f64::from),
+                };
+                (st.h as f64, sum)
+            })
+            .collect();
+        for (i, (h, sum)) in sums.iter().enumerate() {
+            set_state(gas, i, *h, sum, u[i], params);
         }
         Ok(())
     }
@@ -279,14 +287,16 @@ impl StepTree {
         params: &HydroParams,
     ) -> Result<(), HydroError> {
         let n = gas.len();
-        let h: Vec<f32> = gas.h.iter().map(|&h| h as f32).collect();
+        let h: Vec<f32> = gas.h.par_iter().map(|&h| h as f32).collect();
         let vel_u: Vec<[f32; 4]> = (0..n)
+            .into_par_iter()
             .map(|i| {
                 let v = vel[i];
                 [v[0] as f32, v[1] as f32, v[2] as f32, u[i] as f32]
             })
             .collect();
         let side: Vec<[f32; 8]> = (0..n)
+            .into_par_iter()
             .map(|i| {
                 let rho = gas.rho[i];
                 [

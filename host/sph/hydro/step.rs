@@ -11,6 +11,7 @@ use super::gravity;
 use super::{Boundary, Gas, HydroError, HydroParams, validate};
 use crate::backend::Backend;
 use crate::device::sph::hydro::{alpha_rate, cfl_dt};
+use rayon::prelude::*;
 use std::time::Instant;
 
 /// Wall-clock seconds per stage, summed over the passes so far.
@@ -152,11 +153,21 @@ impl Sim {
     pub fn cfl(&self) -> (f64, usize) {
         let g = &self.gas;
         (0..g.len())
+            .into_par_iter()
             .map(|i| {
                 let c = cfl_dt(self.params.courant, g.h[i], g.vsig[i]);
                 (c.min(gravity::dt(&self.params, g.acc[i])), i)
             })
-            .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a })
+            .reduce(
+                || (f64::INFINITY, 0),
+                |a, b| {
+                    if b.0 < a.0 || (b.0 == a.0 && b.1 < a.1) {
+                        b
+                    } else {
+                        a
+                    }
+                },
+            )
     }
 
     /// One KDK step of at most `dt_max`; returns the step taken.
@@ -176,20 +187,30 @@ impl Sim {
         let g = &mut self.gas;
         let n = g.len();
         // Kick, drift.
-        for i in 0..n {
-            for k in 0..3 {
-                g.vel[i][k] += half * g.acc[i][k];
-                g.pos[i][k] += dt * g.vel[i][k];
-            }
-            g.u[i] += half * g.du[i];
-            g.pos[i] = self.boundary.wrap(g.pos[i]);
-        }
+        let boundary = self.boundary;
+        g.vel
+            .par_iter_mut()
+            .zip(g.pos.par_iter_mut())
+            .zip(g.u.par_iter_mut())
+            .zip(g.acc.par_iter().zip(g.du.par_iter()))
+            .for_each(|(((v, x), u), (a, du))| {
+                for k in 0..3 {
+                    v[k] += half * a[k];
+                    x[k] += dt * v[k];
+                }
+                *u += half * du;
+                *x = boundary.wrap(*x);
+            });
         check_energy(g, self.t)?;
         // Predicted to the end of the step, for the forces.
         let vel: Vec<[f64; 3]> = (0..n)
+            .into_par_iter()
             .map(|i| core::array::from_fn(|k| g.vel[i][k] + half * g.acc[i][k]))
             .collect();
-        let u: Vec<f64> = (0..n).map(|i| (g.u[i] + half * g.du[i]).max(0.0)).collect();
+        let u: Vec<f64> = (0..n)
+            .into_par_iter()
+            .map(|i| (g.u[i] + half * g.du[i]).max(0.0))
+            .collect();
         self.times.integration += secs(t0, Instant::now());
         self.passes(&vel, &u)?;
         // Kick, α.
