@@ -78,6 +78,47 @@ pub fn gap2(alo: [f32; 3], ahi: [f32; 3], blo: [f32; 3], bhi: [f32; 3]) -> f32 {
     sum_sq([g(0), g(1), g(2)])
 }
 
+/// `d` as the separation to the nearest periodic image along an axis of length `l`, for `|d| < l`
+/// (two positions inside the box): exact, no rounding beyond the one subtraction.
+#[inline(always)]
+pub fn min_image(d: f32, l: f32) -> f32 {
+    if d > 0.5 * l {
+        d - l
+    } else if d < -0.5 * l {
+        d + l
+    } else {
+        d
+    }
+}
+
+/// [`min_image`] of each component of `q − p` in the box of sides `l`.
+#[inline(always)]
+pub fn offset_periodic(p: [f32; 3], q: [f32; 3], l: [f32; 3]) -> [f32; 3] {
+    [
+        min_image(q[0] - p[0], l[0]),
+        min_image(q[1] - p[1], l[1]),
+        min_image(q[2] - p[2], l[2]),
+    ]
+}
+
+/// [`dist2`] to the nearest periodic image.
+#[inline(always)]
+pub fn dist2_periodic(p: [f32; 3], q: [f32; 3], l: [f32; 3]) -> f32 {
+    sum_sq(offset_periodic(p, q, l))
+}
+
+/// [`cell_reachable`] for one target at `p` in the periodic box of sides `l` (the target and the
+/// cell's particles inside it): the gap to the box or to one of its two images along each axis,
+/// whichever is nearer.
+#[inline(always)]
+pub fn cell_reachable_periodic(crit: u32, p: [f32; 3], th: f32, b: &CellBox, l: [f32; 3]) -> bool {
+    let g = |k: usize| {
+        let direct = (b.lo[k] - p[k]).max(p[k] - b.hi[k]).max(0.0);
+        direct.min(p[k] + l[k] - b.hi[k]).min(b.lo[k] - p[k] + l[k])
+    };
+    within(sum_sq([g(0), g(1), g(2)]), radius(crit, th, b.hmax))
+}
+
 /// Whether a cell (`b`) may hold a neighbour of some target in the box `[tlo, thi]` whose
 /// largest smoothing length is `th` (a single target: `tlo = thi = p`, `th = h_i`): the opening
 /// test of every tree walk. Exact: false only when no pair can pass [`is_neighbour`].

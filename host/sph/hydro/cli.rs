@@ -415,24 +415,20 @@ pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
     Ok((p.sim, p.t_end))
 }
 
-/// The backend of the passes for `boundary`: a GPU walks open domains only, so a periodic box
-/// runs on the CPU (refused when the GPU was asked for); the notice to print, if any.
+/// The backend of the passes for `boundary`; the notice to print, if any. A periodic box runs
+/// on the GPU when it is asked for by name, and on the CPU under `auto`.
 pub fn backend_for(
     choice: BackendChoice,
     boundary: &Boundary,
 ) -> Result<(Backend, Option<String>)> {
-    if *boundary != Boundary::Open {
-        return match choice {
-            BackendChoice::Gpu => bail!(
-                "the GPU passes walk open domains only: this case's periodic box runs on the \
-                 CPU backend (--backend cpu)"
+    if *boundary != Boundary::Open && choice == BackendChoice::Auto {
+        return Ok((
+            Backend::Cpu,
+            Some(
+                "sph: a periodic box runs on the CPU backend (--backend gpu to walk it there)"
+                    .into(),
             ),
-            BackendChoice::Cpu => Ok((Backend::Cpu, None)),
-            BackendChoice::Auto => Ok((
-                Backend::Cpu,
-                Some("sph: a periodic box runs on the CPU backend".into()),
-            )),
-        };
+        ));
     }
     Ok(crate::backend::select(choice)?)
 }

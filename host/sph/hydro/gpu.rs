@@ -7,8 +7,9 @@
 //! grad-h factor, Balsara switch) is computed on the host by the CPU's own code.
 //!
 //! Positions go to the device relative to the centre of the gas's bounding box, so float32
-//! keeps their resolution wherever the gas sits. Open domains only: the walks have no periodic
-//! images yet.
+//! keeps their resolution wherever the gas sits. In a periodic box the walks measure every
+//! separation to the nearest image (the box's centre at the origin); self-gravity there is
+//! refused before a step is taken.
 
 use super::density::{limits, set_state};
 use super::{Boundary, Gas, HydroError, HydroParams};
@@ -29,11 +30,6 @@ pub enum HydroGpuError {
     Gpu(#[from] GpuError),
     #[error(transparent)]
     Tree(#[from] BhError),
-    #[error(
-        "the GPU passes walk an open domain: a periodic box runs on the CPU solver \
-         (--backend cpu)"
-    )]
-    Periodic,
 }
 
 impl From<HydroGpuError> for HydroError {
@@ -62,6 +58,8 @@ pub struct StepTree {
     octree: DeviceOctree,
     h: CudaSlice<f32>,
     boxes: CudaSlice<CellBox>,
+    /// The periodic box's sides (infinite: open), as the walks take them.
+    period: [f32; 3],
     /// Milliseconds of the device work so far: tree, density pass (all its walks and updates),
     /// force pass, gravity.
     pub tree_ms: f64,
@@ -75,21 +73,24 @@ pub struct StepTree {
 }
 
 impl StepTree {
-    /// Builds and sorts the tree of `gas`'s positions (open boundary only).
+    /// Builds and sorts the tree of `gas`'s positions (in a periodic box, wrapped into it).
     pub fn new(gpu: &Gpu, gas: &Gas, boundary: &Boundary) -> Result<Self, HydroGpuError> {
-        if *boundary != Boundary::Open {
-            return Err(HydroGpuError::Periodic);
-        }
         let n = gas.len();
-        let mut lo = [f64::INFINITY; 3];
-        let mut hi = [f64::NEG_INFINITY; 3];
-        for p in &gas.pos {
-            for k in 0..3 {
-                lo[k] = lo[k].min(p[k]);
-                hi[k] = hi[k].max(p[k]);
+        let (c, period) = match boundary {
+            Boundary::Open => {
+                let mut lo = [f64::INFINITY; 3];
+                let mut hi = [f64::NEG_INFINITY; 3];
+                for p in &gas.pos {
+                    for k in 0..3 {
+                        lo[k] = lo[k].min(p[k]);
+                        hi[k] = hi[k].max(p[k]);
+                    }
+                }
+                let c: [f64; 3] = core::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
+                (c, [f32::INFINITY; 3])
             }
-        }
-        let c: [f64; 3] = core::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
+            Boundary::Periodic(l) => (l.map(|l| 0.5 * l), l.map(|l| l as f32)),
+        };
         let bodies: Vec<Body> = (0..n)
             .into_par_iter()
             .map(|i| {
@@ -112,6 +113,7 @@ impl StepTree {
             tree_ms: octree.times.tree() + sort_ms,
             boxes: gpu.alloc_poisoned(octree.layout.cells as usize)?,
             h: gpu.upload(&h)?,
+            period,
             octree,
             density_ms: 0.0,
             force_ms: 0.0,
@@ -175,6 +177,7 @@ impl StepTree {
                     search: gpu.addr(&search),
                     sums: gpu.addr_mut(&mut sums),
                     kernel: params.kernel.code(),
+                    period: t.period,
                 };
                 // SAFETY: the view's buffers outlive the launch, n entries each.
                 let view = unsafe { ViewMut::new(view) };
@@ -325,6 +328,7 @@ impl StepTree {
                 acc_du: gpu.addr_mut(&mut acc_du),
                 vsig: gpu.addr_mut(&mut vsig),
                 kernel: params.kernel.code(),
+                period: self.period,
             };
             // SAFETY: the view's buffers outlive the launch, n entries each.
             let view = unsafe { ViewMut::new(view) };

@@ -74,7 +74,7 @@ impl Sim {
         Self::with_backend(gas, params, boundary, Backend::Cpu)
     }
 
-    /// [`Sim::new`] with the passes on `backend` (a GPU takes open domains only).
+    /// [`Sim::new`] with the passes on `backend`.
     pub fn with_backend(
         mut gas: Gas,
         params: HydroParams,
@@ -82,11 +82,6 @@ impl Sim {
         backend: Backend,
     ) -> Result<Self, HydroError> {
         validate(&gas, &params, &boundary)?;
-        if backend.is_gpu() && boundary != Boundary::Open {
-            return Err(HydroError::Gpu(
-                super::gpu::HydroGpuError::Periodic.to_string(),
-            ));
-        }
         for p in gas.pos.iter_mut() {
             *p = boundary.wrap(*p);
         }

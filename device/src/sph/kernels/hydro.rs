@@ -22,10 +22,26 @@ pub struct GasView {
     pub vsig: *mut f32,
     /// The smoothing kernel (`crate::sph::CUBIC_SPLINE`, `WENDLAND_C2`, …).
     pub kernel: u32,
+    /// Sides of the periodic box holding every particle (separations to the nearest image);
+    /// infinite for an open domain.
+    pub period: [f32; 3],
 }
 
 // SAFETY: #[repr(C)]; raw pointers and a u32 only.
 unsafe impl crate::gpu::DeviceViewMut for GasView {}
+
+/// The box of a view's `period`, `None` for an open domain: the walk's two forms are separate
+/// code, the open one without the images' tests.
+#[inline(always)]
+fn periodic(period: [f32; 3]) -> Option<[f32; 3]> {
+    period[0].is_finite().then_some(period)
+}
+
+/// `p − q` to the nearest image in the box of sides `period` (infinite sides: open, `p − q`).
+#[inline(always)]
+fn separation(p: [f32; 3], q: [f32; 3], period: [f32; 3]) -> [f32; 3] {
+    core::array::from_fn(|k| crate::sph::min_image(p[k] - q[k], period[k]))
+}
 
 /// A particle's [`ForceSide`] from its packed side and energy.
 #[inline(always)]
@@ -70,7 +86,7 @@ impl Sink for Force {
                 load(self.gas.side.add(j as usize)),
             )
         };
-        let dx = [self.p[0] - q[0], self.p[1] - q[1], self.p[2] - q[2]];
+        let dx = separation(self.p, q, self.gas.period);
         let dv = [self.v[0] - vu[0], self.v[1] - vu[1], self.v[2] - vu[2]];
         let t = pair_terms(self.gas.kernel, dx, dv, &self.me, &side_of(s, vu[3]));
         for k in 0..3 {
@@ -145,9 +161,14 @@ pub unsafe fn sph_hydro_force(tree: TreeView, h: *const f32, boxes: *const CellB
     let t = ForceTargets { bodies, gas };
     // SAFETY: forwarded contract.
     unsafe {
-        vote_walk(
-            bodies, h, n, sort, child, next, boxes, layout, SYMMETRIC, &t,
-        )
+        match periodic(gas.period) {
+            None => vote_walk(
+                bodies, h, n, sort, child, next, boxes, layout, SYMMETRIC, None, &t,
+            ),
+            l => vote_walk(
+                bodies, h, n, sort, child, next, boxes, layout, SYMMETRIC, l, &t,
+            ),
+        }
     }
 }
 
@@ -167,6 +188,8 @@ pub struct DensityView {
     /// Out: the gather sums at the particle's current `h`.
     pub sums: *mut DensitySum<f32>,
     pub kernel: u32,
+    /// As [`GasView::period`].
+    pub period: [f32; 3],
 }
 
 // SAFETY: #[repr(C)]; raw pointers and a u32 only.
@@ -192,7 +215,7 @@ impl Sink for Density {
                 load(self.d.vel_u.add(j as usize)),
             )
         };
-        let dx = [self.p[0] - q[0], self.p[1] - q[1], self.p[2] - q[2]];
+        let dx = separation(self.p, q, self.d.period);
         let dv = [self.v[0] - vu[0], self.v[1] - vu[1], self.v[2] - vu[2]];
         let r = crate::math::sqrt(r2);
         self.sum.add(self.d.kernel, self.h, dx, r, dv, mj);
@@ -260,7 +283,16 @@ pub unsafe fn sph_hydro_density(
     } = tree;
     let t = DensityTargets { bodies, d };
     // SAFETY: forwarded contract.
-    unsafe { vote_walk(bodies, h, n, sort, child, next, boxes, layout, GATHER, &t) }
+    unsafe {
+        match periodic(d.period) {
+            None => vote_walk(
+                bodies, h, n, sort, child, next, boxes, layout, GATHER, None, &t,
+            ),
+            l => vote_walk(
+                bodies, h, n, sort, child, next, boxes, layout, GATHER, l, &t,
+            ),
+        }
+    }
 }
 
 /// One step of every iterating particle's h iteration ([`HSearch::update`]) from its sums at

@@ -419,12 +419,18 @@ unsafe fn vote<S: LaneSink>(
 ) {
     let t = ByMode::<S>(o, core::marker::PhantomData);
     // SAFETY: forwarded contract.
-    unsafe { vote_walk(bodies, h, n, sort, child, next, boxes, layout, crit, &t) }
+    unsafe {
+        vote_walk(
+            bodies, h, n, sort, child, next, boxes, layout, crit, None, &t,
+        )
+    }
 }
 
 /// The seed's walk for the targets `t`: lane k of the grid serves particle `sort[k]`, one walk
 /// per warp, a cell opened when any served lane can reach it under `crit`; every particle of a
-/// reached leaf or bucket offered to the lane's sink ([`Sink::take`] for neighbours).
+/// reached leaf or bucket offered to the lane's sink ([`Sink::take`] for neighbours). With
+/// `period`, distances are to the nearest image in the periodic box of those sides (every
+/// particle inside it); callers pass a constant, so each form compiles to its own walk.
 /// `VOTE_BLOCK`-thread blocks.
 ///
 /// # Safety
@@ -442,6 +448,7 @@ pub(crate) unsafe fn vote_walk<T: VoteTargets>(
     boxes: *const CellBox,
     layout: Layout,
     crit: u32,
+    period: Option<[f32; 3]>,
     t: &T,
 ) {
     let ni = n as i32;
@@ -482,7 +489,11 @@ pub(crate) unsafe fn vote_walk<T: VoteTargets>(
                 oct += 1;
                 if ch >= ni {
                     let b = *boxes.add((ch - ni) as usize);
-                    let reach = active && cell_reachable(crit, p, p, hi, &b);
+                    let reach = active
+                        && match period {
+                            None => cell_reachable(crit, p, p, hi, &b),
+                            Some(l) => cell_reachable_periodic(crit, p, hi, &b, l),
+                        };
                     if vote_any(FULL_MASK, reach) {
                         sync_warp(FULL_MASK); // all lanes read the slot lane 0 overwrites
                         if lane == 0 {
@@ -497,7 +508,10 @@ pub(crate) unsafe fn vote_walk<T: VoteTargets>(
                     while j >= 0 {
                         if active {
                             let q = *bodies.add(j as usize);
-                            let r2 = dist2(p, q.pos());
+                            let r2 = match period {
+                                None => dist2(p, q.pos()),
+                                Some(l) => dist2_periodic(p, q.pos(), l),
+                            };
                             if is_neighbour(crit, r2, hi, *h.add(j as usize)) {
                                 s.take(j as u32, r2, q.m);
                             }
