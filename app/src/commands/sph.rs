@@ -32,6 +32,10 @@ pub struct SphArgs {
     /// How self-gravity is summed.
     #[arg(long, value_parser = choice::<GravitySolver>())]
     pub gravity_solver: Option<GravitySolver>,
+    /// Individual time steps on this many levels (steps Δ/2^k, neighbours within a factor 4);
+    /// 0: one step shared by every particle.
+    #[arg(long)]
+    pub block_levels: Option<u32>,
     /// Continue the run of this snapshot (its time, and the parameters of the `.run.toml`
     /// beside it; options given here override them, and say so).
     #[arg(long, conflicts_with = "ic")]
@@ -58,6 +62,7 @@ impl From<SphArgs> for warpkit::sph::hydro::cli::SphArgs {
             softening,
             theta,
             gravity_solver,
+            block_levels,
             restart,
             snapshot_every,
             overwrite,
@@ -72,6 +77,7 @@ impl From<SphArgs> for warpkit::sph::hydro::cli::SphArgs {
             softening,
             theta,
             gravity_solver,
+            block_levels,
             restart,
             snapshot_every,
             overwrite,

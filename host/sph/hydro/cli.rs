@@ -108,6 +108,9 @@ pub struct RunSection {
     pub gravity_solver: GravitySolver,
     /// Accuracy η of the gravity time step `η √(ε/|a|)`.
     pub gravity_eta: f64,
+    /// Individual time steps on this many levels (steps `Δ / 2^k`, neighbours within a factor
+    /// 4 of each other); 0: one step shared by every particle.
+    pub block_levels: u32,
 }
 
 impl Default for RunSection {
@@ -130,6 +133,7 @@ impl Default for RunSection {
             theta: Gravity::default().theta,
             gravity_solver: GravitySolver::default(),
             gravity_eta: Gravity::default().eta,
+            block_levels: 0,
         }
     }
 }
@@ -261,6 +265,8 @@ pub struct SphArgs {
     pub theta: Option<f64>,
     /// How self-gravity is summed.
     pub gravity_solver: Option<GravitySolver>,
+    /// Levels of individual time steps (0: one shared step).
+    pub block_levels: Option<u32>,
     /// Continue the run of this snapshot (its time, and the parameters of the `.run.toml`
     /// beside it; options given here override them, and say so).
     pub restart: Option<PathBuf>,
@@ -326,6 +332,10 @@ pub fn config(a: &SphArgs) -> Result<(SphConfig, Vec<String>)> {
     if let Some(s) = a.gravity_solver {
         c.run.gravity_solver = s;
         note("gravity_solver");
+    }
+    if let Some(k) = a.block_levels {
+        c.run.block_levels = k;
+        note("block_levels");
     }
     if let Some(k) = a.snapshot_every {
         c.output.snapshot_every = k;
@@ -477,6 +487,7 @@ pub fn prepare(c: &SphConfig, choice: BackendChoice) -> Result<Prepared> {
             solver: c.run.gravity_solver,
             eta: c.run.gravity_eta,
         },
+        block_levels: c.run.block_levels,
         ..HydroParams::ideal_gas(gamma)
     };
     if c.run.diag_every == 0 {

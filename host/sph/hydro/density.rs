@@ -89,19 +89,46 @@ pub fn density(
     params: &HydroParams,
     boundary: &Boundary,
 ) -> Result<(), HydroError> {
+    density_of(gas, vel, u, params, boundary, None)
+}
+
+/// [`density`] for the particles `active` (all when `None`); the others keep their `h`, `ρ`,
+/// `f`, velocity derivatives and Balsara factor, and take `P` and `c_s` at their energies `u`.
+pub fn density_of(
+    gas: &mut Gas,
+    vel: &[[f64; 3]],
+    u: &[f64],
+    params: &HydroParams,
+    boundary: &Boundary,
+    active: Option<&[usize]>,
+) -> Result<(), HydroError> {
     let lim = limits(params, boundary);
     let cells = CellList::with_h(&gas.pos, &gas.h, boundary);
     let n = gas.len();
     let g: &Gas = gas;
-    let out: Vec<Result<Converged, HydroError>> = (0..n)
-        .into_par_iter()
-        .map(|i| iterate(g, vel, &cells, params, &lim, i))
-        .collect();
-    for (i, c) in out.into_iter().enumerate() {
+    let run = |i: usize| (i, iterate(g, vel, &cells, params, &lim, i));
+    let out: Vec<(usize, Result<Converged, HydroError>)> = match active {
+        None => (0..n).into_par_iter().map(run).collect(),
+        Some(a) => {
+            let out = a.par_iter().map(|&i| run(i)).collect();
+            for (i, &ui) in u.iter().enumerate() {
+                set_eos(gas, i, ui, params);
+            }
+            out
+        }
+    };
+    for (i, c) in out {
         let c = c?;
         set_state(gas, i, c.h, &c.sum, u[i], params);
     }
     Ok(())
+}
+
+/// Particle `i`'s pressure and sound speed at its density and the energy `u`.
+pub fn set_eos(gas: &mut Gas, i: usize, u: f64, params: &HydroParams) {
+    let mat = params.materials[gas.mat[i] as usize];
+    gas.p[i] = mat.pressure(gas.rho[i], u);
+    gas.cs[i] = mat.sound_speed(gas.rho[i], u);
 }
 
 /// Particle `i`'s state from its converged `h` and gather sums, with energy `u`: `ρ`, `f`,
@@ -115,14 +142,12 @@ pub fn set_state(
     params: &HydroParams,
 ) {
     let rho = sum.rho;
-    let mat = params.materials[gas.mat[i] as usize];
     gas.h[i] = h;
     gas.rho[i] = rho;
     gas.f[i] = grad_h_factor(h, rho, sum.drho_dh);
     gas.div_v[i] = sum.div_v();
     gas.curl_v[i] = sum.curl_v();
-    gas.p[i] = mat.pressure(rho, u);
-    gas.cs[i] = mat.sound_speed(rho, u);
+    set_eos(gas, i, u, params);
     gas.balsara[i] = if params.viscosity.balsara {
         balsara(gas.div_v[i], gas.curl_v[i], gas.cs[i], h)
     } else {

@@ -32,37 +32,50 @@ pub fn forces(
     params: &HydroParams,
     boundary: &Boundary,
 ) {
+    forces_of(gas, vel, u, params, boundary, None)
+}
+
+/// [`forces`] of the particles `active` (all when `None`); the others keep theirs.
+pub fn forces_of(
+    gas: &mut Gas,
+    vel: &[[f64; 3]],
+    u: &[f64],
+    params: &HydroParams,
+    boundary: &Boundary,
+    active: Option<&[usize]>,
+) {
     let cond = params.conduction;
     let cells = CellList::with_h(&gas.pos, &gas.h, boundary);
     let kernel = params.kernel.code();
     let g: &Gas = gas;
-    let out: Vec<([f64; 3], f64, f64)> = (0..g.len())
-        .into_par_iter()
-        .map(|i| {
-            let si = side(g, u, cond, i);
-            let vi = vel[i];
-            let mut acc = [0.0; 3];
-            let mut du = 0.0;
-            // The self pair's signal velocity: a lone particle still has a sound crossing time.
-            let mut vsig = 2.0 * si.c;
-            cells.for_each_symmetric(&g.pos, &g.h, g.pos[i], si.h, |j, dx, _| {
-                if j == i {
-                    return;
-                }
-                let vj = vel[j];
-                let dv = [vi[0] - vj[0], vi[1] - vj[1], vi[2] - vj[2]];
-                let t = pair_terms(kernel, dx, dv, &si, &side(g, u, cond, j));
-                let m = g.mass[j];
-                for (a, ta) in acc.iter_mut().zip(t.acc) {
-                    *a += m * ta;
-                }
-                du += m * t.du;
-                vsig = f64::max(vsig, t.vsig);
-            });
-            (acc, du, vsig)
-        })
-        .collect();
-    for (i, (a, d, v)) in out.into_iter().enumerate() {
+    let one = |i: usize| {
+        let si = side(g, u, cond, i);
+        let vi = vel[i];
+        let mut acc = [0.0; 3];
+        let mut du = 0.0;
+        // The self pair's signal velocity: a lone particle still has a sound crossing time.
+        let mut vsig = 2.0 * si.c;
+        cells.for_each_symmetric(&g.pos, &g.h, g.pos[i], si.h, |j, dx, _| {
+            if j == i {
+                return;
+            }
+            let vj = vel[j];
+            let dv = [vi[0] - vj[0], vi[1] - vj[1], vi[2] - vj[2]];
+            let t = pair_terms(kernel, dx, dv, &si, &side(g, u, cond, j));
+            let m = g.mass[j];
+            for (a, ta) in acc.iter_mut().zip(t.acc) {
+                *a += m * ta;
+            }
+            du += m * t.du;
+            vsig = f64::max(vsig, t.vsig);
+        });
+        (i, acc, du, vsig)
+    };
+    let out: Vec<(usize, [f64; 3], f64, f64)> = match active {
+        None => (0..g.len()).into_par_iter().map(one).collect(),
+        Some(a) => a.par_iter().map(|&i| one(i)).collect(),
+    };
+    for (i, a, d, v) in out {
         gas.acc[i] = a;
         gas.du[i] = d;
         gas.vsig[i] = v;

@@ -9,6 +9,9 @@
 //! mass in the kernel, `(4π/3) h³ ρ = N_ngb m` (Springel & Hernquist 2002), so that the mean
 //! neighbour number is `N_ngb`. Forces take the symmetric pairs `r < max(h_i, h_j)`.
 
+pub mod block;
+#[cfg(test)]
+mod block_tests;
 pub mod cells;
 pub mod cli;
 pub mod density;
@@ -97,6 +100,9 @@ pub struct HydroParams {
     /// Self-gravity of the gas (not in a periodic box), with the parameters `gravity`.
     pub self_gravity: bool,
     pub gravity: Gravity,
+    /// Levels of individual time steps (steps `Δ / 2^k`, `k ≤ block_levels`); 0: one step
+    /// shared by every particle.
+    pub block_levels: u32,
 }
 
 impl HydroParams {
@@ -118,6 +124,7 @@ impl HydroParams {
             courant: 0.3,
             self_gravity: false,
             gravity: Gravity::default(),
+            block_levels: 0,
         }
     }
 
@@ -301,6 +308,13 @@ pub fn validate(gas: &Gas, params: &HydroParams, boundary: &Boundary) -> Result<
     }
     if !(params.h_tol > 0.0 && params.h_tol < 0.1) {
         return p(format!("h_tol = {} must be in (0, 0.1)", params.h_tol));
+    }
+    if params.block_levels > block::MAX_LEVELS {
+        return p(format!(
+            "block_levels = {} must be at most {}",
+            params.block_levels,
+            block::MAX_LEVELS
+        ));
     }
     if !(params.courant > 0.0 && params.courant <= 1.0) {
         return p(format!("courant = {} must be in (0, 1]", params.courant));

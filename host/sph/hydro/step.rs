@@ -1,16 +1,16 @@
-//! Time integration: kick–drift–kick leapfrog with one global CFL time step (block steps come
-//! later). Within a step the forces see the velocities and energies predicted to its end, as in
+//! Time integration: kick–drift–kick leapfrog with one global CFL time step, or individual
+//! steps on a power-of-two hierarchy ([`super::block`]). Within a step the forces see the velocities and energies predicted to its end, as in
 //! Gadget-2; α follows the Morris–Monaghan equation in the closing kick. Self-gravity, when on,
 //! is added to the hydro accelerations after each force pass ([`super::gravity`]). The density
 //! and force passes and the tree gravity run on the backend's device ([`super::gpu`] on a GPU);
 //! the integration is float64 on the host either way.
 
-use super::density::density;
-use super::force::forces;
+use super::density::density_of;
+use super::force::forces_of;
 use super::gravity;
 use super::{Boundary, Gas, HydroError, HydroParams, validate};
 use crate::backend::Backend;
-use crate::device::sph::hydro::{alpha_rate, cfl_dt};
+use crate::device::sph::hydro::alpha_rate;
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -65,6 +65,8 @@ pub struct Sim {
     /// Where the passes run.
     pub backend: Backend,
     pub times: StageTimes,
+    /// Particle updates (force evaluations) so far, the first pass's included.
+    pub updates: u64,
 }
 
 impl Sim {
@@ -95,27 +97,42 @@ impl Sim {
             phi: Vec::new(),
             backend,
             times: StageTimes::default(),
+            updates: 0,
         };
         let vel = sim.gas.vel.clone();
         let u = sim.gas.u.clone();
-        sim.passes(&vel, &u)?;
+        sim.passes(&vel, &u, None)?;
         Ok(sim)
     }
 
     /// Densities, forces and gravity of the current positions with velocities `vel` and
-    /// energies `u`.
-    fn passes(&mut self, vel: &[[f64; 3]], u: &[f64]) -> Result<(), HydroError> {
+    /// energies `u`, for the particles `active` (all when `None`; the others keep their
+    /// accelerations, `du/dt` and signal velocities).
+    pub(super) fn passes(
+        &mut self,
+        vel: &[[f64; 3]],
+        u: &[f64],
+        active: Option<&[usize]>,
+    ) -> Result<(), HydroError> {
+        self.updates += active.map_or(self.gas.len(), |a| a.len()) as u64;
         let (g, p, b) = (&mut self.gas, &self.params, &self.boundary);
+        let grav_on = p.self_gravity;
+        let mut grav = None;
+        let mut kept = None;
         match &self.backend {
             Backend::Cpu => {
                 let t0 = Instant::now();
-                density(g, vel, u, p, b)?;
+                density_of(g, vel, u, p, b, active)?;
                 let t1 = Instant::now();
-                forces(g, vel, u, p, b);
+                forces_of(g, vel, u, p, b, active);
                 self.times.density += secs(t0, t1);
                 self.times.forces += secs(t1, Instant::now());
             }
             Backend::Gpu(gpu) => {
+                // The GPU passes cover every particle; the inactive ones' results are put back.
+                if active.is_some() {
+                    kept = Some((g.acc.clone(), g.du.clone(), g.vsig.clone()));
+                }
                 let t0 = Instant::now();
                 let mut tree = super::gpu::StepTree::new(gpu, g, b)?;
                 tree.density(gpu, g, vel, u, p, b)?;
@@ -125,34 +142,55 @@ impl Sim {
                 self.times.density += secs(t0, t1);
                 self.times.forces += secs(t1, t2);
                 // The tree solver's gravity walks the step's tree; the direct sum is the CPU's.
-                if p.self_gravity && p.gravity.solver == super::GravitySolver::Tree {
-                    let (acc, phi) = tree.gravity(gpu, &p.gravity)?;
-                    gravity::add(g, &acc);
-                    self.phi = phi;
+                if grav_on && p.gravity.solver == super::GravitySolver::Tree {
+                    grav = Some(tree.gravity(gpu, &p.gravity)?);
                     self.times.gravity += secs(t2, Instant::now());
-                    self.times.kernels +=
-                        1e-3 * (tree.tree_ms + tree.density_ms + tree.force_ms + tree.gravity_ms);
-                    return Ok(());
                 }
-                self.times.kernels += 1e-3 * (tree.tree_ms + tree.density_ms + tree.force_ms);
+                self.times.kernels +=
+                    1e-3 * (tree.tree_ms + tree.density_ms + tree.force_ms + tree.gravity_ms);
             }
         }
-        let t0 = Instant::now();
-        self.phi = gravity::apply(g, p, &Backend::Cpu)?;
-        self.times.gravity += secs(t0, Instant::now());
+        if grav_on && grav.is_none() {
+            let t0 = Instant::now();
+            grav = Some(gravity::accelerations(
+                &g.pos,
+                &g.mass,
+                &p.gravity,
+                &Backend::Cpu,
+            )?);
+            self.times.gravity += secs(t0, Instant::now());
+        }
+        if let Some((acc, phi)) = grav {
+            match active {
+                None => gravity::add(g, &acc),
+                Some(a) => {
+                    for &i in a {
+                        for (ak, gk) in g.acc[i].iter_mut().zip(acc[i]) {
+                            *ak += gk;
+                        }
+                    }
+                }
+            }
+            self.phi = phi;
+        }
+        if let (Some((acc, du, vsig)), Some(a)) = (kept, active) {
+            let mut is_active = vec![false; g.len()];
+            a.iter().for_each(|&i| is_active[i] = true);
+            for i in (0..g.len()).filter(|&i| !is_active[i]) {
+                g.acc[i] = acc[i];
+                g.du[i] = du[i];
+                g.vsig[i] = vsig[i];
+            }
+        }
         Ok(())
     }
 
     /// The CFL time step `min_i C h_i / v_sig,i` (and the gravity step `η √(ε/|a_i|)` with
     /// self-gravity) and the particle that sets it.
     pub fn cfl(&self) -> (f64, usize) {
-        let g = &self.gas;
-        (0..g.len())
+        (0..self.gas.len())
             .into_par_iter()
-            .map(|i| {
-                let c = cfl_dt(self.params.courant, g.h[i], g.vsig[i]);
-                (c.min(gravity::dt(&self.params, g.acc[i])), i)
-            })
+            .map(|i| (self.dt_of(i), i))
             .reduce(
                 || (f64::INFINITY, 0),
                 |a, b| {
@@ -165,10 +203,8 @@ impl Sim {
             )
     }
 
-    /// One KDK step of at most `dt_max`; returns the step taken.
-    pub fn step(&mut self, dt_max: f64) -> Result<f64, HydroError> {
-        let (cfl, index) = self.cfl();
-        let dt = cfl.min(dt_max);
+    /// A step `dt` that particle `index` needs, refused below the floor.
+    pub(super) fn check_dt(&self, dt: f64, index: usize) -> Result<(), HydroError> {
         if dt.is_nan() || dt < self.dt_floor {
             return Err(HydroError::DtCollapse {
                 dt,
@@ -177,6 +213,19 @@ impl Sim {
                 index,
             });
         }
+        Ok(())
+    }
+
+    /// One step of at most `dt_max`; returns the time advanced. With block steps
+    /// (`block_levels > 0`) that is a cycle of individual steps ([`super::block`]), else one
+    /// KDK step shared by every particle.
+    pub fn step(&mut self, dt_max: f64) -> Result<f64, HydroError> {
+        if self.params.block_levels > 0 {
+            return self.cycle(dt_max);
+        }
+        let (cfl, index) = self.cfl();
+        let dt = cfl.min(dt_max);
+        self.check_dt(dt, index)?;
         let half = 0.5 * dt;
         let t0 = Instant::now();
         let g = &mut self.gas;
@@ -207,7 +256,7 @@ impl Sim {
             .map(|i| (g.u[i] + half * g.du[i]).max(0.0))
             .collect();
         self.times.integration += secs(t0, Instant::now());
-        self.passes(&vel, &u)?;
+        self.passes(&vel, &u, None)?;
         // Kick, α.
         let t0 = Instant::now();
         let g = &mut self.gas;
@@ -270,7 +319,7 @@ fn secs(a: Instant, b: Instant) -> f64 {
 
 /// A negative or non-finite energy (a time step too long for the cooling by expansion) stops
 /// the run with the particle named.
-fn check_energy(g: &Gas, t: f64) -> Result<(), HydroError> {
+pub(super) fn check_energy(g: &Gas, t: f64) -> Result<(), HydroError> {
     for i in 0..g.len() {
         if !(g.u[i] >= 0.0 && g.u[i].is_finite()) {
             return Err(HydroError::BadValue {
