@@ -317,7 +317,11 @@ fn star(sides: usize, layers: usize) -> Mesh {
             ]);
         }
     }
-    Mesh { nodes, elements }
+    Mesh {
+        nodes,
+        elements,
+        ..Default::default()
+    }
 }
 
 /// The star meshes are valid (no inverted element) and reach the node-row kernels' global path:

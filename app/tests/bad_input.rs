@@ -328,6 +328,48 @@ $Nodes\n1 12 1 12\n3 3 0 12\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n\
 $Elements\n3 4 1 4\n2 1 3 1\n1 1 2 3 4\n2 2 3 1\n2 9 10 11 12\n3 3 5 2\n\
 3 1 5 6 2 4 8 7 3\n4 5 9 10 6 8 12 11 7\n$EndElements\n";
 
+/// [`TWO_HEX_MSH`] with sparse element tags, its second hexahedron (tag 1042) inside out: its
+/// top and bottom faces swapped.
+fn inverted_msh() -> String {
+    let good = "3 3 5 2\n3 1 5 6 2 4 8 7 3\n4 5 9 10 6 8 12 11 7\n";
+    let bad = "3 3 5 2\n1041 1 5 6 2 4 8 7 3\n1042 8 12 11 7 5 9 10 6\n";
+    assert!(TWO_HEX_MSH.contains(good));
+    TWO_HEX_MSH
+        .replace(good, bad)
+        .replace("3 4 1 4\n", "3 4 1 1042\n")
+}
+
+#[test]
+fn fem_errors_name_gmsh_tags() {
+    let dir = scratch("fem-tags");
+    std::fs::write(dir.join("inv.msh"), inverted_msh()).unwrap();
+    let args = [
+        "fem",
+        "--mesh",
+        "inv.msh",
+        "--traction",
+        "load",
+        "0",
+        "0",
+        "-1",
+    ];
+    let err = fails(
+        &dir,
+        &args,
+        &[
+            "Gmsh element 1042 in physical group \"solid\" is inverted",
+            "det J",
+        ],
+    );
+    // Not the internal index (1), nor the 1-based position (2).
+    assert!(
+        !err.contains("element 1 ") && !err.contains("element 2"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn fem_mesh_names_its_sets() {
     let dir = scratch("fem-mesh");

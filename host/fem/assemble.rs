@@ -75,7 +75,7 @@ fn cpu_by<T: Real + Send + Sync>(
             let x = mesh.element_coords(e).map(|p| p.map(T::from_f64));
             let ke = formulation.element_stiffness(&x, lame(e)).map_err(|j| {
                 FemError::InvertedElement {
-                    element: e,
+                    element: mesh.element_id(e),
                     gauss: j.gauss,
                     det: j.det,
                 }
@@ -119,7 +119,7 @@ pub fn serial_materials(
         let ke = formulation
             .element_stiffness(&mesh.element_coords(e), lame)
             .map_err(|j| FemError::InvertedElement {
-                element: e,
+                element: mesh.element_id(e),
                 gauss: j.gauss,
                 det: j.det,
             })?;
@@ -223,7 +223,7 @@ fn atomic_by<T: AtomicReal>(
             formulation
                 .element_stiffness(&x, lame(e))
                 .map_err(|j| FemError::InvertedElement {
-                    element: e,
+                    element: mesh.element_id(e),
                     gauss: j.gauss,
                     det: j.det,
                 })?;

@@ -174,10 +174,10 @@ pub enum CaseError {
         group: String,
         what: &'static str,
     },
-    #[error("{key}: element {element} is already in {other} (a hexahedron takes one material)")]
+    #[error("{key}: {element} is already in {other} (a hexahedron takes one material)")]
     Overlap {
         key: String,
-        element: u32,
+        element: super::ElementId,
         other: String,
     },
     #[error("{key}: no component fixed (use x, y, z or \"all\")")]
@@ -343,7 +343,7 @@ impl Problem {
                 if let Some(j) = owner[e as usize] {
                     return Err(CaseError::Overlap {
                         key,
-                        element: e,
+                        element: mesh.mesh.element_id(e as usize),
                         other: format!("material[{j}] ({:?})", case.materials[j].group),
                     });
                 }

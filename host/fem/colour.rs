@@ -94,7 +94,8 @@ pub fn verify(mesh: &Mesh, colouring: &Colouring) -> Result<(), FemError> {
             counted += 1;
             if colouring.colour_of.get(e as usize) != Some(&c) {
                 return Err(FemError::MeshSize(format!(
-                    "colouring lists element {e} under colour {c} but records {:?}",
+                    "colouring lists {} under colour {c} but records {:?}",
+                    mesh.element_id(e as usize),
                     colouring.colour_of.get(e as usize)
                 )));
             }
@@ -102,8 +103,8 @@ pub fn verify(mesh: &Mesh, colouring: &Colouring) -> Result<(), FemError> {
                 let slot = &mut owner[n as usize];
                 if slot.0 == c && slot.1 != e {
                     return Err(FemError::ColourConflict {
-                        first: slot.1 as usize,
-                        second: e as usize,
+                        first: mesh.element_id(slot.1 as usize),
+                        second: mesh.element_id(e as usize),
                         node: n,
                         colour: c,
                     });

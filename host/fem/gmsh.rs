@@ -72,6 +72,28 @@ impl GmshMesh {
     pub fn group(&self, name: &str) -> Option<&PhysicalGroup> {
         self.groups.iter().find(|g| g.name == name)
     }
+
+    /// `e` with the physical volume of each element it names, so the user can find it in Gmsh.
+    pub fn name_group(&self, mut e: FemError) -> FemError {
+        for id in e.elements_mut() {
+            id.group = self.volume_of(id.index);
+        }
+        e
+    }
+
+    /// The name (else the tag) of the first physical volume holding element `index`.
+    pub fn volume_of(&self, index: usize) -> Option<String> {
+        // A group's hexahedra are indexed in file order, so its list is sorted.
+        let g = self
+            .groups
+            .iter()
+            .find(|g| g.dim == 3 && g.elements.binary_search(&(index as u32)).is_ok())?;
+        Some(if g.name.is_empty() {
+            g.tag.to_string()
+        } else {
+            format!("{:?}", g.name)
+        })
+    }
 }
 
 /// Reads the hexahedra of a `.msh` file (2.2 or 4.1, ASCII or binary); other element types
@@ -285,6 +307,7 @@ pub fn parse_gmsh(bytes: &[u8], name: &str) -> Result<GmshMesh, FemError> {
                 let mut conn = Vec::new();
                 let mut element = |r: &mut Cursor<'_>,
                                    etype: i32,
+                                   etag: u64,
                                    n: usize,
                                    tag_at: usize,
                                    phys: &[i32],
@@ -303,6 +326,7 @@ pub fn parse_gmsh(bytes: &[u8], name: &str) -> Result<GmshMesh, FemError> {
                         let mut c = [0u32; 8];
                         c.copy_from_slice(&conn);
                         mesh.elements.push(c);
+                        mesh.element_tags.push(etag);
                         mesh.elements.len() as u32 - 1
                     });
                     for &p in phys {
@@ -325,8 +349,8 @@ pub fn parse_gmsh(bytes: &[u8], name: &str) -> Result<GmshMesh, FemError> {
                         let phys = entities.get(&(dim, entity)).cloned().unwrap_or_default();
                         for _ in 0..count {
                             let at = r.here();
-                            r.size()?;
-                            element(&mut r, etype, n, at, &phys, dim)?;
+                            let etag = r.size()?;
+                            element(&mut r, etype, etag, n, at, &phys, dim)?;
                         }
                     }
                 } else {
@@ -334,13 +358,13 @@ pub fn parse_gmsh(bytes: &[u8], name: &str) -> Result<GmshMesh, FemError> {
                     let mut read = 0;
                     while read < total {
                         // ASCII: one element per line; binary: blocks of one type and tag count.
-                        let (eat, etype, follow, ntags) = match r.enc {
+                        let (eat, etype, follow, ntags, ascii_tag) = match r.enc {
                             Encoding::Ascii => {
                                 let at = r.here();
-                                r.int()?;
-                                (at, r.int()?, 1, r.int()?)
+                                let tag = r.int()?;
+                                (at, r.int()?, 1, r.int()?, tag)
                             }
-                            Encoding::Binary { .. } => (r.here(), r.int()?, r.int()?, r.int()?),
+                            Encoding::Binary { .. } => (r.here(), r.int()?, r.int()?, r.int()?, 0),
                         };
                         let n = nodes_per_element(etype).ok_or_else(|| {
                             r.err_at(eat, format!("element type {etype} is not supported"))
@@ -361,13 +385,19 @@ pub fn parse_gmsh(bytes: &[u8], name: &str) -> Result<GmshMesh, FemError> {
                             } else {
                                 r.here()
                             };
-                            if let Encoding::Binary { .. } = r.enc {
-                                r.int()?;
-                            }
+                            let etag = match r.enc {
+                                Encoding::Ascii => ascii_tag,
+                                Encoding::Binary { .. } => r.int()?,
+                            };
+                            // A negative number names no element the user could look up.
+                            let etag = u64::try_from(etag).map_err(|_| {
+                                r.err_at(at, format!("element tag {etag} is negative"))
+                            })?;
                             // Tags: physical, then geometrical entity, then partitions.
                             let t = (0..ntags).map(|_| r.int()).collect::<Result<Vec<_>, _>>()?;
                             let phys = t.first().copied().filter(|&p| p != 0);
-                            element(&mut r, etype, n, at, phys.as_slice(), element_dim(etype))?;
+                            let dim = element_dim(etype);
+                            element(&mut r, etype, etag, n, at, phys.as_slice(), dim)?;
                         }
                         read += follow;
                     }

@@ -76,7 +76,16 @@ fn expected() -> (Mesh, [[u32; 4]; 2]) {
         nodes.extend([[x, 0.0, 0.0], [x, 1.0, 0.0], [x, 1.0, 1.0], [x, 0.0, 1.0]]);
     }
     let elements = vec![[0, 4, 5, 1, 3, 7, 6, 2], [4, 8, 9, 5, 7, 11, 10, 6]];
-    (Mesh { nodes, elements }, [[0, 1, 2, 3], [8, 9, 10, 11]])
+    // Every variant below writes the hexahedra as elements 3 and 4 (after the two quadrangles).
+    let element_tags = vec![3, 4];
+    (
+        Mesh {
+            nodes,
+            elements,
+            element_tags,
+        },
+        [[0, 1, 2, 3], [8, 9, 10, 11]],
+    )
 }
 
 fn check(g: &GmshMesh, what: &str) {
@@ -354,4 +363,56 @@ fn bad_headers_and_counts_are_named() {
 
 fn find(hay: &[u8], needle: &[u8]) -> usize {
     hay.windows(needle.len()).position(|w| w == needle).unwrap()
+}
+
+/// Errors about an element name its tag in the file and its physical volume, never the reader's
+/// 0-based index: a sparse tag (1042) for an inside-out second hexahedron.
+#[test]
+fn element_errors_name_the_gmsh_tag() {
+    let hexes = "3 3 5 2\n3 10 50 60 20 40 80 70 30\n4 50 90 100 60 80 120 110 70\n";
+    let inverted = "3 3 5 2\n17 10 50 60 20 40 80 70 30\n1042 80 120 110 70 50 90 100 60\n";
+    assert!(ASCII_41.contains(hexes));
+    let text = ASCII_41.replace(hexes, inverted);
+    let g = mesh::parse_gmsh(text.as_bytes(), "inv.msh").unwrap();
+    assert_eq!(g.mesh.element_tags, [17, 1042]);
+    let e = super::validate(&g.mesh, &super::case::DEFAULT_MATERIAL).unwrap_err();
+    assert!(
+        matches!(&e, FemError::InvertedElement { element, .. } if element.index == 1),
+        "{e}"
+    );
+    assert!(
+        e.to_string().starts_with("Gmsh element 1042 is inverted"),
+        "{e}"
+    );
+    let e = g.name_group(e).to_string();
+    assert!(
+        e.starts_with("Gmsh element 1042 in physical group \"solid\" is inverted"),
+        "{e}"
+    );
+    // Both elements of a colour conflict are named, each with its volume.
+    let both = super::colour::Colouring {
+        colour_of: vec![0, 0],
+        groups: vec![vec![0, 1]],
+    };
+    let e = super::colour::verify(&g.mesh, &both).unwrap_err();
+    let e = g.name_group(e).to_string();
+    assert!(
+        e.starts_with(
+            "colouring is invalid: Gmsh element 17 in physical group \"solid\" and Gmsh element \
+             1042 in physical group \"solid\" share node"
+        ),
+        "{e}"
+    );
+    // A negative element tag names nothing the user could look up: refused on its line (4.1
+    // reads tags as unsigned sizes, 2.2 as signed ints).
+    let negative = ASCII_41.replace(hexes, &inverted.replace("1042", "-5"));
+    let e = mesh::parse_gmsh(negative.as_bytes(), "neg.msh").unwrap_err();
+    assert!(e.to_string().starts_with("neg.msh:53: \"-5\""), "{e}");
+    let negative = ascii_22().replace("\n4 5 2 7 3 ", "\n-5 5 2 7 3 ");
+    let line = negative.lines().position(|l| l.starts_with("-5 ")).unwrap() + 1;
+    let e = mesh::parse_gmsh(negative.as_bytes(), "neg22.msh").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("neg22.msh:{line}: element tag -5 is negative"),
+    );
 }

@@ -63,7 +63,11 @@ pub fn cantilever(size: [f64; 3], cells: [usize; 3]) -> Result<Mesh, FemError> {
             }
         }
     }
-    Ok(Mesh { nodes, elements })
+    Ok(Mesh {
+        nodes,
+        elements,
+        element_tags: Vec::new(),
+    })
 }
 
 pub use super::gmsh::{GmshMesh, PhysicalGroup, parse_gmsh, parse_msh, read_gmsh, read_msh};

@@ -38,9 +38,50 @@ use std::path::PathBuf;
 pub struct Mesh {
     pub nodes: Vec<[f64; 3]>,
     pub elements: Vec<[u32; NODES]>,
+    /// Each element's tag in the `.msh` file it was read from (sparse, any order), so that errors
+    /// name the element the user can find in Gmsh; empty for generated or array meshes.
+    pub element_tags: Vec<u64>,
+}
+
+/// An element as errors name it: by its Gmsh tag when the mesh has tags, else by its 1-based
+/// position (internal 0-based indices mean nothing to a user).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ElementId {
+    /// 0-based index into [`Mesh::elements`].
+    pub index: usize,
+    /// The `.msh` element tag.
+    pub tag: Option<u64>,
+    /// The physical volume holding the element, when known ([`mesh::GmshMesh::name_group`]).
+    pub group: Option<String>,
+}
+
+impl std::fmt::Display for ElementId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.tag {
+            Some(tag) => write!(f, "Gmsh element {tag}")?,
+            None => write!(
+                f,
+                "element {} (numbered from 1 in mesh order)",
+                self.index + 1
+            )?,
+        }
+        match &self.group {
+            Some(g) => write!(f, " in physical group {g}"),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Mesh {
+    /// Element `e` as errors name it.
+    pub fn element_id(&self, e: usize) -> ElementId {
+        ElementId {
+            index: e,
+            tag: self.element_tags.get(e).copied(),
+            group: None,
+        }
+    }
+
     /// The coordinates of element `e`'s nodes (indices must be in range: see [`validate`]).
     pub fn element_coords(&self, e: usize) -> [[f64; 3]; NODES] {
         self.elements[e].map(|n| self.nodes[n as usize])
@@ -171,30 +212,30 @@ pub enum FemError {
     #[error("the mesh has no elements")]
     EmptyMesh,
     #[error(
-        "element {element} refers to node {node}, but the mesh has {nodes} nodes (indices \
+        "{element} refers to node {node}, but the mesh has {nodes} nodes (indices \
          0..{nodes}){}",
         if *one_based { "; the indices look 1-based (as Gmsh numbers nodes): subtract 1" } else { "" }
     )]
     NodeOutOfRange {
-        element: usize,
+        element: ElementId,
         node: u32,
         nodes: usize,
         /// No index is 0 and the largest is `nodes`: numbered from 1.
         one_based: bool,
     },
-    #[error("element {element} has non-finite coordinates at node {node}")]
-    NonFiniteNode { element: usize, node: u32 },
+    #[error("{element} has non-finite coordinates at node {node}")]
+    NonFiniteNode { element: ElementId, node: u32 },
     #[error(
-        "element {element} names node {node} twice: collapsed (degenerate) hexahedra are not \
+        "{element} names node {node} twice: collapsed (degenerate) hexahedra are not \
          supported"
     )]
-    RepeatedNode { element: usize, node: u32 },
+    RepeatedNode { element: ElementId, node: u32 },
     #[error(
-        "element {element} is inverted or degenerate: det J = {det:e} ≤ 0 at Gauss point {gauss} \
+        "{element} is inverted or degenerate: det J = {det:e} ≤ 0 at Gauss point {gauss} \
          (nodes must follow VTK hexahedron order)"
     )]
     InvertedElement {
-        element: usize,
+        element: ElementId,
         gauss: usize,
         det: f64,
     },
@@ -217,11 +258,11 @@ pub enum FemError {
     #[error("{path}: no hexahedra (Gmsh element type 5) in the mesh")]
     NoHexahedra { path: String },
     #[error(
-        "colouring is invalid: elements {first} and {second} share node {node} but both have colour {colour}"
+        "colouring is invalid: {first} and {second} share node {node} but both have colour {colour}"
     )]
     ColourConflict {
-        first: usize,
-        second: usize,
+        first: ElementId,
+        second: ElementId,
         node: u32,
         colour: u32,
     },
@@ -263,6 +304,20 @@ pub enum FemError {
     NoBbarKernel(&'static str),
     #[error("{0}")]
     Case(#[from] case::CaseError),
+}
+
+impl FemError {
+    /// The elements an error names, for adding what the caller knows of them.
+    pub fn elements_mut(&mut self) -> Vec<&mut ElementId> {
+        match self {
+            FemError::NodeOutOfRange { element, .. }
+            | FemError::NonFiniteNode { element, .. }
+            | FemError::RepeatedNode { element, .. }
+            | FemError::InvertedElement { element, .. } => vec![element],
+            FemError::ColourConflict { first, second, .. } => vec![first, second],
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// Checks the cantilever's end load: NaN broke CG down as if the system were singular, zero gave
@@ -338,7 +393,7 @@ pub fn validate(mesh: &Mesh, material: &Material) -> Result<(), FemError> {
             .find(|&&n| n as usize >= nodes)
             .expect("in this element");
         return Err(FemError::NodeOutOfRange {
-            element,
+            element: mesh.element_id(element),
             node,
             nodes,
             one_based: lo >= 1 && hi as usize == nodes,
@@ -353,7 +408,7 @@ pub fn validate(mesh: &Mesh, material: &Material) -> Result<(), FemError> {
             for &n in conn {
                 if !mesh.nodes[n as usize].iter().all(|v| v.is_finite()) {
                     return Err(FemError::NonFiniteNode {
-                        element: e,
+                        element: mesh.element_id(e),
                         node: n,
                     });
                 }
@@ -363,7 +418,7 @@ pub fn validate(mesh: &Mesh, material: &Material) -> Result<(), FemError> {
             for (i, &n) in conn.iter().enumerate() {
                 if conn[..i].contains(&n) {
                     return Err(FemError::RepeatedNode {
-                        element: e,
+                        element: mesh.element_id(e),
                         node: n,
                     });
                 }
@@ -371,7 +426,7 @@ pub fn validate(mesh: &Mesh, material: &Material) -> Result<(), FemError> {
             dev::element_geometry(&mesh.element_coords(e))
                 .map(|_| ())
                 .map_err(|j| FemError::InvertedElement {
-                    element: e,
+                    element: mesh.element_id(e),
                     gauss: j.gauss,
                     det: j.det,
                 })

@@ -73,7 +73,7 @@ pub fn element_centre_materials(
             let det = dev::det3(&j);
             if det.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
                 return Err(FemError::InvertedElement {
-                    element: e,
+                    element: mesh.element_id(e),
                     gauss: dev::GAUSS,
                     det,
                 });
@@ -90,7 +90,7 @@ pub fn element_centre_materials(
                     // Valid at the centre implies nothing about the Gauss points: checked here.
                     let geom =
                         dev::element_geometry(&x).map_err(|j| FemError::InvertedElement {
-                            element: e,
+                            element: mesh.element_id(e),
                             gauss: j.gauss,
                             det: j.det,
                         })?;

@@ -95,11 +95,11 @@ fn bad_input_is_named() {
         matches!(
             e,
             FemError::NodeOutOfRange {
-                element: 1,
+                ref element,
                 node: 99,
                 nodes: 12,
                 one_based: false
-            }
+            } if element.index == 1
         ),
         "{e}"
     );
@@ -130,17 +130,22 @@ fn bad_input_is_named() {
     m.elements[1] = [c[4], c[5], c[6], c[7], c[0], c[1], c[2], c[3]];
     let e = validate(&m, &STEEL).unwrap_err();
     assert!(
-        matches!(e, FemError::InvertedElement { element: 1, .. }),
+        matches!(e, FemError::InvertedElement { ref element, .. } if element.index == 1),
         "{e}"
     );
-    assert!(e.to_string().contains("element 1"));
+    // A generated mesh has no tags: the element is counted from 1, and the text says so.
+    assert!(
+        e.to_string()
+            .starts_with("element 2 (numbered from 1 in mesh order) is inverted"),
+        "{e}"
+    );
     // A collapsed hexahedron (a wedge written as a hex) names a node twice.
     let mut m = good.clone();
     let c = m.elements[1];
     m.elements[1][7] = c[6];
     let e = validate(&m, &STEEL).unwrap_err();
     assert!(
-        matches!(e, FemError::RepeatedNode { element: 1, node } if node == c[6]),
+        matches!(e, FemError::RepeatedNode { ref element, node } if element.index == 1 && node == c[6]),
         "{e}"
     );
     for (young, poisson) in [(0.0, 0.3), (-1.0, 0.3), (f64::NAN, 0.3)] {
@@ -184,10 +189,17 @@ fn greedy_colouring_is_valid_and_tight_on_a_grid() {
         matches!(
             e,
             FemError::ColourConflict {
-                first: 0,
-                second: 1,
+                ref first,
+                ref second,
                 ..
-            }
+            } if first.index == 0 && second.index == 1
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().starts_with(
+            "colouring is invalid: element 1 (numbered from 1 in mesh order) and element 2 \
+             (numbered from 1 in mesh order) share node"
         ),
         "{e}"
     );
@@ -402,7 +414,11 @@ fn msh_binary_and_huge_counts() {
 fn msh_round_trip_and_errors_name_the_line() {
     let m = jittered([3, 2, 2], 6);
     let text = to_msh(&m);
-    let back = mesh::parse_msh(&text, "beam.msh").unwrap();
+    let mut back = mesh::parse_msh(&text, "beam.msh").unwrap();
+    // The file's element tags (from 2, after the quadrangle) come along; the rest is the mesh.
+    let tags: Vec<u64> = (2..m.elements.len() as u64 + 2).collect();
+    assert_eq!(back.element_tags, tags);
+    back.element_tags.clear();
     assert_eq!(back, m);
     let expect_line = |t: &str, line: usize, needle: &str| {
         let e = mesh::parse_msh(t, "x.msh").unwrap_err();

@@ -390,6 +390,7 @@ fn fem_assemble<'py>(
             .chunks_exact(8)
             .map(|c| std::array::from_fn(|k| c[k]))
             .collect(),
+        element_tags: Vec::new(),
     };
     let material = Material { young, poisson };
     let b = backend(backend_choice)?;

@@ -369,9 +369,11 @@ fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
     let backend = select(choice)?;
     let m = &g.mesh;
     warpkit::fem::check_memory(m.elements.len(), m.nodes.len(), backend.is_gpu())?;
-    validate(m, &problem.materials.table[0])?;
+    // Element errors name the physical volume too, to find the element in Gmsh.
+    let named = |e| g.name_group(e);
+    validate(m, &problem.materials.table[0]).map_err(named)?;
     let c = colour::greedy(m);
-    colour::verify(m, &c)?;
+    colour::verify(m, &c).map_err(named)?;
     let p = csr::Pattern::new(m)?;
     let fixed = problem.fixed_dofs(m);
     let clamped = fixed.chunks(3).filter(|d| d.contains(&true)).count();
@@ -401,7 +403,9 @@ fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
     let assembler =
         warpkit::fem::Assembler::<f64>::new(&backend, m, &c, &p).with_formulation(formulation);
     let method = warpkit::fem::Method::or_host(&backend, strategy);
-    let k = assembler.assemble_materials(method, materials)?;
+    let k = assembler
+        .assemble_materials(method, materials)
+        .map_err(named)?;
     drop(assembler);
     if let Some(path) = &a.mtx {
         export::matrix_market(path, &p, &k)?;
@@ -427,7 +431,7 @@ fn fem_mesh(choice: BackendChoice, a: MeshArgs) -> Result<()> {
         v(r.reaction)
     );
     if let Some(path) = &a.vtu {
-        let s = stress::element_centre_materials(m, materials, formulation, u)?;
+        let s = stress::element_centre_materials(m, materials, formulation, u).map_err(named)?;
         export::vtu(path, m, u, Some(&s))?;
         println!("wrote {}", path.display());
     }
