@@ -90,7 +90,7 @@ pub enum BodiesFileError {
 
 /// Bodies from a file: `.npy` (N×4 x, y, z, m) by its extension, else a snapshot (Gadget 1/2,
 /// or HDF5 with the `hdf5` feature; every particle type's positions and masses). The one
-/// reader of `gravity --input` and `neighbours --input`.
+/// reader of `gravity --input`, and of `neighbours --input` through [`read_particles_file`].
 pub fn read_bodies_file(path: &std::path::Path) -> Result<Vec<Body>, BodiesFileError> {
     if path
         .extension()
@@ -109,6 +109,21 @@ pub fn read_bodies_file(path: &std::path::Path) -> Result<Vec<Body>, BodiesFileE
             m: m as f32,
         })
         .collect())
+}
+
+/// [`read_bodies_file`] for the neighbour search: a `.npy` file may also be N×5, its fifth column
+/// each particle's smoothing length (returned beside the bodies); a snapshot's particles come
+/// without.
+pub fn read_particles_file(
+    path: &std::path::Path,
+) -> Result<(Vec<Body>, Option<Vec<f32>>), BodiesFileError> {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+    {
+        return Ok(npy::read_particles(path)?);
+    }
+    Ok((read_bodies_file(path)?, None))
 }
 
 /// Two bodies at the same position (−0 and +0 alike), if any: with ε = 0 their mutual force

@@ -1,8 +1,9 @@
 //! NumPy `.npy` input and output for side-by-side runs with other codes: bodies as an N×4 float
-//! array (x, y, z, m) in, accelerations as N×3 float32 out. The format (header dict, byte order,
-//! C or Fortran order) is the `npyz` crate's; this module adds what a file from outside needs
-//! before npyz sees it: every length in the header checked against the bytes present, so a bad
-//! header is an error, never a panic or an allocation the file cannot fill.
+//! array (x, y, z, m) in (N×5 with each particle's smoothing length for the neighbour search),
+//! accelerations as N×3 float32 and neighbour lists as int64 out. The format (header dict, byte
+//! order, C or Fortran order) is the `npyz` crate's; this module adds what a file from outside
+//! needs before npyz sees it: every length in the header checked against the bytes present, so a
+//! bad header is an error, never a panic or an allocation the file cannot fill.
 
 use crate::device::bh::{Accel, Body};
 use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
@@ -18,10 +19,11 @@ pub enum NpyError {
     },
     #[error("{path}: not a .npy file ({reason})")]
     Format { path: String, reason: String },
-    #[error("{path}: expected an N×{cols} array of float32/float64, found {found}")]
+    #[error("{path}: expected an {want} array of float32/float64, found {found}")]
     Shape {
         path: String,
-        cols: usize,
+        /// The shapes accepted, e.g. "N×4".
+        want: String,
         found: String,
     },
     #[error(
@@ -47,16 +49,44 @@ enum Refusal {
 /// Reads an N×4 array of (x, y, z, m), float32 or float64 (converted), either byte order, C or
 /// Fortran order.
 pub fn read_bodies(path: &Path) -> Result<Vec<Body>, NpyError> {
+    let (v, _) = read_file(path, &[4])?;
+    Ok(v.chunks_exact(4).map(body).collect())
+}
+
+/// Reads an N×4 array of (x, y, z, m) or an N×5 array of (x, y, z, m, h) as [`read_bodies`]
+/// does: the bodies, and the smoothing lengths when the file has them.
+pub fn read_particles(path: &Path) -> Result<(Vec<Body>, Option<Vec<f32>>), NpyError> {
+    let (v, cols) = read_file(path, &[4, 5])?;
+    let bodies = v.chunks_exact(cols).map(body).collect();
+    let h = (cols == 5).then(|| v.chunks_exact(5).map(|r| r[4]).collect());
+    Ok((bodies, h))
+}
+
+fn body(r: &[f32]) -> Body {
+    Body {
+        x: r[0],
+        y: r[1],
+        z: r[2],
+        m: r[3],
+    }
+}
+
+/// A file's N×c array for a `c` in `cols`, as row-major float32, and its `c`.
+fn read_file(path: &Path, cols: &[usize]) -> Result<(Vec<f32>, usize), NpyError> {
     let p = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| NpyError::Io {
         path: p.clone(),
         source,
     })?;
-    let v = read_rows(&bytes, 4).map_err(|r| match r {
+    read_rows(&bytes, cols).map_err(|r| match r {
         Refusal::Format(reason) => NpyError::Format { path: p, reason },
         Refusal::Shape(found) => NpyError::Shape {
             path: p,
-            cols: 4,
+            want: cols
+                .iter()
+                .map(|c| format!("N×{c}"))
+                .collect::<Vec<_>>()
+                .join(" or "),
             found,
         },
         Refusal::Range(row, col, value) => NpyError::Range {
@@ -65,15 +95,7 @@ pub fn read_bodies(path: &Path) -> Result<Vec<Body>, NpyError> {
             col,
             value,
         },
-    })?;
-    Ok(v.chunks_exact(4)
-        .map(|b| Body {
-            x: b[0],
-            y: b[1],
-            z: b[2],
-            m: b[3],
-        })
-        .collect())
+    })
 }
 
 /// The header's length field against the bytes after it: npyz allocates that many bytes before
@@ -99,8 +121,9 @@ fn check_header_length(bytes: &[u8]) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// An N×`cols` float array from a `.npy` file's bytes, as row-major float32.
-fn read_rows(bytes: &[u8], cols: usize) -> Result<Vec<f32>, Refusal> {
+/// An N×c float array from a `.npy` file's bytes for a `c` in `allowed`, as row-major float32,
+/// and its `c`.
+fn read_rows(bytes: &[u8], allowed: &[usize]) -> Result<(Vec<f32>, usize), Refusal> {
     check_header_length(bytes)?;
     let npy = NpyFile::new(bytes).map_err(|e| Refusal::Format(e.to_string()))?;
     let header = npy.header().clone();
@@ -121,9 +144,9 @@ fn read_rows(bytes: &[u8], cols: usize) -> Result<Vec<f32>, Refusal> {
     let &[n, c] = header.shape() else {
         return Err(refuse());
     };
-    if c != cols as u64 {
+    let Some(&cols) = allowed.iter().find(|&&a| a as u64 == c) else {
         return Err(refuse());
-    }
+    };
     // Checked here, not by npyz (its element count is an unchecked product): a shape can claim
     // more than usize holds (a (2^62, 4) shape); the bytes present bound what is read.
     let data = npy.into_inner();
@@ -160,13 +183,14 @@ fn read_rows(bytes: &[u8], cols: usize) -> Result<Vec<f32>, Refusal> {
         v.into_iter().map(|x| x as f32).collect()
     };
     if !fortran {
-        return Ok(flat);
+        return Ok((flat, cols));
     }
     // Fortran order stores column by column: element (i, j) at j·n + i.
     let n = flat.len() / cols;
-    Ok((0..n * cols)
+    let rows = (0..n * cols)
         .map(|k| flat[(k % cols) * n + k / cols])
-        .collect())
+        .collect();
+    Ok((rows, cols))
 }
 
 /// Writes `rows` × `cols` float32 values as a C-order `.npy` file, completely or not at all
@@ -182,6 +206,25 @@ pub fn write_f32(path: &Path, values: &[f32], cols: usize) -> Result<(), NpyErro
             .writer(w)
             .begin_nd()?;
         npy.extend(values[..rows * cols].iter().copied())?;
+        npy.finish()
+    })
+    .map_err(|source| NpyError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Writes `values` as a one-dimensional int64 `.npy` file, completely or not at all (the CSR
+/// offsets and indices of the neighbour lists: the index type of `scipy.sparse` at any size).
+pub fn write_i64(path: &Path, values: impl ExactSizeIterator<Item = i64>) -> Result<(), NpyError> {
+    let len = values.len() as u64;
+    crate::files::write_atomically(path, |w| {
+        let mut npy = npyz::WriteOptions::new()
+            .default_dtype()
+            .shape(&[len])
+            .writer(w)
+            .begin_nd()?;
+        npy.extend(values)?;
         npy.finish()
     })
     .map_err(|source| NpyError::Io {
@@ -301,6 +344,48 @@ mod tests {
         assert_eq!((10 + len) % 16, 0);
         assert_eq!(bytes.len(), 10 + len + 24);
         assert_eq!(&bytes[10 + len + 20..], &6.0f32.to_le_bytes());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// N×5 rows carry h: `read_particles` takes N×4 or N×5, `read_bodies` N×4 only.
+    #[test]
+    fn five_columns_carry_h() {
+        let dir = scratch("h");
+        let path = dir.join("p.npy");
+        let rows: Vec<f32> = (1..=10).map(|v| v as f32).collect();
+        write_f32(&path, &rows, 5).unwrap();
+        let (b, h) = read_particles(&path).unwrap();
+        assert_eq!(b, bodies_of(&[[1.0, 2.0, 3.0, 4.0], [6.0, 7.0, 8.0, 9.0]]));
+        assert_eq!(h, Some(vec![5.0, 10.0]));
+        let e = read_bodies(&path).unwrap_err();
+        assert!(e.to_string().contains("expected an N×4 array"), "{e}");
+        write_f32(&path, &rows[..8], 4).unwrap();
+        assert_eq!(
+            read_particles(&path).unwrap(),
+            (read_bodies(&path).unwrap(), None)
+        );
+        write_f32(&path, &rows[..9], 3).unwrap();
+        let e = read_particles(&path).unwrap_err();
+        assert!(
+            e.to_string().contains("expected an N×4 or N×5 array"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The int64 writer: a 1-D '<i8' array, values little-endian.
+    #[test]
+    fn int64_layout() {
+        let dir = scratch("i64");
+        let path = dir.join("a.npy");
+        write_i64(&path, [0i64, 3, -1].into_iter()).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        let header = std::str::from_utf8(&bytes[10..10 + len]).unwrap();
+        assert!(header.contains("'descr': '<i8'"), "{header}");
+        assert!(header.contains("'shape': (3,"), "{header}");
+        assert_eq!(bytes.len(), 10 + len + 24);
+        assert_eq!(&bytes[10 + len + 16..], &(-1i64).to_le_bytes());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

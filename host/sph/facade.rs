@@ -2,7 +2,7 @@
 //! ([`super::gpu::DeviceSph`]) and the CPU twins ([`super::cpu`]).
 
 use super::gpu::{DeviceSph, SphGpuError};
-use super::{Criterion, HIteration, HParams, Method, SmoothingKernel, cpu};
+use super::{Criterion, HIteration, HParams, Method, Neighbours, SmoothingKernel, cpu};
 use crate::backend::Backend;
 use crate::device::bh::Body;
 use std::time::Instant;
@@ -18,6 +18,9 @@ pub struct SearchOptions {
     pub guess: bool,
     /// Also sum the density with this kernel.
     pub density: Option<SmoothingKernel>,
+    /// Also fill the CSR neighbour lists (of `criterion`), refused past this many entries
+    /// ([`super::check_pairs`]).
+    pub lists: Option<u64>,
 }
 
 /// A search's results; times in ms (GPU: CUDA events, CPU: wall time).
@@ -30,6 +33,9 @@ pub struct Search {
     pub tree_ms: Option<(f64, f64)>,
     pub iteration: Option<(HIteration, f64)>,
     pub density: Option<(Vec<f32>, f64)>,
+    /// The CSR lists when asked for (rows ascending); `counts` are then their row lengths and
+    /// `count_ms` the time of the lists' count, scan and fill.
+    pub neighbours: Option<Neighbours>,
 }
 
 /// Counts (optionally after iterating h, optionally with the density) of `bodies` with `h`.
@@ -47,7 +53,16 @@ pub fn search(
                 Some(hp) => Some(d.iterate_h(g, o.method, hp, o.guess)?),
                 None => None,
             };
-            let (counts, count_ms) = d.counts(g, o.method, o.criterion)?;
+            let (counts, count_ms, neighbours) = match o.lists {
+                Some(max_pairs) => {
+                    let (nb, ms) = d.neighbours(g, o.method, o.criterion, max_pairs)?;
+                    (nb.counts(), ms, Some(nb))
+                }
+                None => {
+                    let (counts, ms) = d.counts(g, o.method, o.criterion)?;
+                    (counts, ms, None)
+                }
+            };
             let density = match o.density {
                 Some(k) => Some(d.density(g, o.method, k)?),
                 None => None,
@@ -59,6 +74,7 @@ pub fn search(
                 tree_ms,
                 iteration,
                 density,
+                neighbours,
             })
         }
         Backend::Cpu => {
@@ -73,7 +89,13 @@ pub fn search(
                 None => (h, None),
             };
             let t = Instant::now();
-            let counts = cpu::counts(o.method, bodies, &h, o.criterion)?;
+            let (counts, neighbours) = match o.lists {
+                Some(max_pairs) => {
+                    let nb = cpu::neighbours(o.method, bodies, &h, o.criterion, max_pairs)?;
+                    (nb.counts(), Some(nb))
+                }
+                None => (cpu::counts(o.method, bodies, &h, o.criterion)?, None),
+            };
             let count_ms = t.elapsed().as_secs_f64() * 1e3;
             let density = match o.density {
                 Some(k) => {
@@ -90,6 +112,7 @@ pub fn search(
                 tree_ms: None,
                 iteration,
                 density,
+                neighbours,
             })
         }
     }

@@ -288,6 +288,33 @@ fn h_iteration_converges_or_names_the_particles_that_do_not() {
     assert!(r.unconverged.len() < 200, "{}", r.report());
 }
 
+/// The one-call search with lists: after the h iteration, the lists are the brute force's at
+/// the final h and the counts their row lengths; a limit below the total is refused.
+#[test]
+fn search_with_lists_equals_brute_force_at_the_iterated_h() {
+    let b = scene::generate(Scene::Plummer, 1200, 9);
+    let backend = crate::backend::Backend::Cpu;
+    let mut o = SearchOptions {
+        method: Method::Group,
+        criterion: Criterion::Symmetric,
+        iterate: Some(HParams {
+            target: 24.0,
+            ..HParams::default()
+        }),
+        guess: true,
+        density: Some(SmoothingKernel::CubicSpline),
+        lists: Some(DEFAULT_MAX_PAIRS),
+    };
+    let s = search(&backend, &b, vec![0.1; b.len()], &o).unwrap();
+    let nb = s.neighbours.unwrap();
+    assert_eq!(nb, brute_lists(&b, &s.h, Criterion::Symmetric));
+    assert_eq!(s.counts, nb.counts());
+    assert!(s.density.is_some());
+    o.lists = Some(nb.list.len() as u64 - 1);
+    let e = search(&backend, &b, vec![0.1; b.len()], &o).err().unwrap();
+    assert!(e.to_string().contains("over the limit"), "{e}");
+}
+
 fn cpu_dist(a: &Body, b: &Body) -> f64 {
     (dev::dist2(a.pos(), b.pos()) as f64).sqrt()
 }

@@ -3,10 +3,13 @@
 //! warpkit works, and turns every warpkit error into a Python `ValueError` (bad input) or
 //! `RuntimeError` (the device).
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use warpkit::backend::{Backend, BackendChoice};
 use warpkit::bh::gpu::{BhError, Traversal};
@@ -17,16 +20,7 @@ use warpkit::device::bh::Body;
 /// than most calls.
 fn backend(choice: &str) -> PyResult<Backend> {
     static CACHE: OnceLock<Mutex<HashMap<String, Backend>>> = OnceLock::new();
-    let c = match choice {
-        "auto" => BackendChoice::Auto,
-        "gpu" => BackendChoice::Gpu,
-        "cpu" => BackendChoice::Cpu,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "backend must be \"auto\", \"gpu\" or \"cpu\", not {other:?}"
-            )));
-        }
-    };
+    let c = backend_choice(choice)?;
     let mut cache = CACHE
         .get_or_init(|| Mutex::new(HashMap::new()))
         .lock()
@@ -38,6 +32,17 @@ fn backend(choice: &str) -> PyResult<Backend> {
         warpkit::backend::select(c).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     cache.insert(choice.to_string(), b.clone());
     Ok(b)
+}
+
+fn backend_choice(choice: &str) -> PyResult<BackendChoice> {
+    match choice {
+        "auto" => Ok(BackendChoice::Auto),
+        "gpu" => Ok(BackendChoice::Gpu),
+        "cpu" => Ok(BackendChoice::Cpu),
+        other => Err(PyValueError::new_err(format!(
+            "backend must be \"auto\", \"gpu\" or \"cpu\", not {other:?}"
+        ))),
+    }
 }
 
 /// The backend `"auto"` resolves to here: `"gpu"` or `"cpu"`.
@@ -450,45 +455,22 @@ fn nbody<'py>(
             eprintln!("{note}");
         }
     }
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // The run works on its own thread while this one, without the GIL, checks for signals every
-    // 20 ms: Ctrl-C (KeyboardInterrupt) stops the run after the current step, with its final
-    // snapshot and logs as in the CLI, then raises here (a run of hours would not stop otherwise).
-    let mut interrupt = None;
-    let result = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| {
-            // CUDA's current context is per thread: the run's thread takes the backend's.
-            if let Backend::Gpu(g) = &b {
-                g.context().bind_to_thread().map_err(|e| {
-                    PyRuntimeError::new_err(format!("binding the GPU to the run's thread: {e}"))
-                })?;
-            }
-            run(&b, &c, stop.clone()).map_err(|e| {
-                PyValueError::new_err(match &e {
-                    RunError::PreviousOutputs { dir, shown } => {
-                        RunError::previous_outputs(dir, shown, "overwrite=True")
-                    }
-                    e => e.to_string(),
-                })
-            })
-        });
-        while !worker.is_finished() {
-            py.detach(|| std::thread::sleep(std::time::Duration::from_millis(20)));
-            if interrupt.is_none()
-                && let Err(e) = py.check_signals()
-            {
-                stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                interrupt = Some(e);
-            }
+    let s = interruptible(py, |stop| {
+        // CUDA's current context is per thread: the run's thread takes the backend's.
+        if let Backend::Gpu(g) = &b {
+            g.context().bind_to_thread().map_err(|e| {
+                PyRuntimeError::new_err(format!("binding the GPU to the run's thread: {e}"))
+            })?;
         }
-        worker
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p))
-    });
-    if let Some(e) = interrupt {
-        return Err(e);
-    }
-    let s = result?;
+        run(&b, &c, stop).map_err(|e| {
+            PyValueError::new_err(match &e {
+                RunError::PreviousOutputs { dir, shown } => {
+                    RunError::previous_outputs(dir, shown, "overwrite=True")
+                }
+                e => e.to_string(),
+            })
+        })
+    })?;
     let d = pyo3::types::PyDict::new(py);
     d.set_item("backend", s.backend)?;
     d.set_item("particles", s.n)?;
@@ -501,9 +483,216 @@ fn nbody<'py>(
     Ok(d)
 }
 
+/// Runs `work` on its own thread while this one, without the GIL, checks for signals every
+/// 20 ms: Ctrl-C (KeyboardInterrupt) sets the flag handed to `work`, which stops a run after the
+/// current step with its final snapshot and logs as in the CLI; the interrupt is then raised here
+/// (a run of hours would not stop otherwise).
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce(Arc<AtomicBool>) -> PyResult<T> + Send,
+) -> PyResult<T> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut interrupt = None;
+    let result = std::thread::scope(|scope| {
+        let worker = scope.spawn({
+            let stop = stop.clone();
+            move || work(stop)
+        });
+        while !worker.is_finished() {
+            py.detach(|| std::thread::sleep(std::time::Duration::from_millis(20)));
+            if interrupt.is_none()
+                && let Err(e) = py.check_signals()
+            {
+                stop.store(true, Ordering::Relaxed);
+                interrupt = Some(e);
+            }
+        }
+        worker
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    match interrupt {
+        Some(e) => Err(e),
+        None => result,
+    }
+}
+
 fn toml_config(text: &str) -> PyResult<warpkit::nbody::run::RunConfig> {
     warpkit::nbody::run::RunConfig::from_toml_str(text)
         .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The variant of `T` that `name` names (the command line's and the TOML's names), or a
+/// `ValueError` naming the keyword and every choice.
+fn named<T: warpkit::choice::Choice>(keyword: &str, name: &str) -> PyResult<T> {
+    T::from_name(name).ok_or_else(|| {
+        let all: Vec<_> = T::ALL.iter().map(|v| format!("{:?}", v.name())).collect();
+        PyValueError::new_err(format!(
+            "{keyword} must be one of {}, not {name:?}",
+            all.join(", ")
+        ))
+    })
+}
+
+fn sph_error(e: warpkit::sph::gpu::SphGpuError, max_pairs: Option<u64>) -> PyErr {
+    use warpkit::sph::{SphError, gpu::SphGpuError};
+    match e {
+        SphGpuError::Input(e @ SphError::TooManyPairs { .. }) => {
+            PyValueError::new_err(match max_pairs {
+                Some(m) => format!("max_pairs={m}: {e}"),
+                None => e.to_string(),
+            })
+        }
+        SphGpuError::Input(e) => PyValueError::new_err(e.to_string()),
+        SphGpuError::Tree(e) => bh_error(e),
+        SphGpuError::Gpu(e) => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+/// One neighbour search on (N, 4) float32 particles (`warpkit::sph::search`, the search of
+/// `warpkit neighbours`): smoothing lengths `h` as given (N,) or, when `h` is None or `n_ngb` is
+/// given, iterated to `n_ngb` ± `tol` gather neighbours (from `h`, else each particle's
+/// local-density guess); the counts of `criterion`; the density with `kernel`; with `max_pairs`
+/// the CSR lists. A dict of arrays: see `warpkit.sph`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (bodies, h, n_ngb, tol, method, criterion, kernel, max_pairs, backend_choice))]
+fn sph_search<'py>(
+    py: Python<'py>,
+    bodies: PyReadonlyArray2<'py, f32>,
+    h: Option<PyReadonlyArray1<'py, f32>>,
+    n_ngb: Option<f32>,
+    tol: f32,
+    method: &str,
+    criterion: &str,
+    kernel: Option<&str>,
+    max_pairs: Option<u64>,
+    backend_choice: &str,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    use warpkit::sph::{
+        Criterion, HParams, Method, SearchOptions, SmoothingKernel, initial_h, search,
+    };
+    let method: Method = named("method", method)?;
+    let criterion: Criterion = named("criterion", criterion)?;
+    let kernel = kernel
+        .map(|k| named::<SmoothingKernel>("kernel", k))
+        .transpose()?;
+    let mut owned = Vec::new();
+    let view = body_view(&bodies, &mut owned)?;
+    warpkit::bh::validate(view, &Params::default())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let n = view.len();
+    let hp = HParams {
+        target: n_ngb.unwrap_or(HParams::default().target),
+        tol,
+        ..HParams::default()
+    };
+    let iterate = h.is_none() || n_ngb.is_some();
+    if iterate {
+        hp.check(n)
+            .map_err(|e| PyValueError::new_err(format!("n_ngb={}, tol={tol}: {e}", hp.target)))?;
+    }
+    let h0 = match &h {
+        Some(h) => {
+            let h = h
+                .as_slice()
+                .map_err(|_| PyValueError::new_err("h must be C-contiguous"))?;
+            if h.len() != n {
+                return Err(PyValueError::new_err(format!(
+                    "h must have shape ({n},), got ({},)",
+                    h.len()
+                )));
+            }
+            h.to_vec()
+        }
+        // Any valid h builds the GPU's tree; the iteration starts from the guess.
+        None => vec![initial_h(view, hp.target); n],
+    };
+    let o = SearchOptions {
+        method,
+        criterion,
+        iterate: iterate.then_some(hp),
+        guess: h.is_none(),
+        density: kernel,
+        lists: max_pairs,
+    };
+    let b = backend(backend_choice)?;
+    let s = py
+        .detach(|| search(&b, view, h0, &o))
+        .map_err(|e| sph_error(e, max_pairs))?;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("h", s.h.into_pyarray(py))?;
+    d.set_item("counts", s.counts.into_pyarray(py))?;
+    if let Some((rho, _)) = s.density {
+        d.set_item("rho", rho.into_pyarray(py))?;
+    }
+    if let Some(nb) = s.neighbours {
+        let offsets: Vec<i64> = nb.offsets.iter().map(|&o| o as i64).collect();
+        d.set_item("offsets", offsets.into_pyarray(py))?;
+        d.set_item("indices", nb.list.into_pyarray(py))?;
+    }
+    if let Some((r, _)) = s.iteration {
+        d.set_item("report", r.report())?;
+        d.set_item("unconverged", r.unconverged.into_pyarray(py))?;
+    }
+    Ok(d)
+}
+
+/// An error and its causes on one line (a TOML error's line and column included).
+fn report<E: AsRef<dyn std::error::Error + 'static>>(e: &E) -> String {
+    warpkit::files::error_report(e.as_ref())
+}
+
+/// Runs `warpkit sph` with a TOML case (the CLI's `--config` format; `None`: the default Sod
+/// tube), into `out` when given (else the case's `[output] dir`); returns a summary dict.
+#[pyfunction]
+#[pyo3(signature = (config = None, out = None, backend_choice = "auto", overwrite = false))]
+fn sph_run<'py>(
+    py: Python<'py>,
+    config: Option<&str>,
+    out: Option<&str>,
+    backend_choice: &str,
+    overwrite: bool,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    use warpkit::sph::hydro::cli::{IcKind, SphConfig, refuse_previous_outputs, restart, run_case};
+    // The case picks its backend itself (a periodic box runs on the CPU), on the run's thread.
+    let choice = self::backend_choice(backend_choice)?;
+    let (mut c, set) = match config {
+        Some(text) => {
+            SphConfig::from_toml_str(text).map_err(|e| PyValueError::new_err(report(&e)))?
+        }
+        None => (SphConfig::default(), Vec::new()),
+    };
+    if let Some(out) = out {
+        c.output.dir = out.into();
+    }
+    c.output.overwrite |= overwrite;
+    if c.ic.kind == IcKind::Snapshot {
+        // A restart, as on the command line: the run's parameters from the snapshot's run
+        // state, except the [run] keys given; each override said.
+        for note in restart(&mut c, &set).map_err(|e| PyValueError::new_err(report(&e)))? {
+            eprintln!("{note}");
+        }
+    }
+    if !c.output.overwrite {
+        refuse_previous_outputs(&c.output.dir, "overwrite=True")
+            .map_err(|e| PyValueError::new_err(report(&e)))?;
+    }
+    let s = interruptible(py, |stop| {
+        run_case(&c, choice, stop).map_err(|e| PyValueError::new_err(report(&e)))
+    })?;
+    let d = pyo3::types::PyDict::new(py);
+    let path = |p: &std::path::Path| p.display().to_string();
+    d.set_item("backend", s.backend)?;
+    d.set_item("particles", s.particles)?;
+    d.set_item("steps", s.steps)?;
+    d.set_item("time", s.t)?;
+    d.set_item("energy_error", s.energy_error)?;
+    d.set_item("dir", path(&s.dir))?;
+    d.set_item("diagnostics", path(&s.diagnostics))?;
+    d.set_item("snapshot", path(&s.snapshot))?;
+    d.set_item("profile", path(&s.profile))?;
+    Ok(d)
 }
 
 #[pymodule]
@@ -513,6 +702,8 @@ fn _warpkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sbh, m)?)?;
     m.add_function(wrap_pyfunction!(fem_assemble, m)?)?;
     m.add_function(wrap_pyfunction!(nbody, m)?)?;
+    m.add_function(wrap_pyfunction!(sph_search, m)?)?;
+    m.add_function(wrap_pyfunction!(sph_run, m)?)?;
     m.add_function(wrap_pyfunction!(backend_name, m)?)?;
     // The coordinate limit of the float32 kernels, checked in Python before a call.
     m.add("MAX_COORD", f64::from(warpkit::bh::MAX_COORD))?;

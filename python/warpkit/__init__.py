@@ -1,5 +1,5 @@
 """warpkit from Python: Barnes–Hut gravity (and potentials), stochastic Barnes–Hut sums at query
-points, hex8 FEM assembly and N-body runs.
+points, hex8 FEM assembly, N-body runs, and SPH neighbours, densities and runs (``warpkit.sph``).
 
 Arrays go in and out as NumPy arrays; the work runs on the GPU when one is usable and on
 warpkit's CPU backend otherwise (``backend="auto"``, or ``"gpu"`` / ``"cpu"``).
@@ -21,7 +21,7 @@ from . import _warpkit
 from . import fem
 from ._warpkit import backend_name
 
-__all__ = ["gravity", "sbh", "fem", "nbody", "backend_name"]
+__all__ = ["gravity", "sbh", "fem", "nbody", "sph", "backend_name"]
 
 
 _F32_MAX = float(_np.finfo(_np.float32).max)
@@ -242,6 +242,12 @@ def nbody(config=None, out="nbody-out", *, backend="auto", overwrite=False):
     the run after the current step (its final snapshot and logs written) and raises
     KeyboardInterrupt."""
     overwrite = _flag(overwrite, "overwrite")
+    return _warpkit.nbody(_toml_text(config), _out_dir(out), str(backend), overwrite)
+
+
+def _toml_text(config):
+    """A run's configuration as TOML text (or None): ``config`` is the path of a file, a string
+    naming an existing file, or the text itself."""
     if isinstance(config, _os.PathLike) or (isinstance(config, str) and "\n" not in config
                                              and _os.path.isfile(config)):
         path = _os.fspath(config)
@@ -253,6 +259,11 @@ def nbody(config=None, out="nbody-out", *, backend="auto", overwrite=False):
     if config is not None and not isinstance(config, str):
         raise TypeError("config must be a TOML file's path, the TOML text (str) or None, got "
                         f"{type(config).__name__}")
+    return config
+
+
+def _out_dir(out):
+    """A run's output directory as a str path."""
     try:
         out = _os.fspath(out)
     except TypeError:
@@ -261,4 +272,8 @@ def nbody(config=None, out="nbody-out", *, backend="auto", overwrite=False):
         raise TypeError(f"out must be a str path, got {out!r}")
     if not out:
         raise ValueError("out must name a directory (\".\" for the current one), got \"\"")
-    return _warpkit.nbody(config, out, str(backend), overwrite)
+    return out
+
+
+# Last: `sph` takes the helpers above from this module.
+from . import sph  # noqa: E402

@@ -82,6 +82,7 @@ pub fn run(choice: BackendChoice, a: CombinedArgs) -> anyhow::Result<()> {
             // Without `--h`, from each particle's local-density guess (as `neighbours` does).
             guess: a.h.is_none(),
             density: None,
+            lists: None,
         };
         let s = warpkit::sph::search(&backend, &bodies, h0, &o)?;
         if let Some((r, _)) = &s.iteration {

@@ -236,6 +236,19 @@ pub struct SphConfig {
     pub restart_of: Option<RestartOf>,
 }
 
+impl SphConfig {
+    /// A case from its TOML text, and the `[run]` keys that the text sets (which a restart
+    /// keeps rather than take its run's).
+    pub fn from_toml_str(text: &str) -> Result<(SphConfig, Vec<String>)> {
+        let value: toml::Table = toml::from_str(text)?;
+        let set = match value.get("run") {
+            Some(toml::Value::Table(run)) => run.keys().cloned().collect(),
+            _ => Vec::new(),
+        };
+        Ok((toml::from_str(text)?, set))
+    }
+}
+
 /// What a restart takes over from its run besides the `[run]` table.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RestartOf {
@@ -288,12 +301,10 @@ pub fn config(a: &SphArgs) -> Result<(SphConfig, Vec<String>)> {
         Some(p) => {
             let text =
                 std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
-            let value: toml::Table =
-                toml::from_str(&text).with_context(|| format!("parsing {}", p.display()))?;
-            if let Some(toml::Value::Table(run)) = value.get("run") {
-                set.extend(run.keys().cloned());
-            }
-            toml::from_str(&text).with_context(|| format!("parsing {}", p.display()))?
+            let (c, keys) = SphConfig::from_toml_str(&text)
+                .with_context(|| format!("parsing {}", p.display()))?;
+            set = keys;
+            c
         }
         None => SphConfig::default(),
     };
@@ -612,4 +623,6 @@ pub fn prepare(c: &SphConfig, choice: BackendChoice) -> Result<Prepared> {
     })
 }
 
-pub use super::run::{NoImages, Observer, SphSummary, run, run_case, run_case_with, run_with};
+pub use super::run::{
+    NoImages, Observer, SphSummary, refuse_previous_outputs, run, run_case, run_case_with, run_with,
+};

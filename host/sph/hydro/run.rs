@@ -40,6 +40,17 @@ pub struct SphSummary {
     /// Stopped by `stop` (Ctrl-C) before `t_end`; the final snapshot holds where it stopped.
     pub interrupted: bool,
     pub dir: PathBuf,
+    pub particles: usize,
+    /// The passes' backend (`"gpu"` or `"cpu"`).
+    pub backend: &'static str,
+    /// The total energy's relative change since the first run's start.
+    pub energy_error: f64,
+    /// `diagnostics.csv`.
+    pub diagnostics: PathBuf,
+    /// The final snapshot.
+    pub snapshot: PathBuf,
+    /// `profile.csv`.
+    pub profile: PathBuf,
 }
 
 /// Runs the command: [`config`], [`restart`] for a snapshot (its notes on standard error),
@@ -112,20 +123,8 @@ pub fn run_case_with(
             }
         }
     }
-    let previous = crate::nbody::run::previous_outputs(dir);
-    if !c.output.overwrite && !previous.is_empty() {
-        let shown = match previous.len() {
-            1..=3 => previous.join(", "),
-            k => format!("{}, … ({k} files)", previous[..3].join(", ")),
-        };
-        bail!(
-            "{}",
-            crate::nbody::run::RunError::previous_outputs(
-                dir,
-                &shown,
-                "--overwrite (`overwrite = true` under [output])"
-            )
-        );
+    if !c.output.overwrite {
+        refuse_previous_outputs(dir, "--overwrite (`overwrite = true` under [output])")?;
     }
     if c.output.images && !(16..=8192).contains(&c.output.image_pixels) {
         bail!(
@@ -247,7 +246,8 @@ pub fn run_case_with(
         plain.update(ticks, &format!("t = {:.5}, step {}", sim.t, sim.step));
     }
     diag.flush()?;
-    write_snapshot(&sim, &format!("snapshot_final.{ext}"))?;
+    let final_name = format!("snapshot_final.{ext}");
+    write_snapshot(&sim, &final_name)?;
     let d = sim.diagnostics();
     println!(
         "t = {:.5} after {} steps in {:.1} s; energy error {:.2e}; momentum {:.2e}",
@@ -271,14 +271,38 @@ pub fn run_case_with(
             String::new()
         }
     );
-    write_profile(&sim, p.case, c.ic.energy, &dir.join("profile.csv"))?;
+    let profile = dir.join("profile.csv");
+    write_profile(&sim, p.case, c.ic.energy, &profile)?;
     println!("wrote {}", dir.display());
     Ok(SphSummary {
         t: sim.t,
         steps: sim.step - step0,
         interrupted,
         dir: dir.clone(),
+        particles: sim.gas.len(),
+        backend: sim.backend.name(),
+        energy_error: (d.total - energy_0) / energy_0.abs(),
+        diagnostics: diag_path,
+        snapshot: dir.join(final_name),
+        profile,
     })
+}
+
+/// Refuses `dir` when it holds a previous run's diagnostics or snapshots; `how` names what
+/// replaces them instead (the front end's option).
+pub fn refuse_previous_outputs(dir: &Path, how: &str) -> Result<()> {
+    let previous = crate::nbody::run::previous_outputs(dir);
+    if previous.is_empty() {
+        return Ok(());
+    }
+    let shown = match previous.len() {
+        1..=3 => previous.join(", "),
+        k => format!("{}, … ({k} files)", previous[..3].join(", ")),
+    };
+    bail!(
+        "{}",
+        crate::nbody::run::RunError::previous_outputs(dir, &shown, how)
+    );
 }
 
 /// The final particles as a profile: Sod along x with the exact Riemann solution; Sedov
