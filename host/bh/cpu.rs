@@ -534,6 +534,17 @@ fn group_accels(
 /// the other bodies (monopoles; the body's own softened term taken out as the kernel does), from
 /// a tree sorted into groups of at most 64 ([`sort_with_groups`] with `GROUP_SIZE_2`).
 pub fn potential_group(bodies: &[Body], tree: &Tree, p: &Params) -> (Vec<Accel>, Vec<f32>) {
+    potential_group_of(bodies, tree, p, None)
+}
+
+/// [`potential_group`] for the groups holding at least one body marked in `active` (all when
+/// `None`); the bodies of the other groups get zeros.
+pub fn potential_group_of(
+    bodies: &[Body],
+    tree: &Tree,
+    p: &Params,
+    active: Option<&[bool]>,
+) -> (Vec<Accel>, Vec<f32>) {
     let eps2 = p.eps * p.eps;
     let view = view_of(bodies, tree);
     let inter = dev::MonopolePot::<1, false> { eps2 };
@@ -541,6 +552,12 @@ pub fn potential_group(bodies: &[Body], tree: &Tree, p: &Params) -> (Vec<Accel>,
         .groups
         .par_iter()
         .map(|&g| {
+            let lanes = &tree.sort[g[0] as usize..(g[0] + g[1]) as usize];
+            if let Some(a) = active
+                && !lanes.iter().any(|&i| a[i as usize])
+            {
+                return Vec::new();
+            }
             with_group_walk(bodies, tree, p, false, None, g, |pos, far| {
                 let list = walk_list(&view, &inter, far);
                 let lanes = &tree.sort[g[0] as usize..(g[0] + g[1]) as usize];

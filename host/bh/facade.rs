@@ -109,6 +109,18 @@ pub fn potential(
     bodies: &[Body],
     p: &Params,
 ) -> Result<(Vec<Accel>, Vec<f32>), BhError> {
+    potential_of(backend, bodies, p, None)
+}
+
+/// [`potential`] where only the bodies marked in `active` (all when `None`) need their values:
+/// the CPU walks only the groups holding one of them (the other groups' bodies get zeros); the
+/// GPU walks every body.
+pub fn potential_of(
+    backend: &Backend,
+    bodies: &[Body],
+    p: &Params,
+    active: Option<&[bool]>,
+) -> Result<(Vec<Accel>, Vec<f32>), BhError> {
     match backend {
         Backend::Gpu(g) => gpu::gravity_potential(g, bodies, p),
         Backend::Cpu => {
@@ -118,7 +130,7 @@ pub fn potential(
             if tree.group_size != size {
                 cpu::sort_with_groups(&mut tree, size);
             }
-            Ok(cpu::potential_group(bodies, &tree, p))
+            Ok(cpu::potential_group_of(bodies, &tree, p, active))
         }
     }
 }

@@ -12,7 +12,7 @@ pub mod scene;
 
 pub use facade::{
     BruteTime, Evaluation, Timed, brute_force_ms, check_memory, evaluate, evaluate_median,
-    potential, reference, sample_indices,
+    potential, potential_of, reference, sample_indices,
 };
 pub use gpu::{Options, Relative};
 

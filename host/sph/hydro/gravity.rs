@@ -89,6 +89,18 @@ pub fn accelerations(
     grav: &Gravity,
     backend: &Backend,
 ) -> Result<(Vec<[f64; 3]>, Vec<f64>), HydroError> {
+    accelerations_of(pos, mass, grav, backend, None)
+}
+
+/// [`accelerations`] where only the particles marked in `active` (all when `None`) need their
+/// values: the CPU's tree walks only the groups holding one of them (others may get zeros).
+pub fn accelerations_of(
+    pos: &[[f64; 3]],
+    mass: &[f64],
+    grav: &Gravity,
+    backend: &Backend,
+    active: Option<&[bool]>,
+) -> Result<(Vec<[f64; 3]>, Vec<f64>), HydroError> {
     let n = pos.len();
     match grav.solver {
         GravitySolver::Direct => {
@@ -122,7 +134,7 @@ pub fn accelerations(
                 eps: grav.eps as f32,
                 g: grav.g as f32,
             };
-            let (acc, pot) = crate::bh::potential(backend, &bodies, &p)
+            let (acc, pot) = crate::bh::potential_of(backend, &bodies, &p, active)
                 .map_err(|e| HydroError::Gravity(format!("tree: {e}")))?;
             Ok((
                 acc.iter()

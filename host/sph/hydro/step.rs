@@ -60,7 +60,8 @@ pub struct Sim {
     pub step: u64,
     /// A time step below this stops the run (`HydroError::DtCollapse`).
     pub dt_floor: f64,
-    /// Gravitational potentials `G φ` at the last force pass (empty without self-gravity).
+    /// Gravitational potentials `G φ`, each at its particle's last force pass (empty without
+    /// self-gravity).
     pub phi: Vec<f64>,
     /// Where the passes run.
     pub backend: Backend,
@@ -152,11 +153,17 @@ impl Sim {
         }
         if grav_on && grav.is_none() {
             let t0 = Instant::now();
-            grav = Some(gravity::accelerations(
+            let mask = active.map(|a| {
+                let mut m = vec![false; g.len()];
+                a.iter().for_each(|&i| m[i] = true);
+                m
+            });
+            grav = Some(gravity::accelerations_of(
                 &g.pos,
                 &g.mass,
                 &p.gravity,
                 &Backend::Cpu,
+                mask.as_deref(),
             )?);
             self.times.gravity += secs(t0, Instant::now());
         }
@@ -171,7 +178,12 @@ impl Sim {
                     }
                 }
             }
-            self.phi = phi;
+            match active {
+                Some(a) if self.phi.len() == phi.len() => {
+                    a.iter().for_each(|&i| self.phi[i] = phi[i]);
+                }
+                _ => self.phi = phi,
+            }
         }
         if let (Some((acc, du, vsig)), Some(a)) = (kept, active) {
             let mut is_active = vec![false; g.len()];
