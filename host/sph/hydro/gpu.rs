@@ -11,7 +11,7 @@
 //! separation to the nearest image (the box's centre at the origin); self-gravity there is
 //! refused before a step is taken.
 
-use super::density::{limits, set_state};
+use super::density::{limits, set_eos, set_state};
 use super::{Boundary, Gas, HydroError, HydroParams};
 use crate::bh::gpu::{BhError, DeviceOctree, Traversal, build_device_tree, sort_tree};
 use crate::bh::initial_cells;
@@ -36,6 +36,13 @@ impl From<HydroGpuError> for HydroError {
     fn from(e: HydroGpuError) -> Self {
         HydroError::Gpu(e.to_string())
     }
+}
+
+/// `active`'s indices as a mask of `n` flags, as the kernels read it.
+fn mask_of(active: &[usize], n: usize) -> Vec<u32> {
+    let mut m = vec![0u32; n];
+    active.iter().for_each(|&i| m[i] = 1);
+    m
 }
 
 /// The float32 iteration's limits: the CPU's, with the tolerance no tighter than float32 sums
@@ -150,13 +157,39 @@ impl StepTree {
         params: &HydroParams,
         boundary: &Boundary,
     ) -> Result<(), HydroError> {
+        self.density_of(gpu, gas, vel, u, params, boundary, None)
+    }
+
+    /// [`Self::density`] for the particles `active` (all when `None`), as
+    /// [`super::density::density_of`]: the others are not walked and take only `P` and `c_s`
+    /// at their energies.
+    #[allow(clippy::too_many_arguments)]
+    pub fn density_of(
+        &mut self,
+        gpu: &Gpu,
+        gas: &mut Gas,
+        vel: &[[f64; 3]],
+        u: &[f64],
+        params: &HydroParams,
+        boundary: &Boundary,
+        active: Option<&[usize]>,
+    ) -> Result<(), HydroError> {
         let n = gas.len();
         let lim = limits_f32(params, boundary);
-        let start: Vec<HSearch<f32>> = gas
+        let mask = active.map(|a| mask_of(a, n));
+        let mut start: Vec<HSearch<f32>> = gas
             .h
             .par_iter()
             .map(|&h| HSearch::start(h as f32, &lim))
             .collect();
+        if let Some(m) = &mask {
+            // The inactive particles' searches start finished: no walk serves them.
+            for (s, &on) in start.iter_mut().zip(m) {
+                if on == 0 {
+                    s.status = H_CONVERGED;
+                }
+            }
+        }
         let h: Vec<f32> = start.par_iter().map(|s| s.h).collect();
         let vel_u: Vec<[f32; 4]> = vel
             .par_iter()
@@ -209,8 +242,9 @@ impl StepTree {
             Ok((gpu.download(&search)?, gpu.download(&sums)?))
         };
         let (search, sums) = run(self)?;
+        let on = |i: usize| mask.as_ref().is_none_or(|m| m[i] != 0);
         let mut stalled = 0;
-        for (i, s) in search.iter().enumerate() {
+        for (i, s) in search.iter().enumerate().filter(|(i, _)| on(*i)) {
             match s.status {
                 H_CONVERGED => {}
                 H_STALLED => stalled += 1,
@@ -245,7 +279,11 @@ impl StepTree {
             })
             .collect();
         for (i, (h, sum)) in sums.iter().enumerate() {
-            set_state(gas, i, *h, sum, u[i], params);
+            if on(i) {
+                set_state(gas, i, *h, sum, u[i], params);
+            } else {
+                set_eos(gas, i, u[i], params);
+            }
         }
         Ok(())
     }
@@ -289,7 +327,21 @@ impl StepTree {
         u: &[f64],
         params: &HydroParams,
     ) -> Result<(), HydroError> {
+        self.forces_of(gpu, gas, vel, u, params, None)
+    }
+
+    /// [`Self::forces`] of the particles `active` (all when `None`); the others keep theirs.
+    pub fn forces_of(
+        &mut self,
+        gpu: &Gpu,
+        gas: &mut Gas,
+        vel: &[[f64; 3]],
+        u: &[f64],
+        params: &HydroParams,
+        active: Option<&[usize]>,
+    ) -> Result<(), HydroError> {
         let n = gas.len();
+        let mask = active.map(|a| mask_of(a, n));
         let h: Vec<f32> = gas.h.par_iter().map(|&h| h as f32).collect();
         let vel_u: Vec<[f32; 4]> = (0..n)
             .into_par_iter()
@@ -322,7 +374,9 @@ impl StepTree {
             let d_side = gpu.upload(&side)?;
             let mut acc_du = gpu.alloc_poisoned::<[f32; 4]>(n)?;
             let mut vsig = gpu.alloc_poisoned::<f32>(n)?;
+            let d_mask = mask.as_ref().map(|m| gpu.upload(m)).transpose()?;
             let view = GasView {
+                active: d_mask.as_ref().map_or(core::ptr::null(), |m| gpu.addr(m)),
                 vel_u: gpu.addr(&d_vel_u),
                 side: gpu.addr(&d_side),
                 acc_du: gpu.addr_mut(&mut acc_du),
@@ -340,7 +394,7 @@ impl StepTree {
             Ok((gpu.download(&acc_du)?, gpu.download(&vsig)?))
         };
         let (acc_du, vsig) = run()?;
-        for i in 0..n {
+        for i in (0..n).filter(|&i| mask.as_ref().is_none_or(|m| m[i] != 0)) {
             let a = acc_du[i];
             gas.acc[i] = [a[0] as f64, a[1] as f64, a[2] as f64];
             gas.du[i] = a[3] as f64;

@@ -119,7 +119,6 @@ impl Sim {
         let (g, p, b) = (&mut self.gas, &self.params, &self.boundary);
         let grav_on = p.self_gravity;
         let mut grav = None;
-        let mut kept = None;
         match &self.backend {
             Backend::Cpu => {
                 let t0 = Instant::now();
@@ -130,15 +129,11 @@ impl Sim {
                 self.times.forces += secs(t1, Instant::now());
             }
             Backend::Gpu(gpu) => {
-                // The GPU passes cover every particle; the inactive ones' results are put back.
-                if active.is_some() {
-                    kept = Some((g.acc.clone(), g.du.clone(), g.vsig.clone()));
-                }
                 let t0 = Instant::now();
                 let mut tree = super::gpu::StepTree::new(gpu, g, b)?;
-                tree.density(gpu, g, vel, u, p, b)?;
+                tree.density_of(gpu, g, vel, u, p, b, active)?;
                 let t1 = Instant::now();
-                tree.forces(gpu, g, vel, u, p)?;
+                tree.forces_of(gpu, g, vel, u, p, active)?;
                 let t2 = Instant::now();
                 self.times.density += secs(t0, t1);
                 self.times.forces += secs(t1, t2);
@@ -183,15 +178,6 @@ impl Sim {
                     a.iter().for_each(|&i| self.phi[i] = phi[i]);
                 }
                 _ => self.phi = phi,
-            }
-        }
-        if let (Some((acc, du, vsig)), Some(a)) = (kept, active) {
-            let mut is_active = vec![false; g.len()];
-            a.iter().for_each(|&i| is_active[i] = true);
-            for i in (0..g.len()).filter(|&i| !is_active[i]) {
-                g.acc[i] = acc[i];
-                g.du[i] = du[i];
-                g.vsig[i] = vsig[i];
             }
         }
         Ok(())

@@ -20,6 +20,9 @@ pub struct GasView {
     pub acc_du: *mut [f32; 4],
     /// Out: the largest signal velocity over the pairs (at least `2 c_s`).
     pub vsig: *mut f32,
+    /// Which particles get outputs (non-zero: yes), `n` entries; null: every particle. The
+    /// others' outputs are left as they were.
+    pub active: *const u32,
     /// The smoothing kernel (`crate::sph::CUBIC_SPLINE`, `WENDLAND_C2`, …).
     pub kernel: u32,
     /// Sides of the periodic box holding every particle (separations to the nearest image);
@@ -106,8 +109,9 @@ struct ForceTargets {
 impl VoteTargets for ForceTargets {
     type S = Force;
     #[inline(always)]
-    unsafe fn serves(&self, _: u32) -> bool {
-        true
+    unsafe fn serves(&self, i: u32) -> bool {
+        // SAFETY: i < n, per the contract.
+        self.gas.active.is_null() || unsafe { *self.gas.active.add(i as usize) != 0 }
     }
     #[inline(always)]
     unsafe fn start(&self, i: u32, _: f32) -> Force {
