@@ -563,6 +563,22 @@ fn gas_round_trips_and_a_hydro_run_continues_from_it() {
         assert_eq!(bits(a.iter().copied()), bits(b.iter().copied()));
     }
     assert_eq!(g.acc, want.acc);
+    // Material ids (SWIFT's planetary `MaterialIDs`) round-trip.
+    {
+        let mut m = s.clone();
+        let ids: Vec<u32> = (0..want.u.len()).map(|i| (i % 3) as u32).collect();
+        m.gas.as_mut().unwrap().mat = ids.clone();
+        let mpath = dir.join("mat.hdf5");
+        write_hdf5(&mpath, &m, Precision::Single).unwrap();
+        assert_eq!(read_hdf5(&mpath).unwrap().gas.unwrap().mat, ids);
+        let f = hdf5::File::open(&mpath).unwrap();
+        let d = f
+            .group("PartType0")
+            .unwrap()
+            .dataset("MaterialIDs")
+            .unwrap();
+        assert_eq!(d.read_raw::<u32>().unwrap(), ids);
+    }
     // The layout, read through the hdf5 crate: SWIFT's names under PartType0.
     {
         let f = hdf5::File::open(&path).unwrap();

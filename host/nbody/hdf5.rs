@@ -4,7 +4,8 @@
 //! `ParticleIDs` (N, uint64), `Masses` (N) and, when known, `Potential` (N). Gas (`PartType0`)
 //! adds SWIFT's `InternalEnergies`, `Densities`, `SmoothingLengths` (the kernel's support
 //! radius) and `Pressures`, and the state an exact restart needs: `Accelerations` (N×3),
-//! `InternalEnergyRates`, `SignalVelocities`, `ViscosityParameters`.
+//! `InternalEnergyRates`, `SignalVelocities`, `ViscosityParameters`; a multi-material run's
+//! `MaterialIDs` (N, uint32), as SWIFT's planetary runs name them.
 //!
 //! Header attributes written: `NumPart_ThisFile` (6 × uint64, as Gadget-4), `NumPart_Total` and
 //! `NumPart_Total_HighWord` (6 × uint32 each: the low and high words of the total, the Gadget-2/3
@@ -138,6 +139,13 @@ impl FieldUnits {
                 "Largest signal velocities over the neighbours.",
             ),
             "ViscosityParameters" => (0, 0, 0, 0, "Artificial viscosity coefficients α."),
+            "MaterialIDs" => (
+                0,
+                0,
+                0,
+                0,
+                "Material ids of the gas: the run's equations of state by index.",
+            ),
             _ => unreachable!("no units for {name}"),
         };
         FieldUnits {
@@ -371,6 +379,11 @@ fn encode(path: &Path, s: &Snapshot, precision: Precision) -> hdf5::Result<()> {
             }
             if !gas.acc.is_empty() {
                 floats(&g, "Accelerations", (n, 3), &vec3(&gas.acc), precision)?;
+            }
+            if !gas.mat.is_empty() {
+                let d = g.new_dataset::<u32>().shape(n).create("MaterialIDs")?;
+                d.write_raw(&gas.mat)?;
+                field_units(&d, "MaterialIDs")?;
             }
         }
     }
@@ -630,7 +643,18 @@ pub fn read_hdf5(path: &Path) -> Result<Snapshot, SnapshotError> {
                 du_dt: opt("InternalEnergyRates")?,
                 vsig: opt("SignalVelocities")?,
                 alpha: opt("ViscosityParameters")?,
-                mat: Vec::new(),
+                mat: match g.dataset("MaterialIDs") {
+                    Ok(d) if d.shape() == [nt] => d
+                        .read_raw::<u32>()
+                        .map_err(|x| e(format!("/{gname}/MaterialIDs: {x}")))?,
+                    Ok(d) => {
+                        return Err(e(format!(
+                            "/{gname}/MaterialIDs has shape {:?}, expected [{nt}]",
+                            d.shape()
+                        )));
+                    }
+                    Err(_) => Vec::new(),
+                },
             };
             fields.check(nt).map_err(|source| SnapshotError::Gadget {
                 path: path.to_path_buf(),
