@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod orbit;
 pub mod outcome;
+pub mod run;
 
 #[cfg(test)]
 mod cli_tests;
@@ -13,3 +14,5 @@ mod cli_tests;
 mod orbit_tests;
 #[cfg(test)]
 mod outcome_tests;
+#[cfg(test)]
+mod run_tests;

@@ -10,13 +10,15 @@
 //!
 //! **Remnant or disk** (Canup 2004): a bound particle belongs to the remnant when its Kepler
 //! orbit about the bound mass reaches inside the remnant's radius (periapsis `q < R`), else it
-//! orbits as **disk** material. `R` is the radius of a sphere of the remnant's SPH volume
-//! `Σ m/ρ`, found from the inside out: from the seed's volume, the remnant is the seed and the
+//! orbits as **disk** material. `R` is the radius of a sphere of the remnant's condensed volume
+//! `Σ m / max(ρ, ρ₀)`: SPH densities, with expanded material (hot, vaporised, or a lone
+//! particle's underestimated density) counted at its material's reference density ρ₀, so that a
+//! puffy outer layer or a few fluffy particles do not inflate the surface the disk must clear.
+//! It is found from the inside out: from the seed's volume, the remnant is the seed and the
 //! bound particles with `q < R`, and `R` grows with it until the set is the same twice. Inside a
 //! body every particle's periapsis lies below its own radius (its speed is below the circular
-//! speed of the point mass), so the set fills the body before it can stop; disk material whose
-//! periapsis lies outside is never reached, however low its density (a radius found from the
-//! outside in would count a puffy disk's volume).
+//! speed of the point mass), so the set fills the body before it can stop, and disk material
+//! whose periapsis lies outside is never reached.
 
 use crate::sph::hydro::Gas;
 use glam::DVec3;
@@ -64,6 +66,8 @@ pub enum OutcomeError {
     Gravity(f64),
     #[error("particle {0} has no positive density (the remnant's radius comes from m/ρ)")]
     Density(usize),
+    #[error("material {0}'s reference density must be ≥ 0 and finite")]
+    Reference(usize),
     #[error("{potentials} potentials for {n} particles")]
     Potentials { potentials: usize, n: usize },
     #[error("particle {index} has material id {id}, but only {count} materials are named")]
@@ -106,25 +110,26 @@ fn point_mass(gas: &Gas, set: &[bool]) -> (f64, DVec3, DVec3) {
     }
 }
 
-/// The radius of a sphere of the set's SPH volume `Σ m/ρ`.
-fn volume_radius(gas: &Gas, set: &[bool]) -> f64 {
+/// The radius of a sphere of the set's condensed volume `Σ m / max(ρ, ρ₀)`.
+fn volume_radius(gas: &Gas, set: &[bool], rho_0: &[f64]) -> f64 {
     let v: f64 = (0..gas.len())
         .filter(|&i| set[i])
-        .map(|i| gas.mass[i] / gas.rho[i])
+        .map(|i| gas.mass[i] / gas.rho[i].max(rho_0[gas.mat[i] as usize]))
         .sum();
     (3.0 * v / (4.0 * PI)).cbrt()
 }
 
 /// The outcome of `gas` (positions, velocities, masses, SPH densities, material ids) with
 /// gravitational constant `g`; `phi` the potentials (empty: the densest particle seeds);
-/// `materials` the number of material ids.
+/// `rho_0` the materials' reference densities by id.
 pub fn analyse(
     gas: &Gas,
     phi: &[f64],
     g: f64,
-    materials: usize,
+    rho_0: &[f64],
     opts: &OutcomeOptions,
 ) -> Result<Outcome, OutcomeError> {
+    let materials = rho_0.len();
     let n = gas.len();
     if n == 0 {
         return Err(OutcomeError::Empty);
@@ -140,6 +145,9 @@ pub fn analyse(
     }
     if let Some(i) = (0..n).find(|&i| !(gas.rho[i] > 0.0 && gas.rho[i].is_finite())) {
         return Err(OutcomeError::Density(i));
+    }
+    if let Some(k) = (0..materials).find(|&k| !(rho_0[k] >= 0.0 && rho_0[k].is_finite())) {
+        return Err(OutcomeError::Reference(k));
     }
     if let Some(i) = (0..n).find(|&i| gas.mat[i] as usize >= materials) {
         return Err(OutcomeError::Material {
@@ -206,13 +214,13 @@ pub fn analyse(
         })
         .collect();
     let core: Vec<bool> = (0..n).map(|i| seed[i] && bound[i]).collect();
-    let mut radius = volume_radius(gas, &core);
+    let mut radius = volume_radius(gas, &core, rho_0);
     let mut remnant = core.clone();
     for _ in 0..opts.max_iterations {
         let next: Vec<bool> = (0..n).map(|i| core[i] || q[i] < radius).collect();
         let same = next == remnant;
         remnant = next;
-        radius = volume_radius(gas, &remnant);
+        radius = volume_radius(gas, &remnant, rho_0);
         if same {
             break;
         }
