@@ -27,13 +27,14 @@ pub fn material_colour(name: &str, id: usize) -> [u8; 3] {
     }
 }
 
-/// The image of `pos`, `mass` and material ids `mat` on `view`, with `names` by id.
+/// The image of `pos`, `mass` and material ids `mat` on `view`, with `names` by id, each
+/// material's map smoothed by a Gaussian of `sigma` pixels (a few thousand particles are dots
+/// otherwise).
 pub fn render_materials(
-    pos: &[[f64; 3]],
-    mass: &[f64],
-    mat: &[u32],
+    (pos, mass, mat): (&[[f64; 3]], &[f64], &[u32]),
     names: &[String],
     view: &View,
+    sigma: f64,
     style: &Style,
 ) -> Result<Image, ImageError> {
     if mat.len() != pos.len() {
@@ -51,7 +52,7 @@ pub fn render_materials(
                 .zip(mat)
                 .map(|(&m, &k)| if k as usize == id { m } else { 0.0 })
                 .collect();
-            surface_density(pos, &m, Select::All, view)
+            surface_density(pos, &m, Select::All, view).map(|map| map.smoothed(sigma))
         })
         .collect::<Result<_, _>>()?;
     let side = view.pixels as usize;
@@ -78,8 +79,6 @@ pub fn render_materials(
             continue;
         }
         let b = ((t.log10() - lo) / (hi - lo)).clamp(0.0, 1.0);
-        // A floor keeps the faintest material visible against black.
-        let b = 0.15 + 0.85 * b;
         for (c, out) in px.iter_mut().enumerate() {
             let mixed: f64 = maps
                 .iter()
@@ -97,17 +96,38 @@ pub fn render_materials(
     })
 }
 
-/// The view of an impact along z (its orbital plane), framing 95% of the mass about the centre
-/// of mass: the largest body and its near debris, not the farthest ejecta.
+/// The view of an impact along z (its orbital plane): centred on the potential minimum (the
+/// largest body's core; the centre of mass without potentials), wide enough for 95% of the
+/// mass, so that the remnant and its near debris fill it rather than the farthest ejecta.
 pub fn impact_view(sim: &Sim, pixels: u32) -> Result<View, ImageError> {
-    View::frame(
-        &sim.gas.pos,
-        &sim.gas.mass,
-        Select::All,
-        Axis::Z,
-        pixels,
-        0.95,
-    )
+    let g = &sim.gas;
+    let centre = match (0..sim.phi.len()).min_by(|&a, &b| sim.phi[a].total_cmp(&sim.phi[b])) {
+        Some(i) => g.pos[i],
+        None => {
+            let m: f64 = g.mass.iter().sum();
+            core::array::from_fn(|k| (0..g.len()).map(|i| g.pos[i][k] * g.mass[i]).sum::<f64>() / m)
+        }
+    };
+    let mut d: Vec<(f64, f64)> = (0..g.len())
+        .map(|i| {
+            let p = g.pos[i];
+            (
+                (p[0] - centre[0]).abs().max((p[1] - centre[1]).abs()),
+                g.mass[i],
+            )
+        })
+        .collect();
+    d.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = g.mass.iter().sum();
+    let mut sum = 0.0;
+    let edge = d
+        .iter()
+        .find(|(_, m)| {
+            sum += m;
+            sum >= 0.95 * total
+        })
+        .map_or(1.0, |x| x.0);
+    View::new(Axis::Z, centre, 1.2 * edge.max(f64::MIN_POSITIVE), pixels)
 }
 
 /// `STEM.materials.png` of a run's state (`STEM` the snapshot's path without its extension).
@@ -119,21 +139,21 @@ pub fn write_material_image(
 ) -> Result<PathBuf, ImageError> {
     let view = impact_view(sim, pixels)?;
     let legend: Vec<String> = names.to_vec();
+    // A sixth of the median smoothing length (the kernel's support radius): about the
+    // particles' spacing.
+    let mut h = sim.gas.h.clone();
+    let mid = h.len() / 2;
+    let median = *h.select_nth_unstable_by(mid, f64::total_cmp).1;
+    let sigma = (median / 6.0 / view.pixel_size()).clamp(0.5, pixels as f64 / 16.0);
     let style = Style {
         time: Some(sim.t / 3600.0),
         title: Some(legend.join(" · ")),
         units: Units::new(1e-3, "km", 1.0, "h"),
-        decades: 3.0,
+        decades: 2.5,
         ..Style::default()
     };
-    let image = render_materials(
-        &sim.gas.pos,
-        &sim.gas.mass,
-        &sim.gas.mat,
-        names,
-        &view,
-        &style,
-    )?;
+    let g = &sim.gas;
+    let image = render_materials((&g.pos, &g.mass, &g.mat), names, &view, sigma, &style)?;
     let path = snapshot.with_extension("materials.png");
     image.write_png(&path)?;
     Ok(path)
@@ -185,14 +205,14 @@ mod tests {
             scale_bar: false,
             ..Style::default()
         };
-        let img = render_materials(&pos, &mass, &mat, &names, &view, &style).unwrap();
+        let img = render_materials((&pos, &mass, &mat), &names, &view, 1.0, &style).unwrap();
         let (left, right) = (img.pixel(16, 32), img.pixel(48, 32));
         let ratio = |p: [u8; 3]| p[1] as f64 / p[0].max(1) as f64;
         // Iron's green-to-red ratio is 110/170, granite's 190/230.
         assert!((ratio(left) - 110.0 / 170.0).abs() < 0.05, "{left:?}");
         assert!((ratio(right) - 190.0 / 230.0).abs() < 0.05, "{right:?}");
         assert_eq!(img.pixel(32, 5), [0, 0, 0]);
-        let e = render_materials(&pos, &mass, &mat[1..], &names, &view, &style).unwrap_err();
+        let e = render_materials((&pos, &mass, &mat[1..]), &names, &view, 1.0, &style).unwrap_err();
         assert!(e.to_string().contains("material ids"), "{e}");
     }
 }
