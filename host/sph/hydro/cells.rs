@@ -25,12 +25,12 @@ pub struct CellList {
 }
 
 /// An `h` above this many cell widths makes a particle an outlier of the symmetric search.
-const OUTLIER_CELLS: f64 = 16.0;
+const OUTLIER_CELLS: f64 = 4.0;
 
 /// A query over more cells than this visits the `n` particles directly instead (mostly empty
 /// cells cost more than the particles themselves).
 fn brute_force_above(n: usize) -> usize {
-    8 * n.max(4096)
+    2 * n.max(4096)
 }
 
 /// Cells in all at most (the grid is coarsened to fit).
