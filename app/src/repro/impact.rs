@@ -63,7 +63,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     }
     let dir = s.dir("impact")?;
     let c = case(s, n, dir.path());
-    meta::write(
+    let mut m = meta::write(
         &dir,
         "impact",
         &s.backend,
@@ -81,13 +81,19 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     } else {
         warpkit::backend::BackendChoice::Cpu
     };
-    let r = run_case_with(
+    let r = match run_case_with(
         &c,
         choice,
         Arc::new(AtomicBool::new(false)),
         &mut crate::image::materials::ImpactImages,
-    )
-    .map_err(|e| ReproError::Hydro(format!("impact: {e:#}")))?;
+    ) {
+        Ok(r) => r,
+        Err(e) => {
+            m["status"] = format!("failed: {e:#}").into();
+            write_meta(&dir, &m)?;
+            return Err(ReproError::Hydro(format!("impact: {e:#}")));
+        }
+    };
     write_data(&dir, &r)?;
     figure(&dir, &r)?;
     let mut table = table(&r, n, &c);
@@ -98,6 +104,10 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
     if s.print {
         print!("{table}");
     }
+    m["status"] = "complete".into();
+    m["steps"] = r.steps.into();
+    m["wall_s"] = r.wall_s.into();
+    write_meta(&dir, &m)?;
     let last = &r.outcomes.last().expect("the final row").outcome;
     Ok(Summary {
         name: "impact",
@@ -116,6 +126,12 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         ),
         figures: vec![("outcome".into(), "remnant, disk and escaping mass".into())],
     })
+}
+
+fn write_meta(dir: &super::output::OutDir, m: &serde_json::Value) -> Result<(), ReproError> {
+    let json = serde_json::to_string_pretty(m).unwrap_or_else(|_| "{}".into());
+    dir.write("meta.json", json.as_bytes())?;
+    Ok(())
 }
 
 /// `data.csv`: the outcome rows in hours and Earth masses.
