@@ -392,19 +392,10 @@ fn snapshot_body(name: &'static str, s: &BodySection, c: &ImpactConfig) -> Resul
             materials.len()
         );
     }
-    // At rest at the origin: its centre of mass and mean velocity removed.
+    // At rest at the origin.
     let n = gas.len();
     let mass: f64 = gas.mass.iter().sum();
-    let mean = |v: &[[f64; 3]]| -> [f64; 3] {
-        core::array::from_fn(|k| (0..n).map(|i| gas.mass[i] * v[i][k]).sum::<f64>() / mass)
-    };
-    let (com, vcom) = (mean(&gas.pos), mean(&gas.vel));
-    for i in 0..n {
-        for k in 0..3 {
-            gas.pos[i][k] -= com[k];
-            gas.vel[i][k] -= vcom[k];
-        }
-    }
+    recentre(&mut gas);
     let from_info = info
         .as_ref()
         .and_then(|t| t.get("profile"))
@@ -434,6 +425,22 @@ fn snapshot_body(name: &'static str, s: &BodySection, c: &ImpactConfig) -> Resul
         particle_mass: mass / n as f64,
         materials,
     })
+}
+
+/// Moves `gas` to its centre of mass and removes its mean velocity.
+fn recentre(gas: &mut Gas) {
+    let n = gas.len();
+    let mass: f64 = gas.mass.iter().sum();
+    let mean = |v: &[[f64; 3]]| -> [f64; 3] {
+        core::array::from_fn(|k| (0..n).map(|i| gas.mass[i] * v[i][k]).sum::<f64>() / mass)
+    };
+    let (com, vcom) = (mean(&gas.pos), mean(&gas.vel));
+    for i in 0..n {
+        for k in 0..3 {
+            gas.pos[i][k] -= com[k];
+            gas.vel[i][k] -= vcom[k];
+        }
+    }
 }
 
 /// A body to build: its planet and profile (particles are placed once the counts are known).
@@ -733,7 +740,9 @@ fn settled_gas(c: &ImpactConfig, body: &Body) -> Result<Gas> {
                 crate::planet::cli::settle_in_chunks(&mut sim, planet, profile, &opts, body.name)?;
             }
             let mut gas = sim.gas;
+            // At rest, its centre of mass at the origin (the settling may shift it slightly).
             gas.vel.iter_mut().for_each(|v| *v = [0.0; 3]);
+            recentre(&mut gas);
             Ok(gas)
         }
     }
