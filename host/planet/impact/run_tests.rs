@@ -13,7 +13,7 @@ use crate::sph::hydro::GravitySolver;
 ///
 /// Angular momentum: pairwise central forces (SPH pressure and viscosity along the separation,
 /// the symmetric direct sum) and the kick–drift–kick leapfrog keep `Σ m x × v` to rounding:
-/// measured 1e-15 relative, asserted below 1e-11. Energy: the leapfrog's error, largest when the
+/// measured 2e-15 relative, asserted below 1e-11. Energy: the leapfrog's error, largest when the
 /// shock's time steps are shortest: measured |ΔE|/|E| at most 2e-4 over the run, asserted below
 /// 1e-3.
 #[test]
