@@ -13,10 +13,10 @@ use crate::sph::hydro::GravitySolver;
 ///
 /// Angular momentum: pairwise central forces (SPH pressure and viscosity along the separation,
 /// the symmetric direct sum) and the kick–drift–kick leapfrog keep `Σ m x × v` to rounding:
-/// measured 2e-15 relative, asserted below 1e-11 (rounding grows with the steps). Energy: the leapfrog's error, largest when the shock's time steps
-/// are shortest: measured |ΔE|/|E| at most 1.0e-4 over the run, asserted below 1e-3 (the
-/// collision is chaotic: another platform's rounding takes another path through the shock; the
-/// 10 h demo stays at 2e-4).
+/// measured 2e-15 relative, asserted below 1e-11 (rounding grows with the steps). Energy: the
+/// leapfrog's error, largest when the shock's time steps are shortest: measured |ΔE|/|E| at most
+/// 1.0e-4 over the run, asserted below 1e-3 (the collision is chaotic: another platform's
+/// rounding takes another path through the shock; the 10 h demo stays at 2e-4).
 #[test]
 fn a_tiny_impact_conserves_energy_and_angular_momentum() {
     let dir = std::env::temp_dir().join(format!("warpkit-impact-run-{}", std::process::id()));
