@@ -119,12 +119,12 @@ pub fn outcome_header(materials: &[String]) -> String {
 
 fn outcome_line(t: f64, o: &Outcome) -> String {
     let mut s = format!(
-        "{t},{},{},{},{},{},{}",
+        "{t},{:e},{:e},{:e},{:e},{},{}",
         o.remnant.mass, o.disk.mass, o.escaping.mass, o.radius, o.iterations, o.converged
     );
     for share in [&o.remnant, &o.disk, &o.escaping] {
         for m in &share.by_material {
-            s += &format!(",{m}");
+            s += &format!(",{m:e}");
         }
     }
     s
@@ -192,7 +192,7 @@ pub fn run_case_with(
         let a = angular_momentum(&sim.gas);
         writeln!(
             w,
-            "{},{},{dt},{},{},{},{},{e:e},{},{},{},{},{},{},{l:e}",
+            "{},{},{dt},{:e},{:e},{:e},{:e},{e:e},{:e},{:e},{:e},{:e},{:e},{:e},{l:e}",
             d.step,
             d.t,
             d.kinetic,
@@ -454,12 +454,12 @@ fn write_info(
     );
     let p = &sim.params;
     t += &format!(
-        "\n[run]\nt_end = {:e}\nparticles = {}\nsoftening_m = {:e}\ngravity_solver = \"{:?}\"\n\
+        "\n[run]\nt_end = {:e}\nparticles = {}\nsoftening_m = {:e}\ngravity_solver = {}\n\
          theta = {}\ncourant = {}\nn_ngb = {}\nseed = {}\nsettle_time = {}\n",
         c.run.t_end,
         sim.gas.len(),
         p.gravity.eps,
-        p.gravity.solver,
+        toml::Value::try_from(p.gravity.solver).map_or_else(|_| "\"?\"".into(), |v| v.to_string()),
         p.gravity.theta,
         p.courant,
         p.n_ngb,
