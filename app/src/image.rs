@@ -18,6 +18,7 @@
 mod animation;
 mod colormap;
 pub mod gas;
+pub mod materials;
 mod render;
 
 pub use animation::*;

@@ -69,6 +69,11 @@ enum Command {
     /// equilibrium: its profile, equal-mass SPH particles on spherical shells, settled with
     /// damping on the CPU solver; writes planet.gadget (SI), profile.csv and planet.toml.
     Planet(commands::planet::PlanetArgs),
+    /// A planetary giant impact: two settled planets (built here or `warpkit planet`'s
+    /// snapshots) on their two-body orbit to contact at a given impact parameter and speed, SPH
+    /// with self-gravity in SI units; writes diagnostics.csv (energy, angular momentum),
+    /// outcome.csv (remnant, disk and escaping mass per material), snapshots and impact.toml.
+    Impact(commands::impact::ImpactArgs),
     /// Write the embedded PTX module (for ptxas, cuobjdump or reading).
     Ptx(commands::ptx::PtxArgs),
 }
@@ -122,6 +127,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Nbody(args) => commands::nbody::run(cli.backend, args, cli.progress_every),
         Command::Sph(args) => commands::sph::run(cli.backend, args, cli.progress_every),
         Command::Planet(args) => commands::planet::run(cli.backend, args),
+        Command::Impact(args) => commands::impact::run(cli.backend, args, cli.progress_every),
         Command::Ptx(args) => commands::ptx::run(args),
     }
 }

@@ -323,8 +323,8 @@ fn repro_all_index_links_resolve() {
         );
         links += 1;
     }
-    // 8 × (table, data, meta) + 24 figures × (PNG, SVG).
-    assert_eq!(links, 8 * 3 + 24 * 2, "{index}");
+    // 9 × (table, data, meta) + 25 figures × (PNG, SVG).
+    assert_eq!(links, 9 * 3 + 25 * 2, "{index}");
     for name in [
         "sort",
         "theta",
@@ -334,6 +334,7 @@ fn repro_all_index_links_resolve() {
         "sbh",
         "neighbours",
         "hydro",
+        "impact",
     ] {
         let meta: serde_json::Value =
             serde_json::from_str(&read(&out.join(name).join("meta.json"))).unwrap();
@@ -343,6 +344,17 @@ fn repro_all_index_links_resolve() {
             "{name}"
         );
     }
+    // The impact at its minimum size (--n 512 raised to 770, and said so): every half hour to
+    // 10 h, the classes hold the 1.02 Earth masses, and the final state's image.
+    let dir = out.join("impact");
+    let rows = parse_csv(&read(&dir.join("data.csv")));
+    assert_eq!(rows.len(), 1 + 21, "header + 21 times");
+    for r in &rows[1..] {
+        let m: f64 = (1..4).map(|k| r[k].parse::<f64>().unwrap()).sum();
+        assert!((m - 1.02).abs() < 1e-9, "{r:?}");
+    }
+    assert!(read(&dir.join("table.md")).contains("ran 770"));
+    assert!(dir.join("snapshot_final.materials.png").is_file());
 }
 
 /// `repro gravity` at tiny N: the CSV's columns, one row per kernel/option and

@@ -216,10 +216,10 @@ pub fn config(a: &PlanetArgs) -> Result<PlanetConfig> {
 /// The files a run writes into its directory.
 pub const OUTPUTS: [&str; 3] = ["planet.gadget", "profile.csv", "planet.toml"];
 
-/// Everything checkable before any work: the planet (materials, fractions, mass), the particle
-/// count, the settling times and the output directory.
-pub fn validate(c: &PlanetConfig) -> Result<Planet> {
-    let mass = match (c.planet.mass_earth, c.planet.mass_kg) {
+/// The planet of a `[planet]` section: its mass (one of `mass_earth`, `mass_kg`; 1 Earth mass
+/// by default) and its layers (known materials, positive fractions summing to 1).
+pub fn planet_of(p: &PlanetSection) -> Result<Planet> {
+    let mass = match (p.mass_earth, p.mass_kg) {
         (Some(_), Some(_)) => bail!("give the mass in Earth masses or in kg, not both"),
         (Some(m), None) => m * EARTH_MASS,
         (None, Some(m)) => m,
@@ -228,11 +228,11 @@ pub fn validate(c: &PlanetConfig) -> Result<Planet> {
     if !(mass.is_finite() && mass > 0.0) {
         bail!("the planet's mass must be positive and finite");
     }
-    if c.planet.layers.is_empty() {
+    if p.layers.is_empty() {
         bail!("a planet needs at least one layer");
     }
     let mut layers = Vec::new();
-    for l in &c.planet.layers {
+    for l in &p.layers {
         if !(l.fraction.is_finite() && l.fraction > 0.0) {
             bail!(
                 "layer {}'s mass fraction {} must be positive",
@@ -251,9 +251,16 @@ pub fn validate(c: &PlanetConfig) -> Result<Planet> {
     }
     // Normalised exactly, so that the profile's own check (1e-9) passes.
     layers.iter_mut().for_each(|l| l.mass_fraction /= sum);
-    if !(100..=100_000).contains(&c.planet.steps) {
-        bail!("steps = {} must be in 100..=100000", c.planet.steps);
+    if !(100..=100_000).contains(&p.steps) {
+        bail!("steps = {} must be in 100..=100000", p.steps);
     }
+    Ok(Planet { mass, layers })
+}
+
+/// Everything checkable before any work: the planet (materials, fractions, mass), the particle
+/// count, the settling times and the output directory.
+pub fn validate(c: &PlanetConfig) -> Result<Planet> {
+    let planet = planet_of(&c.planet)?;
     let n = c.particles.n;
     if !(MIN_PARTICLES..=50_000_000).contains(&n) {
         bail!("{n} particles: give between {MIN_PARTICLES} and 50000000");
@@ -294,7 +301,7 @@ pub fn validate(c: &PlanetConfig) -> Result<Planet> {
             )
         );
     }
-    Ok(Planet { mass, layers })
+    Ok(planet)
 }
 
 /// What a run produced.
@@ -353,20 +360,7 @@ pub fn run(a: PlanetArgs) -> Result<PlanetSummary> {
         0.0,
         &settle::criteria(&sim, &profile, &placed.shell_of, outer),
     );
-    let adiabats = settle::adiabats(&planet);
-    let start = std::time::Instant::now();
-    let chunks = opts.t_settle.ceil() as usize;
-    for k in 1..=chunks {
-        let t_end = (k as f64).min(opts.t_settle) * t_dyn;
-        settle::settle(&mut sim, &adiabats, t_end, opts.tau * t_dyn)?;
-        eprintln!(
-            "planet: settling, t = {:.0} s of {:.0} s, step {}, {:.1} s",
-            sim.t,
-            opts.t_settle * t_dyn,
-            sim.step,
-            start.elapsed().as_secs_f64()
-        );
-    }
+    settle_in_chunks(&mut sim, &planet, &profile, &opts, "planet")?;
     let crit = settle::criteria(&sim, &profile, &placed.shell_of, outer);
     show("settled:", sim.t, &crit);
     // The coast checks, on a copy, that the settled state is an equilibrium of the solver (the
@@ -426,6 +420,33 @@ pub fn run(a: PlanetArgs) -> Result<PlanetSummary> {
         criteria: crit,
         dir: dir.clone(),
     })
+}
+
+/// The damped settling of `sim` (a planet's particles at t = 0) for `opts.t_settle` dynamical
+/// times, a progress line (prefixed `what`) on standard error after each.
+pub fn settle_in_chunks(
+    sim: &mut Sim,
+    planet: &Planet,
+    profile: &Profile,
+    opts: &SettleOptions,
+    what: &str,
+) -> Result<()> {
+    let adiabats = settle::adiabats(planet);
+    let t_dyn = settle::dynamical_time(profile);
+    let start = std::time::Instant::now();
+    let chunks = opts.t_settle.ceil() as usize;
+    for k in 1..=chunks {
+        let t_end = (k as f64).min(opts.t_settle) * t_dyn;
+        settle::settle(sim, &adiabats, t_end, opts.tau * t_dyn)?;
+        eprintln!(
+            "{what}: settling, t = {:.0} s of {:.0} s, step {}, {:.1} s",
+            sim.t,
+            opts.t_settle * t_dyn,
+            sim.step,
+            start.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 fn print_profile(c: &PlanetConfig, p: &Profile) {

@@ -393,6 +393,7 @@ impl Planet {
 }
 
 pub mod cli;
+pub mod impact;
 pub mod particles;
 pub mod settle;
 

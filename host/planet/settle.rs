@@ -60,34 +60,51 @@ pub fn escape_speed(profile: &Profile) -> f64 {
     (2.0 * G_SI * profile.mass() / profile.radius()).sqrt()
 }
 
-/// The solver's parameters for a planet: material id k is layer k's Tillotson material, SI
-/// units (G = [`G_SI`]), self-gravity with the softening of `opts`, viscosity α = 1 with the
+/// The mean particle spacing `(m/ρ̄)^{1/3}` of a body of mass `mass` and radius `radius` made of
+/// particles of mass `particle_mass`: the length the softening is given in.
+pub fn mean_spacing(mass: f64, radius: f64, particle_mass: f64) -> f64 {
+    let volume = 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3);
+    (particle_mass * volume / mass).cbrt()
+}
+
+/// The solver's parameters for planetary bodies: `materials` by id, SI units (G = [`G_SI`]),
+/// self-gravity softened by `eps` (metres) and summed as `opts` says, viscosity α = 1 with the
 /// Balsara switch, C = 0.3.
+pub fn planetary_params(
+    materials: Vec<Material<f64>>,
+    eps: f64,
+    opts: &SettleOptions,
+) -> HydroParams {
+    HydroParams {
+        kernel: opts.kernel,
+        n_ngb: opts.n_ngb,
+        materials,
+        self_gravity: true,
+        gravity: Gravity {
+            g: G_SI,
+            eps,
+            solver: opts.solver,
+            ..Gravity::default()
+        },
+        ..HydroParams::ideal_gas(5.0 / 3.0)
+    }
+}
+
+/// The solver's parameters for a planet ([`planetary_params`]): material id k is layer k's
+/// Tillotson material, the softening `opts.softening` mean spacings.
 pub fn hydro_params(
     planet: &Planet,
     profile: &Profile,
     particle_mass: f64,
     opts: &SettleOptions,
 ) -> HydroParams {
-    let volume = 4.0 / 3.0 * std::f64::consts::PI * profile.radius().powi(3);
-    let spacing = (particle_mass * volume / profile.mass()).cbrt();
-    HydroParams {
-        kernel: opts.kernel,
-        n_ngb: opts.n_ngb,
-        materials: planet
-            .layers
-            .iter()
-            .map(|l| Material::Tillotson(l.material))
-            .collect(),
-        self_gravity: true,
-        gravity: Gravity {
-            g: G_SI,
-            eps: opts.softening * spacing,
-            solver: opts.solver,
-            ..Gravity::default()
-        },
-        ..HydroParams::ideal_gas(5.0 / 3.0)
-    }
+    let materials = planet
+        .layers
+        .iter()
+        .map(|l| Material::Tillotson(l.material))
+        .collect();
+    let spacing = mean_spacing(profile.mass(), profile.radius(), particle_mass);
+    planetary_params(materials, opts.softening * spacing, opts)
 }
 
 /// The placed particles as a run at t = 0 (densities and forces computed).

@@ -4,6 +4,7 @@
 pub(crate) mod combined;
 pub(crate) mod fem;
 pub(crate) mod gravity;
+pub(crate) mod impact;
 pub(crate) mod info;
 pub(crate) mod nbody;
 pub(crate) mod neighbours;

@@ -14,8 +14,8 @@ pub(crate) struct ReproArgs {
     pub(crate) out: Option<PathBuf>,
     /// Bodies (sort, theta), the largest N (scaling, storage), the largest number of sources
     /// M (sbh: the table's M below it, then it) or the strong-scaling N (multigpu: its weak
-    /// scaling takes N/2 per rank); defaults: the seed's sizes on the GPU,
-    /// smaller ones on the CPU backend.
+    /// scaling takes N/2 per rank) or the particles of impact's two bodies; defaults: the
+    /// seed's sizes on the GPU, smaller ones on the CPU backend.
     #[arg(long)]
     pub(crate) n: Option<usize>,
     /// Timed repeats per point (default: per reproduction and backend).

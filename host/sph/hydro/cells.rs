@@ -13,10 +13,24 @@ pub struct CellList {
     /// `start[c]..start[c + 1]` indexes `idx` with the particles of cell `c`.
     start: Vec<u32>,
     idx: Vec<u32>,
-    /// Each cell's largest smoothing length (empty cells: 0).
+    /// Each cell's largest smoothing length (empty cells: 0), outliers left out.
     hmax: Vec<f64>,
-    /// The largest of all.
+    /// The largest of all, outliers left out.
     hmax_all: f64,
+    /// The outliers: particles whose `h` spans more than [`OUTLIER_CELLS`] cell widths (a lone
+    /// particle far from the rest, ejecta, whose `h` reaches back to the others). The symmetric
+    /// search checks them one by one; in the cells they would widen every query to their `h`.
+    outliers: Vec<u32>,
+    is_outlier: Vec<bool>,
+}
+
+/// An `h` above this many cell widths makes a particle an outlier of the symmetric search.
+const OUTLIER_CELLS: f64 = 4.0;
+
+/// A query over more cells than this visits the `n` particles directly instead (mostly empty
+/// cells cost more than the particles themselves).
+fn brute_force_above(n: usize) -> usize {
+    2 * n.max(4096)
 }
 
 /// Cells in all at most (the grid is coarsened to fit).
@@ -35,11 +49,18 @@ impl CellList {
             *s.select_nth_unstable_by(mid, f64::total_cmp).1
         };
         let mut list = Self::new(pos, boundary, median.min(boundary.half_width()));
+        let limit = OUTLIER_CELLS * list.width.iter().cloned().fold(0.0, f64::max);
+        list.is_outlier = h.iter().map(|&hj| hj > limit).collect();
+        list.outliers = (0..h.len() as u32)
+            .filter(|&j| list.is_outlier[j as usize])
+            .collect();
         let mut hmax = vec![0.0f64; list.start.len() - 1];
         for (c, hc) in hmax.iter_mut().enumerate() {
             let (a, b) = (list.start[c] as usize, list.start[c + 1] as usize);
             for &j in &list.idx[a..b] {
-                *hc = hc.max(h[j as usize]);
+                if !list.is_outlier[j as usize] {
+                    *hc = hc.max(h[j as usize]);
+                }
             }
         }
         list.hmax_all = hmax.iter().cloned().fold(0.0, f64::max);
@@ -82,6 +103,8 @@ impl CellList {
             idx: Vec::new(),
             hmax: Vec::new(),
             hmax_all: 0.0,
+            outliers: Vec::new(),
+            is_outlier: Vec::new(),
         };
         let ncell = dims[0] * dims[1] * dims[2];
         let cells: Vec<usize> = pos.iter().map(|p| list.index(list.coords(*p))).collect();
@@ -145,6 +168,18 @@ impl CellList {
     ) {
         let c = self.coords(p);
         let r2max = radius * radius;
+        // A query over far more cells than there are particles (an outlier's `h`): every
+        // particle once.
+        if self.cells_within(radius) > brute_force_above(pos.len()) {
+            for (j, q) in pos.iter().enumerate() {
+                let dx = self.boundary.image([p[0] - q[0], p[1] - q[1], p[2] - q[2]]);
+                let r2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2];
+                if r2 < r2max {
+                    f(j, dx, r2.sqrt());
+                }
+            }
+            return;
+        }
         for z in self.range(2, c[2], radius) {
             for y in self.range(1, c[1], radius) {
                 for x in self.range(0, c[0], radius) {
@@ -162,6 +197,20 @@ impl CellList {
                 }
             }
         }
+    }
+
+    /// The number of cells a query of radius `radius` visits.
+    fn cells_within(&self, radius: f64) -> usize {
+        (0..3)
+            .map(|k| {
+                let n = (radius / self.width[k]).ceil();
+                if n >= self.dims[k] as f64 {
+                    self.dims[k]
+                } else {
+                    (2 * n as usize + 1).min(self.dims[k])
+                }
+            })
+            .product()
     }
 
     /// The distance along axis `k` from coordinate `x` to cell coordinate `c`'s slab (minimum
@@ -188,6 +237,25 @@ impl CellList {
     ) {
         let c = self.coords(p);
         let reach = hi.max(self.hmax_all);
+        let pair = |j: usize, f: &mut dyn FnMut(usize, [f64; 3], f64)| {
+            let q = pos[j];
+            let dx = self.boundary.image([p[0] - q[0], p[1] - q[1], p[2] - q[2]]);
+            let r2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2];
+            let rj = hi.max(h[j]);
+            if r2 < rj * rj {
+                f(j, dx, r2.sqrt());
+            }
+        };
+        // An outlier's own query: every particle once.
+        if self.cells_within(reach) > brute_force_above(pos.len()) {
+            for j in 0..pos.len() {
+                pair(j, &mut f);
+            }
+            return;
+        }
+        for &j in &self.outliers {
+            pair(j as usize, &mut f);
+        }
         for z in self.range(2, c[2], reach) {
             let gz = self.gap(2, p[2], z);
             for y in self.range(1, c[1], reach) {
@@ -201,13 +269,8 @@ impl CellList {
                     }
                     let (a, b) = (self.start[cell] as usize, self.start[cell + 1] as usize);
                     for &j in &self.idx[a..b] {
-                        let j = j as usize;
-                        let q = pos[j];
-                        let dx = self.boundary.image([p[0] - q[0], p[1] - q[1], p[2] - q[2]]);
-                        let r2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2];
-                        let rj = hi.max(h[j]);
-                        if r2 < rj * rj {
-                            f(j, dx, r2.sqrt());
+                        if !self.is_outlier[j as usize] {
+                            pair(j as usize, &mut f);
                         }
                     }
                 }
@@ -215,3 +278,7 @@ impl CellList {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "cells_tests.rs"]
+mod tests;
