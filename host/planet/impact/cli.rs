@@ -131,6 +131,8 @@ pub struct RunSection {
     pub theta: f64,
     /// CFL factor C.
     pub courant: f64,
+    /// Individual time steps on this many levels (0: one shared step).
+    pub block_levels: u32,
     /// A diagnostics row every K steps.
     pub diag_every: u64,
     /// The outcome (remnant, disk, escaping) every so many seconds (0: at the start and the
@@ -148,6 +150,7 @@ impl Default for RunSection {
             gravity_solver: GravitySolver::Tree,
             theta: crate::sph::hydro::Gravity::default().theta,
             courant: 0.3,
+            block_levels: 0,
             diag_every: 1,
             analysis_every: 1800.0,
             snapshot_every: 3600.0,
@@ -711,6 +714,7 @@ pub fn run_params(c: &ImpactConfig, setup: &Setup) -> Result<HydroParams> {
     let mut params = settle::planetary_params(materials, setup.eps, &opts);
     params.gravity.theta = c.run.theta;
     params.courant = c.run.courant;
+    params.block_levels = c.run.block_levels;
     Ok(params)
 }
 
