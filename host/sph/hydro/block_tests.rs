@@ -5,8 +5,9 @@
 use super::ic_gravity::{self, EVRARD_GAMMA};
 use super::{Boundary, Gravity, GravitySolver, HydroParams, Sim, ic, sedov};
 
-/// The radius of the density peak over spherical shells `dr` thick around the box's centre.
-fn peak_radius(sim: &Sim, dr: f64) -> (f64, f64) {
+/// The radius of the density peak over spherical shells `dr` thick around the box's centre, and
+/// the peak's mean density.
+pub(super) fn peak_radius(sim: &Sim, dr: f64) -> (f64, f64) {
     let g = &sim.gas;
     let nb = (0.5 / dr) as usize;
     let mut sum = vec![0.0f64; nb];

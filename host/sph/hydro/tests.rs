@@ -277,38 +277,21 @@ fn sedov_shock_radius_and_energy() {
     let t_end = sedov::time_at_radius(gamma, 1.0, 1.0, r_end).unwrap();
     sim.run_to(t_end).unwrap();
     let e1 = sim.diagnostics().total;
-    let g = &sim.gas;
     // The radius of the density peak over spherical shells one lattice spacing thick.
-    let dr = 1.0 / n as f64;
-    let nb = (0.5 / dr) as usize;
-    let mut sum = vec![0.0f64; nb];
-    let mut cnt = vec![0.0f64; nb];
-    for i in 0..g.len() {
-        let p = g.pos[i];
-        let r = ((p[0] - 0.5).powi(2) + (p[1] - 0.5).powi(2) + (p[2] - 0.5).powi(2)).sqrt();
-        let b = (r / dr) as usize;
-        if b < nb {
-            sum[b] += g.rho[i];
-            cnt[b] += 1.0;
-        }
-    }
-    let prof: Vec<f64> = (0..nb).map(|b| sum[b] / cnt[b].max(1.0)).collect();
-    let peak = (0..nb).fold(0, |a, b| if prof[b] > prof[a] { b } else { a });
-    let r_peak = (peak as f64 + 0.5) * dr;
+    let (r_peak, rho_peak) = super::block_tests::peak_radius(&sim, 1.0 / n as f64);
     eprintln!(
         "sedov n {n}: t {t_end:.4}, {} steps, peak density {:.3} at r {r_peak:.4} (shock {r_end}), \
          energy drift {:.2e}",
         sim.step,
-        prof[peak],
+        rho_peak,
         (e1 - e0).abs() / e0
     );
     // At this resolution (the shell is about one smoothing length thick) the peak reaches 1.6
     // of the strong-shock limit 4, but it sits at the shock.
     assert!((r_peak - r_end).abs() < 0.05 * r_end, "peak at {r_peak}");
     assert!(
-        prof[peak] > 1.4,
-        "a shock compresses: peak density {}",
-        prof[peak]
+        rho_peak > 1.4,
+        "a shock compresses: peak density {rho_peak}"
     );
     assert!((e1 - e0).abs() < 5e-3 * e0, "energy {e0} → {e1}");
 }

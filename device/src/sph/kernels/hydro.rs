@@ -153,6 +153,28 @@ impl VoteTargets for ForceTargets {
 /// left out; masses from the tree's bodies. `VOTE_BLOCK`-thread blocks, any grid.
 #[crate::kernel]
 pub unsafe fn sph_hydro_force(tree: TreeView, h: *const f32, boxes: *const CellBox, gas: GasView) {
+    let t = ForceTargets {
+        bodies: tree.bodies,
+        gas,
+    };
+    // SAFETY: forwarded contract.
+    unsafe { walk(tree, h, boxes, SYMMETRIC, gas.period, &t) }
+}
+
+/// [`vote_walk`] of `tree` for the targets `t`, in the open form or, for finite `period`, the
+/// periodic one (each compiled on its own).
+///
+/// # Safety
+/// As [`vote_walk`]'s.
+#[inline(always)]
+unsafe fn walk<T: VoteTargets>(
+    tree: TreeView,
+    h: *const f32,
+    boxes: *const CellBox,
+    crit: u32,
+    period: [f32; 3],
+    t: &T,
+) {
     let TreeView {
         bodies,
         n,
@@ -162,16 +184,13 @@ pub unsafe fn sph_hydro_force(tree: TreeView, h: *const f32, boxes: *const CellB
         layout,
         ..
     } = tree;
-    let t = ForceTargets { bodies, gas };
     // SAFETY: forwarded contract.
     unsafe {
-        match periodic(gas.period) {
+        match periodic(period) {
             None => vote_walk(
-                bodies, h, n, sort, child, next, boxes, layout, SYMMETRIC, None, &t,
+                bodies, h, n, sort, child, next, boxes, layout, crit, None, t,
             ),
-            l => vote_walk(
-                bodies, h, n, sort, child, next, boxes, layout, SYMMETRIC, l, &t,
-            ),
+            l => vote_walk(bodies, h, n, sort, child, next, boxes, layout, crit, l, t),
         }
     }
 }
@@ -276,27 +295,12 @@ pub unsafe fn sph_hydro_density(
     boxes: *const CellBox,
     d: DensityView,
 ) {
-    let TreeView {
-        bodies,
-        n,
-        sort,
-        child,
-        next,
-        layout,
-        ..
-    } = tree;
-    let t = DensityTargets { bodies, d };
+    let t = DensityTargets {
+        bodies: tree.bodies,
+        d,
+    };
     // SAFETY: forwarded contract.
-    unsafe {
-        match periodic(d.period) {
-            None => vote_walk(
-                bodies, h, n, sort, child, next, boxes, layout, GATHER, None, &t,
-            ),
-            l => vote_walk(
-                bodies, h, n, sort, child, next, boxes, layout, GATHER, l, &t,
-            ),
-        }
-    }
+    unsafe { walk(tree, h, boxes, GATHER, d.period, &t) }
 }
 
 /// One step of every iterating particle's h iteration ([`HSearch::update`]) from its sums at
