@@ -392,7 +392,7 @@ fn encode(path: &Path, s: &Snapshot, precision: Precision) -> hdf5::Result<()> {
 }
 
 /// The gas's scalar fields by dataset name.
-fn gas_scalars(g: &GasFields) -> [(&'static str, &Vec<f64>); 7] {
+fn gas_scalars(g: &GasFields) -> [(&'static str, &Vec<f64>); 9] {
     [
         ("InternalEnergies", &g.u),
         ("Densities", &g.rho),
@@ -401,6 +401,8 @@ fn gas_scalars(g: &GasFields) -> [(&'static str, &Vec<f64>); 7] {
         ("InternalEnergyRates", &g.du_dt),
         ("SignalVelocities", &g.vsig),
         ("ViscosityParameters", &g.alpha),
+        ("VelocityDivergences", &g.div_v),
+        ("BalsaraSwitches", &g.balsara),
     ]
 }
 
@@ -643,6 +645,8 @@ pub fn read_hdf5(path: &Path) -> Result<Snapshot, SnapshotError> {
                 du_dt: opt("InternalEnergyRates")?,
                 vsig: opt("SignalVelocities")?,
                 alpha: opt("ViscosityParameters")?,
+                div_v: opt("VelocityDivergences")?,
+                balsara: opt("BalsaraSwitches")?,
                 mat: match g.dataset("MaterialIDs") {
                     Ok(d) if d.shape() == [nt] => d
                         .read_raw::<u32>()

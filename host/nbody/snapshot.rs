@@ -8,8 +8,9 @@
 //! the reader tells them (and 32- from 64-bit ids) apart by the block sizes, and byte-swapped
 //! (big-endian) files by the first record marker. Gas (type 0) carries the blocks U (specific
 //! internal energy), RHO and HSML after MASS, one float per gas particle; format 2 may add the
-//! integrator's state that an exact restart needs (ACCE, DUDT, VSIG, ALPH: acceleration, du/dt,
-//! signal velocity, viscosity α) and the material ids of a multi-material run (MATI, uint32 per
+//! integrator's state that an exact restart needs (ACCE, DUDT, VSIG, ALPH, DIVV, BALS:
+//! acceleration, du/dt, signal velocity, viscosity α, velocity divergence and Balsara factor of
+//! the last density pass) and the material ids of a multi-material run (MATI, uint32 per
 //! gas particle: warpkit's own block, as Gadget has none). A file with gas must have U; RHO, HSML and the rest are
 //! optional (initial conditions often hold U only). Other blocks are skipped; multi-file
 //! snapshots are not read.
@@ -183,6 +184,11 @@ pub struct GasFields {
     pub du_dt: Vec<f64>,
     pub vsig: Vec<f64>,
     pub alpha: Vec<f64>,
+    /// Velocity divergence ∇·v (DIVV) and Balsara factor (BALS) of the last density pass: under
+    /// block steps an inactive particle's density and h are predicted from its ∇·v, and its
+    /// neighbours' viscosity uses its Balsara factor, until its next pass.
+    pub div_v: Vec<f64>,
+    pub balsara: Vec<f64>,
     /// Pressure (HDF5's Pressures; the Gadget formats have no such block).
     pub pressure: Vec<f64>,
     /// Material id of a multi-material run (format 2's MATI block, uint32; SWIFT's
@@ -192,7 +198,7 @@ pub struct GasFields {
 
 impl GasFields {
     /// Scalar fields by block name, in the order they are written.
-    fn scalars(&self) -> [(&'static [u8; 4], &Vec<f64>); 6] {
+    fn scalars(&self) -> [(&'static [u8; 4], &Vec<f64>); 8] {
         [
             (b"U   ", &self.u),
             (b"RHO ", &self.rho),
@@ -200,6 +206,8 @@ impl GasFields {
             (b"DUDT", &self.du_dt),
             (b"VSIG", &self.vsig),
             (b"ALPH", &self.alpha),
+            (b"DIVV", &self.div_v),
+            (b"BALS", &self.balsara),
         ]
     }
 
@@ -250,6 +258,8 @@ impl GasFields {
             ("DUDT", &self.du_dt),
             ("VSIG", &self.vsig),
             ("ALPH", &self.alpha),
+            ("DIVV", &self.div_v),
+            ("BALS", &self.balsara),
         ] {
             if let Some(i) = v.iter().position(|x| !x.is_finite()) {
                 return bad(what, i, v[i]);
@@ -421,7 +431,7 @@ impl<'a> Records<'a> {
 }
 
 /// The block names of format 2 (space-padded to 4 characters).
-const NAMES: [(&[u8; 4], &str); 13] = [
+const NAMES: [(&[u8; 4], &str); 15] = [
     (b"HEAD", "HEAD"),
     (b"POS ", "POS"),
     (b"VEL ", "VEL"),
@@ -435,6 +445,8 @@ const NAMES: [(&[u8; 4], &str); 13] = [
     (b"VSIG", "VSIG"),
     (b"ALPH", "ALPH"),
     (b"MATI", "MATI"),
+    (b"DIVV", "DIVV"),
+    (b"BALS", "BALS"),
 ];
 
 /// The blocks a format-1 file holds after MASS when it has gas, in order (each optional from the
@@ -636,6 +648,8 @@ pub fn parse_gadget(bytes: &[u8]) -> Result<Snapshot, GadgetError> {
             du_dt: scalar(9)?,
             vsig: scalar(10)?,
             alpha: scalar(11)?,
+            div_v: scalar(13)?,
+            balsara: scalar(14)?,
             pressure: Vec::new(),
         };
         g.check(n_gas as usize)?;

@@ -366,6 +366,8 @@ fn gas_round_trips_with_its_sph_fields() {
         du_dt: f(-2.0),
         vsig: f(1.5),
         alpha: f(0.1),
+        div_v: f(-0.4),
+        balsara: f(0.01),
         pressure: Vec::new(),
         mat: (0..n_gas as u32).map(|i| i % 3).collect(),
     });

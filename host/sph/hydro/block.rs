@@ -15,9 +15,12 @@
 //! tick of the shorter grid, and the part of its opening kick beyond that is taken back
 //! (Durier & Dalla Vecchia 2012, MNRAS 419, 465). Without waking, a shock walks into particles
 //! that still take the long steps of the quiet gas ahead of it.
+//!
+//! Collisionless particles take levels from their gravity step alone (no neighbours limit
+//! them) and are active, drifted and kicked on the same ticks.
 
 use super::cells::CellList;
-use super::step::{Sim, check_energy};
+use super::step::{Sim, check_collisionless, check_energy};
 use super::{Gas, HydroError};
 use crate::device::sph::hydro::alpha_rate;
 use rayon::prelude::*;
@@ -64,8 +67,7 @@ impl Clock {
     }
 }
 
-/// Particle `i`'s velocity and energy kicked by `dt_v` (and `dt_u` for the energy) with its
-/// current accelerations.
+/// Particle `i`'s velocity and energy kicked by `dt` with its current accelerations.
 fn kick(g: &mut Gas, i: usize, dt: f64) {
     for k in 0..3 {
         g.vel[i][k] += dt * g.acc[i][k];
@@ -74,10 +76,26 @@ fn kick(g: &mut Gas, i: usize, dt: f64) {
 }
 
 impl Sim {
+    /// [`kick`] for any particle: gas, or collisionless (`i ≥ gas.len()`, velocity only).
+    fn kick_any(&mut self, i: usize, dt: f64) {
+        let n_gas = self.gas.len();
+        if i < n_gas {
+            kick(&mut self.gas, i, dt);
+        } else {
+            let c = &mut self.collisionless;
+            for k in 0..3 {
+                c.vel[i - n_gas][k] += dt * c.acc[i - n_gas][k];
+            }
+        }
+    }
+}
+
+impl Sim {
     /// One cycle of block steps of at most `dt_max`; returns its length.
     pub(super) fn cycle(&mut self, dt_max: f64) -> Result<f64, HydroError> {
         let levels = self.params.block_levels.min(MAX_LEVELS);
-        let n = self.gas.len();
+        let n_gas = self.gas.len();
+        let n = n_gas + self.collisionless.len();
         let t0 = Instant::now();
         let own: Vec<f64> = (0..n).into_par_iter().map(|i| self.dt_of(i)).collect();
         let (dt_min, index) =
@@ -109,6 +127,15 @@ impl Sim {
             let next = (0..n).map(|i| clock.end(i)).min().unwrap_or(cycle_end);
             let dt = (next - now) as f64 * tick;
             let boundary = self.boundary;
+            let c = &mut self.collisionless;
+            c.pos
+                .par_iter_mut()
+                .zip(c.vel.par_iter())
+                .for_each(|(x, v)| {
+                    for k in 0..3 {
+                        x[k] += dt * v[k];
+                    }
+                });
             let g = &mut self.gas;
             g.pos
                 .par_iter_mut()
@@ -125,11 +152,11 @@ impl Sim {
             // kicked from its step's middle.
             let since_mid =
                 |i: usize| (now as f64 - clock.start[i] as f64 - 0.5 * clock.len[i] as f64) * tick;
-            let vel: Vec<[f64; 3]> = (0..n)
+            let vel: Vec<[f64; 3]> = (0..n_gas)
                 .into_par_iter()
                 .map(|i| core::array::from_fn(|k| g.vel[i][k] + since_mid(i) * g.acc[i][k]))
                 .collect();
-            let u: Vec<f64> = (0..n)
+            let u: Vec<f64> = (0..n_gas)
                 .into_par_iter()
                 .map(|i| (g.u[i] + since_mid(i) * g.du[i]).max(0.0))
                 .collect();
@@ -153,11 +180,11 @@ impl Sim {
 
             let t0 = Instant::now();
             let visc = self.params.viscosity;
-            let g = &mut self.gas;
             for &i in &active {
                 let step = clock.len[i] as f64 * tick;
-                kick(g, i, 0.5 * step);
-                if visc.alpha_min < visc.alpha_max {
+                self.kick_any(i, 0.5 * step);
+                let g = &mut self.gas;
+                if i < n_gas && visc.alpha_min < visc.alpha_max {
                     let rate = alpha_rate(g.alpha[i], g.div_v[i], g.cs[i], g.h[i], &visc);
                     g.alpha[i] = (g.alpha[i] + step * rate).clamp(visc.alpha_min, visc.alpha_max);
                 }
@@ -182,15 +209,20 @@ impl Sim {
                 self.assign(&mut clock, &active, &wanted, now, tick);
             }
             check_energy(&self.gas, self.t)?;
+            check_collisionless(&self.collisionless)?;
             self.times.integration += t0.elapsed().as_secs_f64();
         }
         self.t += big;
         Ok(big)
     }
 
-    /// The time step a particle's own CFL and gravity criteria allow.
+    /// The time step a particle's own CFL and gravity criteria allow (a collisionless
+    /// particle's, `i ≥ gas.len()`: its gravity criterion).
     pub(super) fn dt_of(&self, i: usize) -> f64 {
         let g = &self.gas;
+        if i >= g.len() {
+            return super::gravity::dt(&self.params, self.collisionless.acc[i - g.len()]);
+        }
         let c = crate::device::sph::hydro::cfl_dt(self.params.courant, g.h[i], g.vsig[i]);
         c.min(super::gravity::dt(&self.params, g.acc[i]))
     }
@@ -204,7 +236,8 @@ impl Sim {
         for (&i, &k) in who.iter().zip(wanted) {
             level[i] = k;
         }
-        let mut mine = vec![false; self.gas.len()];
+        let n_gas = self.gas.len();
+        let mut mine = vec![false; level.len()];
         who.iter().for_each(|&i| mine[i] = true);
         let g = &self.gas;
         let cells = CellList::with_h(&g.pos, &g.h, &self.boundary);
@@ -214,6 +247,10 @@ impl Sim {
             .par_iter()
             .map(|&i| {
                 let mut k = level[i];
+                if i >= n_gas {
+                    // Collisionless: no neighbours.
+                    return (k, Vec::new());
+                }
                 cells.for_each_symmetric(&g.pos, &g.h, g.pos[i], g.h[i], |j, _, _| {
                     k = k.max(level[j].saturating_sub(2));
                 });
@@ -233,9 +270,11 @@ impl Sim {
             clock.level[i] = k;
             clock.start[i] = now;
             clock.len[i] = ticks_of(k, levels);
-            clock.rho0[i] = self.gas.rho[i];
-            clock.h0[i] = self.gas.h[i];
-            kick(&mut self.gas, i, 0.5 * clock.len[i] as f64 * tick);
+            if i < n_gas {
+                clock.rho0[i] = self.gas.rho[i];
+                clock.h0[i] = self.gas.h[i];
+            }
+            self.kick_any(i, 0.5 * clock.len[i] as f64 * tick);
             woken.extend(wake);
         }
         woken.sort_unstable();

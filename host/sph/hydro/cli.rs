@@ -31,8 +31,9 @@ pub enum IcKind {
     Evrard,
     /// A self-gravitating n = 1 polytrope in equilibrium (M = R = 1, γ = 2), open boundary.
     Polytrope,
-    /// Gas (type 0) from a Gadget 1/2 snapshot (`[ic] file`, or `--restart FILE`): with the
-    /// `.run.toml` beside it, the run it came from continues.
+    /// Gas (type 0) from a Gadget 1/2 snapshot (`[ic] file`, or `--restart FILE`), with its
+    /// collisionless particles (types 1–5: gravity alone; self-gravity on by default): with
+    /// the `.run.toml` beside it, the run it came from continues.
     Snapshot,
 }
 
@@ -96,7 +97,8 @@ pub struct RunSection {
     pub conduction: f64,
     /// A diagnostics row every K steps.
     pub diag_every: u64,
-    /// Self-gravity (default: on for Evrard and the polytrope; a periodic box refuses it).
+    /// Self-gravity (default: on for Evrard, the polytrope and a snapshot with collisionless
+    /// particles; a periodic box refuses it).
     pub self_gravity: Option<bool>,
     /// Gravitational constant (the self-gravitating cases are set up for G = 1).
     pub g: f64,
@@ -568,7 +570,12 @@ pub fn prepare(c: &SphConfig, choice: BackendChoice) -> Result<Prepared> {
                 None => Boundary::Open,
             };
             let step0 = c.restart_of.map_or(0, |r| r.step);
-            let (sim, exact) = snapio::sim_of(&s, params.clone(), boundary, step0, on(&boundary)?)
+            let mut params = params.clone();
+            if c.run.self_gravity.is_none() && s.particles.ptype.iter().any(|&t| t != 0) {
+                // Collisionless particles move under gravity alone: on unless switched off.
+                params.self_gravity = true;
+            }
+            let (sim, exact) = snapio::sim_of(&s, params, boundary, step0, on(&boundary)?)
                 .with_context(|| format!("starting from {}", file.display()))?;
             let t_end = c
                 .run

@@ -14,6 +14,8 @@ pub mod block;
 mod block_tests;
 pub mod cells;
 pub mod cli;
+#[cfg(test)]
+mod collisionless_tests;
 pub mod density;
 pub mod force;
 pub mod gpu;
@@ -207,6 +209,42 @@ impl Gas {
     }
 }
 
+/// Collisionless particles (Gadget types 1–5: dark matter, stars) in a hydro run: they source
+/// and feel the self-gravity of everything, and no pressure. Inputs `pos`, `vel`, `mass`,
+/// `ptype`; `acc` is computed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Collisionless {
+    pub pos: Vec<[f64; 3]>,
+    pub vel: Vec<[f64; 3]>,
+    pub mass: Vec<f64>,
+    /// Gadget particle type, 1–5 (kept for the snapshots).
+    pub ptype: Vec<u32>,
+    /// Gravitational acceleration `G ∇φ` at the last force evaluation.
+    pub acc: Vec<[f64; 3]>,
+}
+
+impl Collisionless {
+    /// Particles of type `ptype` with the given positions, velocities and masses.
+    pub fn new(pos: Vec<[f64; 3]>, vel: Vec<[f64; 3]>, mass: Vec<f64>, ptype: u32) -> Self {
+        let n = pos.len();
+        Collisionless {
+            pos,
+            vel,
+            mass,
+            ptype: vec![ptype; n],
+            acc: vec![[0.0; 3]; n],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty()
+    }
+}
+
 /// Everything that stops a hydro run, caught before the step that would produce NaN.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum HydroError {
@@ -225,6 +263,18 @@ pub enum HydroError {
         value: f64,
         why: &'static str,
     },
+    #[error("collisionless particle {index}: {what} = {value} is invalid ({why})")]
+    BadCollisionless {
+        index: usize,
+        what: &'static str,
+        value: f64,
+        why: &'static str,
+    },
+    #[error(
+        "{0} collisionless particles (types 1–5) need self-gravity: switch it on, or run them \
+         with `warpkit nbody`"
+    )]
+    CollisionlessWithoutGravity(usize),
     #[error("particle {index} has material id {id}, but only {count} materials are defined")]
     BadMaterial { index: usize, id: u32, count: usize },
     #[error("{0}")]
@@ -388,6 +438,49 @@ pub fn validate(gas: &Gas, params: &HydroParams, boundary: &Boundary) -> Result<
                 id: gas.mat[i],
                 count: params.materials.len(),
             });
+        }
+    }
+    Ok(())
+}
+
+/// Checks the collisionless particles: consistent lengths, finite positions and velocities,
+/// positive finite masses, types 1–5, and self-gravity on when there are any.
+pub fn validate_collisionless(c: &Collisionless, params: &HydroParams) -> Result<(), HydroError> {
+    let n = c.len();
+    if n == 0 {
+        return Ok(());
+    }
+    if !params.self_gravity {
+        return Err(HydroError::CollisionlessWithoutGravity(n));
+    }
+    for (name, len) in [
+        ("collisionless vel", c.vel.len()),
+        ("collisionless mass", c.mass.len()),
+        ("collisionless ptype", c.ptype.len()),
+        ("collisionless acc", c.acc.len()),
+    ] {
+        if len != n {
+            return Err(HydroError::Length { name, len, n });
+        }
+    }
+    let bad = |index, what, value, why| HydroError::BadCollisionless {
+        index,
+        what,
+        value,
+        why,
+    };
+    for i in 0..n {
+        if !c.pos[i].iter().all(|x| x.is_finite()) {
+            return Err(bad(i, "position", c.pos[i][0], "non-finite"));
+        }
+        if !c.vel[i].iter().all(|x| x.is_finite()) {
+            return Err(bad(i, "velocity", c.vel[i][0], "non-finite"));
+        }
+        if !(c.mass[i].is_finite() && c.mass[i] > 0.0) {
+            return Err(bad(i, "mass", c.mass[i], "must be positive and finite"));
+        }
+        if !(1..=5).contains(&c.ptype[i]) {
+            return Err(bad(i, "type", c.ptype[i] as f64, "must be 1 to 5"));
         }
     }
     Ok(())

@@ -8,7 +8,7 @@
 use super::density::density_of;
 use super::force::forces_of;
 use super::gravity;
-use super::{Boundary, Gas, HydroError, HydroParams, validate};
+use super::{Boundary, Collisionless, Gas, HydroError, HydroParams, validate};
 use crate::backend::Backend;
 use crate::device::sph::hydro::alpha_rate;
 use rayon::prelude::*;
@@ -54,14 +54,17 @@ pub struct Diagnostics {
 #[derive(Clone)]
 pub struct Sim {
     pub gas: Gas,
+    /// Collisionless particles stepped with the gas, under gravity alone (empty: gas only).
+    /// Where a method takes a particle index, these follow the gas: `gas.len() + j`.
+    pub collisionless: Collisionless,
     pub params: HydroParams,
     pub boundary: Boundary,
     pub t: f64,
     pub step: u64,
     /// A time step below this stops the run (`HydroError::DtCollapse`).
     pub dt_floor: f64,
-    /// Gravitational potentials `G φ`, each at its particle's last force pass (empty without
-    /// self-gravity).
+    /// Gravitational potentials `G φ`, each at its particle's last force pass, the gas's then
+    /// the collisionless particles' (empty without self-gravity).
     pub phi: Vec<f64>,
     /// Where the passes run.
     pub backend: Backend,
@@ -79,17 +82,32 @@ impl Sim {
 
     /// [`Sim::new`] with the passes on `backend`.
     pub fn with_backend(
+        gas: Gas,
+        params: HydroParams,
+        boundary: Boundary,
+        backend: Backend,
+    ) -> Result<Self, HydroError> {
+        Self::with_collisionless(gas, Collisionless::default(), params, boundary, backend)
+    }
+
+    /// [`Sim::with_backend`] with collisionless particles beside the gas (they need
+    /// self-gravity).
+    pub fn with_collisionless(
         mut gas: Gas,
+        mut collisionless: Collisionless,
         params: HydroParams,
         boundary: Boundary,
         backend: Backend,
     ) -> Result<Self, HydroError> {
         validate(&gas, &params, &boundary)?;
+        super::validate_collisionless(&collisionless, &params)?;
         for p in gas.pos.iter_mut() {
             *p = boundary.wrap(*p);
         }
+        collisionless.acc = vec![[0.0; 3]; collisionless.len()];
         let mut sim = Sim {
             gas,
+            collisionless,
             params,
             boundary,
             t: 0.0,
@@ -115,30 +133,37 @@ impl Sim {
         u: &[f64],
         active: Option<&[usize]>,
     ) -> Result<(), HydroError> {
-        self.updates += active.map_or(self.gas.len(), |a| a.len()) as u64;
+        let n_gas = self.gas.len();
+        let n_all = n_gas + self.collisionless.len();
+        self.updates += active.map_or(n_all, |a| a.len()) as u64;
+        // The gas among the active particles (they come first, in order).
+        let active_gas = active.map(|a| &a[..a.partition_point(|&i| i < n_gas)]);
         let (g, p, b) = (&mut self.gas, &self.params, &self.boundary);
         let grav_on = p.self_gravity;
+        let mixed = !self.collisionless.is_empty();
         let mut grav = None;
         match &self.backend {
             Backend::Cpu => {
                 let t0 = Instant::now();
-                density_of(g, vel, u, p, b, active)?;
+                density_of(g, vel, u, p, b, active_gas)?;
                 let t1 = Instant::now();
-                forces_of(g, vel, u, p, b, active);
+                forces_of(g, vel, u, p, b, active_gas);
                 self.times.density += secs(t0, t1);
                 self.times.forces += secs(t1, Instant::now());
             }
             Backend::Gpu(gpu) => {
                 let t0 = Instant::now();
                 let mut tree = super::gpu::StepTree::new(gpu, g, b)?;
-                tree.density_of(gpu, g, vel, u, p, b, active)?;
+                tree.density_of(gpu, g, vel, u, p, b, active_gas)?;
                 let t1 = Instant::now();
-                tree.forces_of(gpu, g, vel, u, p, active)?;
+                tree.forces_of(gpu, g, vel, u, p, active_gas)?;
                 let t2 = Instant::now();
                 self.times.density += secs(t0, t1);
                 self.times.forces += secs(t1, t2);
-                // The tree solver's gravity walks the step's tree; the direct sum is the CPU's.
-                if grav_on && p.gravity.solver == super::GravitySolver::Tree {
+                // The tree solver's gravity walks the step's tree (the gas's alone: with
+                // collisionless particles it takes a tree of everything below); the direct
+                // sum is the CPU's.
+                if grav_on && !mixed && p.gravity.solver == super::GravitySolver::Tree {
                     grav = Some(tree.gravity(gpu, &p.gravity)?);
                     self.times.gravity += secs(t2, Instant::now());
                 }
@@ -149,29 +174,44 @@ impl Sim {
         if grav_on && grav.is_none() {
             let t0 = Instant::now();
             let mask = active.map(|a| {
-                let mut m = vec![false; g.len()];
+                let mut m = vec![false; n_all];
                 a.iter().for_each(|&i| m[i] = true);
                 m
             });
+            let c = &self.collisionless;
+            let (pos, mass) = if mixed {
+                (
+                    [g.pos.as_slice(), &c.pos].concat(),
+                    [g.mass.as_slice(), &c.mass].concat(),
+                )
+            } else {
+                (g.pos.clone(), g.mass.clone())
+            };
+            // A tree of gas and collisionless particles together runs on the backend's device.
+            let on = if mixed { &self.backend } else { &Backend::Cpu };
             grav = Some(gravity::accelerations_of(
-                &g.pos,
-                &g.mass,
+                &pos,
+                &mass,
                 &p.gravity,
-                &Backend::Cpu,
+                on,
                 mask.as_deref(),
             )?);
             self.times.gravity += secs(t0, Instant::now());
         }
         if let Some((acc, phi)) = grav {
-            match active {
-                None => gravity::add(g, &acc),
-                Some(a) => {
-                    for &i in a {
-                        for (ak, gk) in g.acc[i].iter_mut().zip(acc[i]) {
-                            *ak += gk;
-                        }
+            let c = &mut self.collisionless;
+            let mut apply = |i: usize| {
+                if i < n_gas {
+                    for (ak, gk) in g.acc[i].iter_mut().zip(acc[i]) {
+                        *ak += gk;
                     }
+                } else {
+                    c.acc[i - n_gas] = acc[i];
                 }
+            };
+            match active {
+                None => (0..n_all).for_each(&mut apply),
+                Some(a) => a.iter().copied().for_each(apply),
             }
             match active {
                 Some(a) if self.phi.len() == phi.len() => {
@@ -186,7 +226,7 @@ impl Sim {
     /// The CFL time step `min_i C h_i / v_sig,i` (and the gravity step `η √(ε/|a_i|)` with
     /// self-gravity) and the particle that sets it.
     pub fn cfl(&self) -> (f64, usize) {
-        (0..self.gas.len())
+        (0..self.gas.len() + self.collisionless.len())
             .into_par_iter()
             .map(|i| (self.dt_of(i), i))
             .reduce(
@@ -243,6 +283,7 @@ impl Sim {
                 *u += half * du;
                 *x = boundary.wrap(*x);
             });
+        self.collisionless.kick_drift(half, dt);
         check_energy(g, self.t)?;
         // Predicted to the end of the step, for the forces.
         let vel: Vec<[f64; 3]> = (0..n)
@@ -257,6 +298,7 @@ impl Sim {
         self.passes(&vel, &u, None)?;
         // Kick, α.
         let t0 = Instant::now();
+        self.collisionless.kick_drift(half, 0.0);
         let g = &mut self.gas;
         let visc = &self.params.viscosity;
         for i in 0..n {
@@ -273,6 +315,7 @@ impl Sim {
         self.t += dt;
         self.step += 1;
         check_energy(&self.gas, self.t)?;
+        check_collisionless(&self.collisionless)?;
         Ok(dt)
     }
 
@@ -291,16 +334,22 @@ impl Sim {
             step: self.step,
             kinetic: 0.0,
             thermal: 0.0,
-            potential: gravity::potential_energy_of(&g.mass, &self.phi),
+            potential: gravity::potential_energy_of(
+                &[g.mass.as_slice(), &self.collisionless.mass].concat(),
+                &self.phi,
+            ),
             total: 0.0,
             momentum: [0.0; 3],
             momentum_scale: 0.0,
         };
         for i in 0..g.len() {
-            let (m, v) = (g.mass[i], g.vel[i]);
+            d.thermal += g.mass[i] * g.u[i];
+        }
+        let c = &self.collisionless;
+        let moving = g.mass.iter().zip(&g.vel).chain(c.mass.iter().zip(&c.vel));
+        for (&m, &v) in moving {
             let v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
             d.kinetic += 0.5 * m * v2;
-            d.thermal += m * g.u[i];
             for (p, vk) in d.momentum.iter_mut().zip(v) {
                 *p += m * vk;
             }
@@ -341,4 +390,34 @@ pub(super) fn check_energy(g: &Gas, t: f64) -> Result<(), HydroError> {
         }
     }
     Ok(())
+}
+
+impl Collisionless {
+    /// Kicks every particle by `kick` with its acceleration, then drifts it by `drift`.
+    fn kick_drift(&mut self, kick: f64, drift: f64) {
+        self.vel
+            .par_iter_mut()
+            .zip(self.pos.par_iter_mut())
+            .zip(self.acc.par_iter())
+            .for_each(|((v, x), a)| {
+                for k in 0..3 {
+                    v[k] += kick * a[k];
+                    x[k] += drift * v[k];
+                }
+            });
+    }
+}
+
+/// A non-finite collisionless velocity (a time step too long for a close encounter) stops the
+/// run with the particle named.
+pub(super) fn check_collisionless(c: &Collisionless) -> Result<(), HydroError> {
+    match c.vel.iter().position(|v| !v.iter().all(|x| x.is_finite())) {
+        None => Ok(()),
+        Some(i) => Err(HydroError::BadCollisionless {
+            index: i,
+            what: "velocity",
+            value: c.vel[i][0],
+            why: "became non-finite during the run",
+        }),
+    }
 }
