@@ -241,3 +241,64 @@ fn csr_refusals() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A gas-only snapshot's HSML is each particle's h, as an N×5 file's fifth column is.
+#[test]
+fn a_gas_snapshot_gives_each_particle_its_hsml() {
+    use warpkit::nbody::Particles;
+    use warpkit::nbody::snapshot::{
+        Format, GasFields, Precision, Snapshot, header_for, write_gadget,
+    };
+    let dir = scratch("ngb-snapshot-h");
+    let n = 400;
+    let u = uniform(11, 4 * n);
+    let rows: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            let r = &u[4 * i..4 * i + 4];
+            vec![r[0], r[1], r[2], 1.0, 0.1 + 0.2 * r[3]]
+        })
+        .collect();
+    let mut s = Snapshot {
+        particles: Particles {
+            pos: rows.iter().map(|r| [r[0], r[1], r[2]]).collect(),
+            vel: vec![[0.0; 3]; n],
+            mass: vec![1.0; n],
+            id: (1..=n as u64).collect(),
+            ptype: vec![0; n],
+        },
+        gas: Some(GasFields {
+            u: vec![1.0; n],
+            hsml: rows.iter().map(|r| r[4]).collect(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    s.header = header_for(&s);
+    write_gadget(
+        &dir.join("gas.gadget"),
+        &s,
+        Format::Gadget2,
+        Precision::Double,
+    )
+    .unwrap();
+    let out = run_in(&dir, &["neighbours", "--input", "gas.gadget", "--csr", "g"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let h: Vec<f64> = rows.iter().map(|r| r[4] as f32 as f64).collect();
+    assert_lists(
+        &read_i64(&dir.join("g_offsets.npy")),
+        &read_i64(&dir.join("g_indices.npy")),
+        &rows,
+        |i, _| h[i],
+    );
+    // The file's h and --h together: refused, as for an N×5 file.
+    fails(
+        &dir,
+        &["neighbours", "--input", "gas.gadget", "--h", "0.1"],
+        &["HSML", "drop --h"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -98,22 +98,12 @@ pub fn read_bodies_file(path: &std::path::Path) -> Result<Vec<Body>, BodiesFileE
     {
         return Ok(npy::read_bodies(path)?);
     }
-    let p = crate::nbody::snapshot::read_snapshot(path)?.particles;
-    Ok(p.pos
-        .iter()
-        .zip(&p.mass)
-        .map(|(x, &m)| Body {
-            x: x[0] as f32,
-            y: x[1] as f32,
-            z: x[2] as f32,
-            m: m as f32,
-        })
-        .collect())
+    Ok(read_particles_file(path)?.0)
 }
 
-/// [`read_bodies_file`] for the neighbour search: a `.npy` file may also be N×5, its fifth column
-/// each particle's smoothing length (returned beside the bodies); a snapshot's particles come
-/// without.
+/// [`read_bodies_file`] for the neighbour search, with each particle's smoothing length where
+/// the file has one: a `.npy` file's fifth column (N×5), or a snapshot's HSML when every
+/// particle is gas (a snapshot with other types has none for those).
 pub fn read_particles_file(
     path: &std::path::Path,
 ) -> Result<(Vec<Body>, Option<Vec<f32>>), BodiesFileError> {
@@ -123,7 +113,25 @@ pub fn read_particles_file(
     {
         return Ok(npy::read_particles(path)?);
     }
-    Ok((read_bodies_file(path)?, None))
+    let s = crate::nbody::snapshot::read_snapshot(path)?;
+    let p = &s.particles;
+    let bodies = p
+        .pos
+        .iter()
+        .zip(&p.mass)
+        .map(|(x, &m)| Body {
+            x: x[0] as f32,
+            y: x[1] as f32,
+            z: x[2] as f32,
+            m: m as f32,
+        })
+        .collect();
+    let h = s
+        .gas
+        .as_ref()
+        .filter(|g| g.hsml.len() == p.len())
+        .map(|g| g.hsml.iter().map(|&h| h as f32).collect());
+    Ok((bodies, h))
 }
 
 /// Two bodies at the same position (−0 and +0 alike), if any: with ε = 0 their mutual force

@@ -36,7 +36,8 @@ pub struct NeighboursArgs {
     pub kernel: Option<SmoothingKernel>,
     /// Particles from a file instead of a scene: `.npy` (N×4 float32 or float64: x, y, z, m; or
     /// N×5 with each particle's h, the fixed h or with --neighbours the iteration's start) or a
-    /// snapshot (Gadget 1/2; HDF5 with the `hdf5` feature), every particle type.
+    /// snapshot (Gadget 1/2; HDF5 with the `hdf5` feature), every particle type, with HSML as
+    /// each particle's h when every particle is gas.
     #[arg(long)]
     pub input: Option<PathBuf>,
     /// Write each particle's neighbour count, smoothing length and density as `.npy` (N×3
@@ -104,8 +105,8 @@ pub fn run(choice: BackendChoice, a: NeighboursArgs) -> anyhow::Result<()> {
             let (bodies, file_h) = warpkit::bh::read_particles_file(path)?;
             if file_h.is_some() && a.h.is_some() {
                 anyhow::bail!(
-                    "{} gives each particle's h (its fifth column) and --h one for all: drop \
-                     --h, or give an N×4 file",
+                    "{} gives each particle's h (an N×5 file's fifth column, a gas snapshot's \
+                     HSML) and --h one for all: drop --h, or give a file without h",
                     path.display()
                 );
             }

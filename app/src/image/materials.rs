@@ -101,7 +101,9 @@ pub fn render_materials(
 /// mass, so that the remnant and its near debris fill it rather than the farthest ejecta.
 pub fn impact_view(sim: &Sim, pixels: u32) -> Result<View, ImageError> {
     let g = &sim.gas;
-    let centre = match (0..sim.phi.len().min(g.len())).min_by(|&a, &b| sim.phi[a].total_cmp(&sim.phi[b])) {
+    let centre = match (0..sim.phi.len().min(g.len()))
+        .min_by(|&a, &b| sim.phi[a].total_cmp(&sim.phi[b]))
+    {
         Some(i) => g.pos[i],
         None => {
             let m: f64 = g.mass.iter().sum();
