@@ -8,7 +8,6 @@ use common::cli::{fails, run_in, scratch};
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 use warpkit::nbody::snapshot::read_snapshot;
 
 fn succeeds(dir: &Path, args: &[&str]) -> String {
@@ -196,28 +195,7 @@ fn interrupted_run_exits_130() {
         "--out",
         "run",
     ];
-    let child = Command::new(common::warpkit_exe())
-        .args(args)
-        .current_dir(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let csv = dir.join("run/diagnostics.csv");
-    let start = Instant::now();
-    while std::fs::read_to_string(&csv).map_or(0, |t| t.lines().count()) < 3 {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the run never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // SAFETY: a signal to the child this test started.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("interrupted"), "{err}");
+    common::cli::interrupt(&dir, &args, "run/diagnostics.csv");
     let snap = read_snapshot(&dir.join("run/snapshot_final.gadget")).unwrap();
     assert!(snap.header.time > 0.0 && snap.header.time < 1000.0);
     assert!(dir.join("run/snapshot_final.gadget.run.toml").exists());

@@ -54,3 +54,32 @@ pub fn listing(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Starts `warpkit ARGS` in `dir`, waits until `diagnostics` (relative to `dir`) holds three
+/// lines, sends SIGINT, and checks that the run ends with exit code 130 and says it was
+/// interrupted; returns its standard error.
+pub fn interrupt(dir: &Path, args: &[&str], diagnostics: &str) -> String {
+    let child = Command::new(super::warpkit_exe())
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let csv = dir.join(diagnostics);
+    let start = Instant::now();
+    while std::fs::read_to_string(&csv).map_or(0, |t| t.lines().count()) < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the run never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    err
+}
