@@ -87,18 +87,6 @@ fn norm(v: [f64; 3]) -> f64 {
     v.iter().map(|c| c * c).sum::<f64>().sqrt()
 }
 
-/// The gas's angular momentum `Σ m x × v` about the origin (the centre of mass at the start).
-pub fn angular_momentum(gas: &crate::sph::hydro::Gas) -> [f64; 3] {
-    let mut l = [0.0; 3];
-    for i in 0..gas.len() {
-        let c = crate::device::sph::hydro::cross(gas.pos[i], gas.vel[i]);
-        for k in 0..3 {
-            l[k] += gas.mass[i] * c[k];
-        }
-    }
-    l
-}
-
 /// The CSV header of `diagnostics.csv` (SI units in the names).
 pub const DIAGNOSTICS_HEADER: &str = "step,t_s,dt_s,kinetic_j,thermal_j,potential_j,total_j,\
     energy_error,px_kg_m_s,py_kg_m_s,pz_kg_m_s,lx_kg_m2_s,ly_kg_m2_s,lz_kg_m2_s,\
@@ -170,10 +158,10 @@ pub fn run_case_with(
     write_info(c, &setup, &sim, None, &dir.join(OUTPUTS[2]))?;
 
     let d0 = sim.diagnostics();
-    let (e0, l0) = (d0.total, angular_momentum(&sim.gas));
+    let (e0, l0) = (d0.total, d0.angular_momentum);
     let energy_error = |d: &Diagnostics| (d.total - e0) / e0.abs();
-    let l_error = |sim: &Sim| {
-        let l = angular_momentum(&sim.gas);
+    let l_error = |d: &Diagnostics| {
+        let l = d.angular_momentum;
         norm(core::array::from_fn(|k| l[k] - l0[k])) / norm(l0)
     };
     let diag_path = dir.join(OUTPUTS[0]);
@@ -185,11 +173,11 @@ pub fn run_case_with(
     let (mut e_max, mut l_max) = (0.0f64, 0.0f64);
     let mut row = |sim: &Sim, dt: f64, w: &mut dyn Write| -> std::io::Result<()> {
         let d = sim.diagnostics();
-        let (e, l) = (energy_error(&d), l_error(sim));
+        let (e, l) = (energy_error(&d), l_error(&d));
         e_max = e_max.max(e.abs());
         l_max = l_max.max(l);
         let p = d.momentum;
-        let a = angular_momentum(&sim.gas);
+        let a = d.angular_momentum;
         writeln!(
             w,
             "{},{},{dt},{:e},{:e},{:e},{:e},{e:e},{:e},{:e},{:e},{:e},{:e},{:e},{l:e}",
@@ -245,7 +233,7 @@ pub fn run_case_with(
             share(&o.disk),
             share(&o.escaping),
             energy_error(&d),
-            l_error(sim)
+            l_error(&d)
         );
         outcomes.push(OutcomeRow {
             t: sim.t,
@@ -335,7 +323,7 @@ pub fn run_case_with(
         setup_s,
         energy_error: energy_error(&d),
         energy_error_max: e_max,
-        angular_momentum_error: l_error(&sim),
+        angular_momentum_error: l_error(&sim.diagnostics()),
         angular_momentum_error_max: l_max,
         outcomes,
         interrupted,

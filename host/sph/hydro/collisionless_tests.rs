@@ -95,8 +95,9 @@ fn collisionless_particles_feel_and_source_the_gravity_of_everything() {
     );
 }
 
-/// `|ΔE/E|` and the momentum (of `Σ m|v|`) over `t_end` for the gas sphere in its halo.
-fn conserved(p: &HydroParams, t_end: f64) -> (f64, f64, Sim) {
+/// `|ΔE/E|`, the momentum (of `Σ m|v|`) and the change of angular momentum (of `Σ m |x||v|`)
+/// over `t_end` for the gas sphere in its halo.
+fn conserved(p: &HydroParams, t_end: f64) -> (f64, f64, f64, Sim) {
     let (gas, halo) = gas_in_halo(600, 600, p);
     let mut sim =
         Sim::with_collisionless(gas, halo, p.clone(), Boundary::Open, Backend::Cpu).unwrap();
@@ -105,19 +106,32 @@ fn conserved(p: &HydroParams, t_end: f64) -> (f64, f64, Sim) {
     let d = sim.diagnostics();
     let de = ((d.total - d0.total) / d0.total).abs();
     let dp = d.momentum.iter().map(|x| x.abs()).fold(0.0, f64::max) / d.momentum_scale;
-    (de, dp, sim)
+    let g = &sim.gas;
+    let c = &sim.collisionless;
+    let norm = |v: [f64; 3]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    let scale: f64 = (g.mass.iter().zip(&g.pos).zip(&g.vel))
+        .chain(c.mass.iter().zip(&c.pos).zip(&c.vel))
+        .map(|((m, &x), &v)| m * norm(x) * norm(v))
+        .sum();
+    let dl = norm(core::array::from_fn(|k| {
+        d.angular_momentum[k] - d0.angular_momentum[k]
+    })) / scale;
+    (de, dp, dl, sim)
 }
 
 #[test]
 fn a_gas_sphere_in_a_collisionless_halo_conserves_energy_and_momentum() {
-    let (de, dp, shared) = conserved(&params(GravitySolver::Direct, 0), 0.5);
+    let (de, dp, dl, shared) = conserved(&params(GravitySolver::Direct, 0), 0.5);
     eprintln!(
-        "shared steps: |ΔE/E| = {de:.2e}, momentum {dp:.2e}, {} steps",
+        "shared steps: |ΔE/E| = {de:.2e}, momentum {dp:.2e}, angular momentum {dl:.2e}, {} steps",
         shared.step
     );
     assert!(de < 5e-4, "{de}");
     assert!(dp < 1e-12, "{dp}");
-    let (de, dp, block) = conserved(&params(GravitySolver::Direct, 4), 0.5);
+    // Pair forces along the separations (pressure, viscosity, direct-sum gravity) and the
+    // leapfrog keep angular momentum to rounding.
+    assert!(dl < 1e-12, "{dl}");
+    let (de, dp, _, block) = conserved(&params(GravitySolver::Direct, 4), 0.5);
     eprintln!(
         "block steps: |ΔE/E| = {de:.2e}, momentum {dp:.2e}, {} updates against {}",
         block.updates, shared.updates

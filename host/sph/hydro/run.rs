@@ -196,13 +196,13 @@ pub fn run_case_with(
     );
     writeln!(
         diag,
-        "step,t,dt,kinetic,thermal,potential,total,px,py,pz,energy_error"
+        "step,t,dt,kinetic,thermal,potential,total,px,py,pz,energy_error,lx,ly,lz"
     )?;
     let row = |sim: &Sim, dt: f64, w: &mut dyn Write| -> std::io::Result<()> {
         let d = sim.diagnostics();
         writeln!(
             w,
-            "{},{},{dt},{},{},{},{},{},{},{},{:e}",
+            "{},{},{dt},{},{},{},{},{},{},{},{:e},{},{},{}",
             d.step,
             d.t,
             d.kinetic,
@@ -212,7 +212,10 @@ pub fn run_case_with(
             d.momentum[0],
             d.momentum[1],
             d.momentum[2],
-            (d.total - energy_0) / energy_0.abs()
+            (d.total - energy_0) / energy_0.abs(),
+            d.angular_momentum[0],
+            d.angular_momentum[1],
+            d.angular_momentum[2],
         )
     };
     row(&sim, 0.0, &mut diag)?;

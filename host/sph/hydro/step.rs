@@ -48,6 +48,8 @@ pub struct Diagnostics {
     pub momentum: [f64; 3],
     /// `Σ m |v|`: the scale against which momentum's rounding is measured.
     pub momentum_scale: f64,
+    /// Angular momentum `Σ m x × v` about the origin.
+    pub angular_momentum: [f64; 3],
 }
 
 /// A hydro run on the CPU.
@@ -341,19 +343,25 @@ impl Sim {
             total: 0.0,
             momentum: [0.0; 3],
             momentum_scale: 0.0,
+            angular_momentum: [0.0; 3],
         };
         for i in 0..g.len() {
             d.thermal += g.mass[i] * g.u[i];
         }
         let c = &self.collisionless;
-        let moving = g.mass.iter().zip(&g.vel).chain(c.mass.iter().zip(&c.vel));
-        for (&m, &v) in moving {
+        let moving =
+            (g.mass.iter().zip(&g.vel).zip(&g.pos)).chain(c.mass.iter().zip(&c.vel).zip(&c.pos));
+        for ((&m, &v), &x) in moving {
             let v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
             d.kinetic += 0.5 * m * v2;
             for (p, vk) in d.momentum.iter_mut().zip(v) {
                 *p += m * vk;
             }
             d.momentum_scale += m * v2.sqrt();
+            let l = crate::device::sph::hydro::cross(x, v);
+            for (lk, l) in d.angular_momentum.iter_mut().zip(l) {
+                *lk += m * l;
+            }
         }
         d.total = d.kinetic + d.thermal + d.potential;
         d
