@@ -698,3 +698,50 @@ fn hydro_block_steps_on_the_gpu_follow_the_cpu_run() {
     assert!(((gd.total - ge0) / ge0).abs() < 2e-2, "energy");
     assert!(diff < 1e-2, "densities");
 }
+
+/// Gas and collisionless particles with the passes on the GPU (one tree of everything for
+/// gravity) against the same run on the CPU: an Evrard sphere in a Plummer halo to t = 0.2.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn hydro_with_collisionless_particles_on_the_gpu_follows_the_cpu_run() {
+    use std::sync::Arc;
+    use warpkit::backend::Backend;
+    use warpkit::nbody::ic::Plummer;
+    use warpkit::sph::hydro::{Boundary, Collisionless, HydroParams, Sim, ic_gravity};
+    let gpu = Arc::new(gpu());
+    let mut params = HydroParams::ideal_gas(ic_gravity::EVRARD_GAMMA);
+    params.self_gravity = true;
+    params.gravity.eps = 0.02;
+    let gas = ic_gravity::evrard(2000, &params);
+    let h = Plummer::henon(2000, 5).softened(0.02).generate();
+    let halo = Collisionless::new(h.pos, h.vel, h.mass, 1);
+    let run = |backend: Backend| {
+        let mut sim = Sim::with_collisionless(
+            gas.clone(),
+            halo.clone(),
+            params.clone(),
+            Boundary::Open,
+            backend,
+        )
+        .unwrap();
+        let e0 = sim.diagnostics();
+        sim.run_to(0.2).unwrap();
+        (e0, sim.diagnostics(), sim.step)
+    };
+    let (c0, c1, cs) = run(Backend::Cpu);
+    let (g0, g1, gs) = run(Backend::Gpu(gpu));
+    let scale = c0.potential.abs();
+    let rel = |a: f64, b: f64| (a - b).abs() / scale;
+    println!(
+        "Evrard 2000 in a Plummer halo of 2000 to t = 0.2: CPU {cs} steps, E {:.6} → {:.6}, K \
+         {:.5}; GPU {gs} steps, E {:.6} → {:.6}, K {:.5}",
+        c0.total, c1.total, c1.kinetic, g0.total, g1.total, g1.kinetic
+    );
+    assert!(rel(g1.kinetic, c1.kinetic) < 2e-3, "kinetic");
+    assert!(rel(g1.potential, c1.potential) < 2e-3, "potential");
+    assert!(
+        rel(g1.total, g0.total) < 2e-3 + rel(c1.total, c0.total),
+        "energy"
+    );
+    assert!((gs as f64 - cs as f64).abs() <= 0.05 * cs as f64, "steps");
+}
