@@ -57,6 +57,7 @@ fn a_tiny_impact_and_its_refusals() {
         listing(&dir.join("run")),
         [
             "diagnostics.csv",
+            "impact.gif",
             "impact.toml",
             "outcome.csv",
             "snapshot_0000.gadget",

@@ -59,7 +59,7 @@ pub(crate) fn run(
             out,
         },
         stop,
-        &mut warpkit_app::image::materials::ImpactImages,
+        &mut warpkit_app::image::materials::ImpactImages::default(),
     )?;
     if s.interrupted {
         eprintln!(

@@ -27,17 +27,34 @@ impl Gif {
         delay_cs: u16,
         colormaps: &[Colormap],
     ) -> Result<Gif, ImageError> {
-        if width == 0 || height == 0 || width > u16::MAX as u32 || height > u16::MAX as u32 {
-            return Err(ImageError::Figure(format!(
-                "a GIF of {width} × {height} pixels (1 ..= 65535 each)"
-            )));
-        }
         if colormaps.is_empty() {
             return Err(ImageError::Figure(
                 "a GIF needs at least one colour map".into(),
             ));
         }
-        let palette = gif_palette(colormaps);
+        Self::with_palette(path, width, height, delay_cs, gif_palette(colormaps))
+    }
+
+    /// [`Gif::create`] with the frames' colours drawn from `palette` (1 to 256 colours; each
+    /// pixel takes the nearest).
+    pub fn with_palette(
+        path: &Path,
+        width: u32,
+        height: u32,
+        delay_cs: u16,
+        palette: Vec<[u8; 3]>,
+    ) -> Result<Gif, ImageError> {
+        if width == 0 || height == 0 || width > u16::MAX as u32 || height > u16::MAX as u32 {
+            return Err(ImageError::Figure(format!(
+                "a GIF of {width} × {height} pixels (1 ..= 65535 each)"
+            )));
+        }
+        if palette.is_empty() || palette.len() > 256 {
+            return Err(ImageError::Figure(format!(
+                "a GIF palette of {} colours (1 ..= 256)",
+                palette.len()
+            )));
+        }
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(format!(".tmp{}", std::process::id()));
         let tmp = PathBuf::from(tmp);

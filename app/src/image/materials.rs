@@ -140,29 +140,55 @@ pub fn write_material_image(
     snapshot: &Path,
 ) -> Result<PathBuf, ImageError> {
     let view = impact_view(sim, pixels)?;
-    let legend: Vec<String> = names.to_vec();
-    // A sixth of the median smoothing length (the kernel's support radius): about the
-    // particles' spacing.
-    let mut h = sim.gas.h.clone();
-    let mid = h.len() / 2;
-    let median = *h.select_nth_unstable_by(mid, f64::total_cmp).1;
-    let sigma = (median / 6.0 / view.pixel_size()).clamp(0.5, pixels as f64 / 16.0);
-    let style = Style {
-        time: Some(sim.t / 3600.0),
-        title: Some(legend.join(" · ")),
-        units: Units::new(1e-3, "km", 1.0, "h"),
-        decades: 2.5,
-        ..Style::default()
-    };
-    let g = &sim.gas;
-    let image = render_materials((&g.pos, &g.mass, &g.mat), names, &view, sigma, &style)?;
+    let image = material_image(sim, names, &view)?;
     let path = snapshot.with_extension("materials.png");
     image.write_png(&path)?;
     Ok(path)
 }
 
-/// The images beside every snapshot of a `warpkit impact` run whose `[output] images` is on.
-pub struct ImpactImages;
+/// The image of a run's state on `view`, each material's map smoothed to about the particles'
+/// spacing, with the time in hours and the legend.
+fn material_image(sim: &Sim, names: &[String], view: &View) -> Result<Image, ImageError> {
+    // A sixth of the median smoothing length (the kernel's support radius): about the
+    // particles' spacing.
+    let mut h = sim.gas.h.clone();
+    let mid = h.len() / 2;
+    let median = *h.select_nth_unstable_by(mid, f64::total_cmp).1;
+    let sigma = (median / 6.0 / view.pixel_size()).clamp(0.5, view.pixels as f64 / 16.0);
+    let style = Style {
+        time: Some(sim.t / 3600.0),
+        title: Some(names.join(" · ")),
+        units: Units::new(1e-3, "km", 1.0, "h"),
+        decades: 2.5,
+        ..Style::default()
+    };
+    let g = &sim.gas;
+    render_materials((&g.pos, &g.mass, &g.mat), names, view, sigma, &style)
+}
+
+/// The palette of an animation of `names`: 16 greys for the labels, then each material's
+/// colour at evenly spaced brightnesses (the pixels of one material are its colour dimmed by
+/// the surface density's log; mixed pixels take the nearest).
+pub fn material_palette(names: &[String]) -> Vec<[u8; 3]> {
+    let mut p: Vec<[u8; 3]> = (0..16u32).map(|k| [(k * 17) as u8; 3]).collect();
+    let each = (256 - p.len()) / names.len().max(1);
+    for (id, name) in names.iter().enumerate() {
+        let c = material_colour(name, id);
+        for k in 0..each {
+            let b = (k + 1) as f64 / each as f64;
+            p.push(c.map(|x| (b * x as f64).round() as u8));
+        }
+    }
+    p
+}
+
+/// What `warpkit impact` draws when `[output] images` is on: `STEM.materials.png` beside every
+/// snapshot, and `impact.gif`, a frame every `frame_every` seconds in the view of the start
+/// (both bodies, centred on the deepest potential).
+#[derive(Default)]
+pub struct ImpactImages {
+    movie: Option<(View, crate::image::animation::Gif)>,
+}
 
 impl ImpactObserver for ImpactImages {
     fn snapshot(
@@ -174,6 +200,30 @@ impl ImpactObserver for ImpactImages {
     ) -> anyhow::Result<()> {
         if c.output.images {
             write_material_image(sim, materials, c.output.image_pixels, path)?;
+        }
+        Ok(())
+    }
+
+    fn frame(&mut self, c: &ImpactConfig, sim: &Sim, materials: &[String]) -> anyhow::Result<()> {
+        if self.movie.is_none() {
+            let view = impact_view(sim, c.output.image_pixels)?;
+            let gif = crate::image::animation::Gif::with_palette(
+                &c.output.dir.join("impact.gif"),
+                view.pixels,
+                view.pixels,
+                10,
+                material_palette(materials),
+            )?;
+            self.movie = Some((view, gif));
+        }
+        let (view, gif) = self.movie.as_mut().expect("made above");
+        gif.add(&material_image(sim, materials, view)?)?;
+        Ok(())
+    }
+
+    fn finish(&mut self, _c: &ImpactConfig) -> anyhow::Result<()> {
+        if let Some((_, gif)) = self.movie.take() {
+            gif.finish()?;
         }
         Ok(())
     }

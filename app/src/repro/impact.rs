@@ -85,7 +85,7 @@ pub fn run(s: &Settings) -> Result<Summary, ReproError> {
         &c,
         choice,
         Arc::new(AtomicBool::new(false)),
-        &mut crate::image::materials::ImpactImages,
+        &mut crate::image::materials::ImpactImages::default(),
     ) {
         Ok(r) => r,
         Err(e) => {

@@ -172,6 +172,9 @@ pub struct OutputSection {
     pub images: bool,
     /// Pixels per side of those images.
     pub image_pixels: u32,
+    /// With `images`: a frame of `impact.gif` every so many seconds of simulated time, the
+    /// start's included, in the view of the start (0: no animation).
+    pub frame_every: f64,
 }
 
 impl Default for OutputSection {
@@ -182,6 +185,7 @@ impl Default for OutputSection {
             progress_every: crate::output::PROGRESS_EVERY_S,
             images: true,
             image_pixels: 512,
+            frame_every: 600.0,
         }
     }
 }
@@ -499,6 +503,7 @@ pub fn validate(c: &ImpactConfig) -> Result<Setup> {
     check("[run] softening", r.softening, false)?;
     check("analysis_every", r.analysis_every, true)?;
     check("snapshot_every", r.snapshot_every, true)?;
+    check("frame_every", c.output.frame_every, true)?;
     if !(r.courant > 0.0 && r.courant <= 1.0) {
         bail!("courant = {} must be in (0, 1]", r.courant);
     }

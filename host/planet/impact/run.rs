@@ -32,6 +32,19 @@ pub trait ImpactObserver {
         let _ = (c, sim, materials, path);
         Ok(())
     }
+
+    /// Every `[output] frame_every` seconds of simulated time, the start's included, with the
+    /// output directory.
+    fn frame(&mut self, c: &ImpactConfig, sim: &Sim, materials: &[String]) -> Result<()> {
+        let _ = (c, sim, materials);
+        Ok(())
+    }
+
+    /// After the last step (the end time, or Ctrl-C).
+    fn finish(&mut self, c: &ImpactConfig) -> Result<()> {
+        let _ = c;
+        Ok(())
+    }
 }
 
 /// The observer that adds nothing.
@@ -244,7 +257,7 @@ pub fn run_case_with(
     analyse(&sim, &mut out)?;
 
     let mut snapshot_index = 0u32;
-    let mut write_snapshot = |sim: &Sim, name: &str| -> Result<()> {
+    let write_snapshot = |observer: &mut dyn ImpactObserver, sim: &Sim, name: &str| -> Result<()> {
         let path = dir.join(name);
         snapshot::write_gadget(
             &path,
@@ -256,8 +269,18 @@ pub fn run_case_with(
     };
     let every = (c.run.snapshot_every > 0.0).then_some(c.run.snapshot_every);
     if every.is_some() {
-        write_snapshot(&sim, &format!("snapshot_{snapshot_index:04}.gadget"))?;
+        write_snapshot(
+            observer,
+            &sim,
+            &format!("snapshot_{snapshot_index:04}.gadget"),
+        )?;
     }
+    let frame_every =
+        (c.output.images && c.output.frame_every > 0.0).then_some(c.output.frame_every);
+    if frame_every.is_some() {
+        observer.frame(c, &sim, &materials)?;
+    }
+    let mut next_frame = frame_every.unwrap_or(f64::INFINITY);
     let analysis_every = (c.run.analysis_every > 0.0).then_some(c.run.analysis_every);
     let t_end = c.run.t_end;
     let mut next_snapshot = every.unwrap_or(f64::INFINITY);
@@ -282,7 +305,7 @@ pub fn run_case_with(
             break;
         }
         // Steps land on the output times.
-        let mark = t_end.min(next_snapshot).min(next_analysis);
+        let mark = t_end.min(next_snapshot).min(next_analysis).min(next_frame);
         let dt = sim
             .step(mark - sim.t)
             .with_context(|| format!("at t = {:.1} s, step {}", sim.t, sim.step))?;
@@ -295,9 +318,17 @@ pub fn run_case_with(
             analysed_at = sim.t;
             next_analysis += analysis_every.unwrap_or(f64::INFINITY);
         }
+        if reached(sim.t, next_frame) {
+            observer.frame(c, &sim, &materials)?;
+            next_frame += frame_every.unwrap_or(f64::INFINITY);
+        }
         if reached(sim.t, next_snapshot) {
             snapshot_index += 1;
-            write_snapshot(&sim, &format!("snapshot_{snapshot_index:04}.gadget"))?;
+            write_snapshot(
+                observer,
+                &sim,
+                &format!("snapshot_{snapshot_index:04}.gadget"),
+            )?;
             next_snapshot += every.unwrap_or(f64::INFINITY);
         }
         let ticks = ((sim.t / t_end) * TICKS as f64).min(TICKS as f64) as u64;
@@ -307,7 +338,8 @@ pub fn run_case_with(
         analyse(&sim, &mut out)?;
     }
     diag.flush()?;
-    write_snapshot(&sim, "snapshot_final.gadget")?;
+    write_snapshot(observer, &sim, "snapshot_final.gadget")?;
+    observer.finish(c)?;
     let wall_s = start.elapsed().as_secs_f64();
     let d = sim.diagnostics();
     let steps = sim.step;
