@@ -1,5 +1,6 @@
 use super::super::{DISK, HALO, ic};
 use super::*;
+use std::fs;
 
 fn bits(p: &Particles) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
     (
