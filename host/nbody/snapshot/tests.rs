@@ -431,3 +431,29 @@ fn gas_round_trips_with_its_sph_fields() {
     let err = parse_gadget(&buf[..buf.len() - u_record]).unwrap_err();
     assert!(err.to_string().contains("without a U block"), "{err}");
 }
+
+/// Format 1 holds the gas's blocks by position: smoothing lengths without densities are
+/// refused (they would come back as densities), and format 2 writes them.
+#[test]
+fn format_1_refuses_hsml_without_rho() {
+    let mut s = sample();
+    let n_gas = 10;
+    s.particles.ptype[..n_gas].fill(0);
+    s.gas = Some(GasFields {
+        u: vec![1.0; n_gas],
+        hsml: vec![0.1; n_gas],
+        ..Default::default()
+    });
+    let mut buf = Vec::new();
+    let e = encode_gadget(&s, Format::Gadget1, Precision::Double, &mut buf).unwrap_err();
+    assert!(e.to_string().contains("by position"), "{e}");
+    assert!(
+        buf.is_empty(),
+        "{} bytes written before the refusal",
+        buf.len()
+    );
+    encode_gadget(&s, Format::Gadget2, Precision::Double, &mut buf).unwrap();
+    let back = parse_gadget(&buf).unwrap();
+    let g = back.gas.unwrap();
+    assert_eq!((g.rho.len(), g.hsml), (0, vec![0.1; n_gas]));
+}

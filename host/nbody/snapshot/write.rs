@@ -67,6 +67,19 @@ pub fn encode_gadget(
 ) -> Result<(), EncodeError> {
     let p = &s.particles;
     check_writable_with(p, s.gas.as_ref(), precision)?;
+    // Format 1 is read by position: HSML without RHO would be read back as densities.
+    if format == Format::Gadget1
+        && let Some(g) = &s.gas
+        && g.rho.is_empty()
+        && !g.hsml.is_empty()
+    {
+        return Err(GadgetError::Unwritable(
+            "format 1 holds U, RHO and HSML by position: smoothing lengths without densities \
+             would be read back as densities (write format 2, whose blocks are named)"
+                .into(),
+        )
+        .into());
+    }
     let n = p.len() as u64;
     let h = header_for(s);
     let wide = precision == Precision::Double;
@@ -127,6 +140,7 @@ pub fn encode_gadget(
         let n_gas = g.u.len() as u64;
         // Format 1 is read by position: U, RHO, HSML only, as Gadget-2 writes them.
         let restart_state = format == Format::Gadget2;
+
         for (k, (name, v)) in g.scalars().into_iter().enumerate() {
             if k == 3 && restart_state && !g.acc.is_empty() {
                 rec(b"ACCE", 3 * float_bytes * n_gas, &mut |w| {
