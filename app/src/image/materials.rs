@@ -146,6 +146,44 @@ pub fn write_material_image(
     Ok(path)
 }
 
+/// `STEM.energy.png`: the specific internal energy `u` in the cross-section through the view's
+/// centre (the orbital plane z through the deepest potential), the kernel-interpolated mean
+/// `Σ m u W / Σ m W`, on a log scale of 3 decades below its largest value.
+pub fn write_energy_image(sim: &Sim, pixels: u32, snapshot: &Path) -> Result<PathBuf, ImageError> {
+    use warpkit::sph::hydro::grid::{Grid, slice_mean};
+    let view = impact_view(sim, pixels)?;
+    let (a, b) = view.axis.plane();
+    let grid = Grid {
+        axes: [a, b],
+        centre: view.centre,
+        half_width: view.half_width,
+        pixels: pixels as usize,
+    };
+    let g = &sim.gas;
+    let u = slice_mean(g, sim.params.kernel, &sim.boundary, &grid, &g.u);
+    let map = Map {
+        view,
+        density: u.iter().map(|&x| if x > 0.0 { x } else { 0.0 }).collect(),
+    };
+    // The colour bar speaks of surface densities: the range goes in the title instead.
+    let hi = map.density.iter().copied().fold(0.0, f64::max);
+    let style = Style {
+        colormap: Colormap::Magma,
+        decades: 3.0,
+        time: Some(sim.t / 3600.0),
+        title: Some(format!(
+            "u in cross-section, {:.0e}–{:.0e} J/kg",
+            hi * 1e-3,
+            hi
+        )),
+        units: Units::new(1e-3, "km", 1.0, "h"),
+        ..Style::default()
+    };
+    let path = snapshot.with_extension("energy.png");
+    write_png(&path, &map, &style)?;
+    Ok(path)
+}
+
 /// The image of a run's state on `view`, each material's map smoothed to about the particles'
 /// spacing, with the time in hours and the legend.
 fn material_image(sim: &Sim, names: &[String], view: &View) -> Result<Image, ImageError> {
@@ -182,8 +220,8 @@ pub fn material_palette(names: &[String]) -> Vec<[u8; 3]> {
     p
 }
 
-/// What `warpkit impact` draws when `[output] images` is on: `STEM.materials.png` beside every
-/// snapshot, and `impact.gif`, a frame every `frame_every` seconds in the view of the start
+/// What `warpkit impact` draws when `[output] images` is on: `STEM.materials.png` and
+/// `STEM.energy.png` beside every snapshot, and `impact.gif`, a frame every `frame_every` seconds in the view of the start
 /// (both bodies, centred on the deepest potential).
 #[derive(Default)]
 pub struct ImpactImages {
@@ -200,6 +238,7 @@ impl ImpactObserver for ImpactImages {
     ) -> anyhow::Result<()> {
         if c.output.images {
             write_material_image(sim, materials, c.output.image_pixels, path)?;
+            write_energy_image(sim, c.output.image_pixels, path)?;
         }
         Ok(())
     }
