@@ -5,13 +5,13 @@
 //!
 //! A struct of a case file derives `schemars::JsonSchema` beside `Deserialize` and carries
 //! `#[schemars(transform = crate::config_keys::field_order::<Self>)]`, which keeps its keys in
-//! declaration order (the schema's maps are sorted by name). Its enums derive `JsonSchema` too;
-//! their variants' doc comments describe the values.
+//! declaration order: the schema's maps sort them by name, and serde_json's `preserve_order`,
+//! which would not, would also reorder the keys of every JSON file the workspace writes. Its
+//! enums derive `JsonSchema` too; their variants' doc comments describe the values.
 
 use schemars::{JsonSchema, Schema};
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde_json::Value;
-use std::fmt::Write;
 
 /// A command that reads a TOML case file.
 pub struct CaseCommand {
@@ -116,7 +116,7 @@ struct Key {
     order: Vec<String>,
 }
 
-/// One TOML table: `[ic]`, `[[material]]`, `[planet.layers]`, or the file's top level.
+/// One TOML table: `[ic]`, `[[material]]`, `[[planet.layers]]`, or the file's top level.
 #[derive(Clone, Debug)]
 struct Table {
     /// Dotted path from the top level (empty for the top level itself).
@@ -128,6 +128,15 @@ struct Table {
     /// The table's keys when the table itself is absent, where they differ from the keys'
     /// own defaults (a section whose default is not its fields' defaults).
     absent: Option<toml::Table>,
+}
+
+/// Where a table sits in its file.
+struct Place<'a> {
+    path: Vec<String>,
+    array: bool,
+    doc: String,
+    /// Its value when absent (the enclosing struct's default).
+    absent: Option<&'a Value>,
 }
 
 /// A TOML value on one line, the keys of its tables in `order` (TOML's own maps sort them).
@@ -171,15 +180,13 @@ impl Table {
 fn tables(c: &CaseCommand) -> Vec<Table> {
     let root = (c.schema)().to_value();
     let mut out = Vec::new();
-    walk(
-        &root,
-        &root,
-        Vec::new(),
-        false,
-        String::new(),
-        None,
-        &mut out,
-    );
+    let top = Place {
+        path: Vec::new(),
+        array: false,
+        doc: String::new(),
+        absent: None,
+    };
+    walk(&root, &root, top, &mut out);
     // The top level holds only tables in most files.
     out.retain(|t| !(t.path.is_empty() && t.keys.is_empty()));
     out
@@ -249,11 +256,8 @@ fn toml_of(v: &Value) -> Option<toml::Value> {
     Some(match v {
         Value::Null => return None,
         Value::Bool(b) => toml::Value::Boolean(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) if !n.is_f64() => toml::Value::Integer(i),
-            (_, Some(f)) => toml::Value::Float(f),
-            _ => return None,
-        },
+        Value::Number(n) if n.is_f64() => toml::Value::Float(n.as_f64()?),
+        Value::Number(n) => toml::Value::Integer(n.as_i64()?),
         Value::String(s) => toml::Value::String(s.clone()),
         Value::Array(a) => toml::Value::Array(a.iter().filter_map(toml_of).collect()),
         Value::Object(o) => toml::Value::Table(
@@ -279,16 +283,9 @@ fn ordered(s: &Value) -> Vec<(&String, &Value)> {
     out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn walk(
-    root: &Value,
-    s: &Value,
-    path: Vec<String>,
-    array: bool,
-    doc: String,
-    absent: Option<&Value>,
-    out: &mut Vec<Table>,
-) {
+/// Appends the table of object schema `s` at `place` to `out`, then the tables nested in it.
+fn walk(root: &Value, s: &Value, place: Place, out: &mut Vec<Table>) {
+    let path = place.path;
     let required: Vec<&str> = s
         .get("required")
         .and_then(Value::as_array)
@@ -297,8 +294,8 @@ fn walk(
     let at = out.len();
     out.push(Table {
         path: path.clone(),
-        array,
-        doc,
+        array: place.array,
+        doc: place.doc,
         keys: Vec::new(),
         absent: None,
     });
@@ -312,8 +309,6 @@ fn walk(
         } else {
             table_items(root, target).map(|t| (t, true))
         };
-        let mut sub_path = path.clone();
-        sub_path.push(name.clone());
         let default = match prop.get("default").map(toml_of) {
             Some(Some(v)) => DefaultValue::Value(v),
             _ if required.contains(&name.as_str()) => DefaultValue::Required,
@@ -323,12 +318,20 @@ fn walk(
             own_defaults.insert(name.clone(), v.clone());
         }
         if let Some((t, is_array)) = sub {
+            let mut sub_path = path.clone();
+            sub_path.push(name.clone());
             // The doc comment on the field, else the struct's own.
             let mut d = doc_of(prop);
             if d.is_empty() {
                 d = doc_of(target);
             }
-            nested.push((t, sub_path.clone(), is_array, d, prop.get("default")));
+            let place = Place {
+                path: sub_path,
+                array: is_array,
+                doc: d,
+                absent: prop.get("default"),
+            };
+            nested.push((t, place));
             // A table at the top level is its own section only; one inside a table is also a
             // key of it (`layers = [...]` in `[planet]`).
             if path.is_empty() {
@@ -349,14 +352,14 @@ fn walk(
             order,
         });
     }
-    let absent = absent.and_then(toml_of).and_then(|v| match v {
+    let absent = place.absent.and_then(toml_of).and_then(|v| match v {
         toml::Value::Table(t) if t != own_defaults => Some(t),
         _ => None,
     });
     out[at].keys = keys;
     out[at].absent = absent;
-    for (t, p, is_array, d, absent) in nested {
-        walk(root, t, p, is_array, d, absent, out);
+    for (t, place) in nested {
+        walk(root, t, place, out);
     }
 }
 
@@ -462,15 +465,15 @@ fn code(s: &str) -> String {
     format!("`{s}`")
 }
 
+/// One command's section of the page.
 fn render(c: &CaseCommand) -> String {
     let root = (c.schema)().to_value();
-    let mut out = String::new();
-    let _ = writeln!(out, "## `warpkit {} {} FILE`\n", c.name, c.option);
-    let _ = writeln!(out, "{} More: [{}]({}).", doc_of(&root), c.page, c.page);
+    let mut out = format!("## `warpkit {} {} FILE`\n\n", c.name, c.option);
+    out += &format!("{} More: [{}]({}).\n", doc_of(&root), c.page, c.page);
     for t in tables(c) {
-        let _ = writeln!(out, "\n### {}\n", t.header());
+        out += &format!("\n### {}\n\n", t.header());
         if !t.doc.is_empty() {
-            let _ = writeln!(out, "{}\n", t.doc);
+            out += &format!("{}\n\n", t.doc);
         }
         if let Some(absent) = &t.absent {
             let order: Vec<String> = t
@@ -481,9 +484,8 @@ fn render(c: &CaseCommand) -> String {
             let keys: Vec<String> = in_order(absent, &order)
                 .map(|(k, v)| code(&format!("{k} = {}", inline(v, &order))))
                 .collect();
-            let _ = writeln!(
-                out,
-                "Without this table: {}. With it, its absent keys take the defaults below.\n",
+            out += &format!(
+                "Without this table: {}. With it, its absent keys take the defaults below.\n\n",
                 cell(&keys.join(", "))
             );
         }
@@ -496,9 +498,8 @@ fn render(c: &CaseCommand) -> String {
                 DefaultValue::Unset => "*unset*".into(),
             };
             let values: Vec<String> = k.values.iter().map(|(v, _)| code(v)).collect();
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
+            out += &format!(
+                "| {} | {} | {} | {} | {} |\n",
                 code(&k.name),
                 cell(&k.ty),
                 cell(&default),
@@ -506,18 +507,18 @@ fn render(c: &CaseCommand) -> String {
                 cell(&k.doc)
             );
         }
+        // The values' own doc comments, where they have any.
         for k in t
             .keys
             .iter()
             .filter(|k| k.values.iter().any(|v| !v.1.is_empty()))
         {
-            let _ = writeln!(out, "\n{}:", code(&k.name));
+            out += &format!("\n{}:\n", code(&k.name));
             for (v, d) in &k.values {
-                match d.is_empty() {
-                    true => writeln!(out, "- {}", code(v)),
-                    false => writeln!(out, "- {}: {d}", code(v)),
-                }
-                .ok();
+                out += &match d.is_empty() {
+                    true => format!("- {}\n", code(v)),
+                    false => format!("- {}: {d}\n", code(v)),
+                };
             }
         }
     }

@@ -6,12 +6,13 @@ use crate::planet::impact::cli as impact;
 use crate::sph::hydro::cli as sph;
 use std::collections::BTreeMap;
 
-const PAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/keys.md");
+/// docs/keys.md as committed, built in: the test executables also run away from the tree.
+const COMMITTED: &str = include_str!("../docs/keys.md");
 
 /// docs/keys.md is the page that the structs generate now.
 #[test]
 fn the_committed_page_is_up_to_date() {
-    let committed = std::fs::read_to_string(PAGE).unwrap_or_default();
+    let committed = COMMITTED;
     let fresh = page();
     if committed != fresh {
         let line = committed
@@ -153,6 +154,10 @@ fn documented_defaults(c: &CaseCommand) -> toml::Table {
         let mut here = toml::Table::new();
         for k in &t.keys {
             if let DefaultValue::Value(v) = &k.default {
+                // As shown, too: TOML that reads back as the value.
+                let shown = format!("v = {}", inline(v, &k.order));
+                let read: toml::Table = toml::from_str(&shown).unwrap();
+                assert_eq!(&read["v"], v, "{} {}", c.name, k.name);
                 here.insert(k.name.clone(), v.clone());
             }
         }
@@ -175,9 +180,7 @@ fn documented_defaults(c: &CaseCommand) -> toml::Table {
     doc
 }
 
-fn defaults_read_back<T: DeserializeOwned + std::default::Default + PartialEq + std::fmt::Debug>(
-    name: &str,
-) {
+fn defaults_read_back<T: DeserializeOwned + Default + PartialEq + std::fmt::Debug>(name: &str) {
     let c = COMMANDS.iter().find(|c| c.name == name).unwrap();
     let doc = documented_defaults(c);
     let text = toml::to_string(&doc).unwrap();
@@ -204,7 +207,17 @@ fn the_documented_defaults_are_the_defaults() {
 #[test]
 fn every_key_is_described_in_declaration_order() {
     for c in &COMMANDS {
-        assert!(!doc_of(&(c.schema)().to_value()).is_empty(), "{}", c.name);
+        let root = (c.schema)().to_value();
+        assert!(!doc_of(&root).is_empty(), "{}", c.name);
+        let structs = root["$defs"].as_object().unwrap().iter();
+        for (name, s) in std::iter::once((&"the top level".to_string(), &root)).chain(structs) {
+            assert!(
+                !is_table(s) || s.get("x-order").is_some(),
+                "{} {name}: its struct needs \
+                 #[schemars(transform = crate::config_keys::field_order::<Self>)]",
+                c.name
+            );
+        }
         for t in tables(c) {
             // The top level's doc comment opens the command's section.
             assert!(

@@ -52,7 +52,7 @@ fn cli_info_and_selftest_work_without_asking_for_a_gpu() {
 }
 
 /// `info --keys` prints the case-file reference (docs/keys.md whole, or one command's part),
-/// without a device, and refuses a command without a case file by name.
+/// without a device, and refuses a command without a case file, naming those with one.
 #[test]
 fn cli_info_keys_prints_the_case_file_reference() {
     let exe = common::warpkit_exe();
@@ -82,7 +82,7 @@ fn cli_info_keys_prints_the_case_file_reference() {
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(
-        err.contains("gravity has no case file: one of nbody, fem"),
+        err.contains("[possible values: all, nbody, fem, sph, planet, impact]"),
         "{err}"
     );
 }

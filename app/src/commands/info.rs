@@ -16,23 +16,17 @@ pub(crate) struct InfoArgs {
         value_name = "COMMAND",
         num_args = 0..=1,
         default_missing_value = "all",
-        value_parser = keys_command,
+        value_parser = keys_commands(),
         conflicts_with = "kernels"
     )]
     pub(crate) keys: Option<String>,
 }
 
 /// `all` or a command with a case file.
-fn keys_command(s: &str) -> Result<String, String> {
-    let names = config_keys::command_names();
-    if s == "all" || names.contains(&s) {
-        Ok(s.to_string())
-    } else {
-        Err(format!(
-            "{s} has no case file: one of {}, or all",
-            names.join(", ")
-        ))
-    }
+fn keys_commands() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        std::iter::once("all").chain(config_keys::command_names()),
+    )
 }
 
 pub(crate) fn run(choice: BackendChoice, a: InfoArgs) -> Result<()> {
