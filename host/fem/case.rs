@@ -53,8 +53,8 @@ pub struct CaseFile {
     /// One material per physical volume (its hexahedra); a hexahedron takes at most one.
     #[serde(default, rename = "material")]
     pub materials: Vec<GroupMaterial>,
-    /// Nodes held at zero displacement, by group (repeatable; none anywhere: the group `fixed`
-    /// is clamped).
+    /// Nodes held at zero displacement, by group (repeatable; with none here nor `--fix`, the
+    /// group `fixed` is clamped).
     #[serde(default)]
     pub fixed: Vec<FixedSpec>,
     /// A uniform force per area on a group's quadrangles and triangles (repeatable).
@@ -72,7 +72,7 @@ pub struct CaseFile {
 #[serde(deny_unknown_fields)]
 #[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct MaterialSpec {
-    /// Young's modulus E (> 0; alias `E`).
+    /// Young's modulus E, a stress (Pa in SI; > 0; alias `E`).
     #[serde(alias = "E")]
     pub young: f64,
     /// Poisson's ratio ν, in (−1, 0.5) (alias `nu`; above 0.45 use `formulation = "bbar"`).
@@ -87,7 +87,7 @@ pub struct MaterialSpec {
 pub struct GroupMaterial {
     /// The physical volume (a group of hexahedra).
     pub group: String,
-    /// Young's modulus E (> 0; alias `E`).
+    /// Young's modulus E, a stress (Pa in SI; > 0; alias `E`).
     #[serde(alias = "E")]
     pub young: f64,
     /// Poisson's ratio ν, in (−1, 0.5) (alias `nu`).
