@@ -17,6 +17,7 @@ pub mod backend;
 pub mod bh;
 pub mod choice;
 pub mod combined;
+pub mod config_keys;
 pub mod fem;
 pub mod files;
 pub mod multi;

@@ -33,7 +33,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print the device (name, SMs, memory, driver, PTX arch), or why the CPU backend is used.
+    /// Print the device (name, SMs, memory, driver, PTX arch), or why the CPU backend is used;
+    /// `--keys`: every key of the case files.
     Info(commands::info::InfoArgs),
     /// Run the warp-reduction self test on the GPU and the CPU and compare.
     Selftest(commands::selftest::SelftestArgs),

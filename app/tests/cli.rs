@@ -51,6 +51,42 @@ fn cli_info_and_selftest_work_without_asking_for_a_gpu() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--n must be"));
 }
 
+/// `info --keys` prints the case-file reference (docs/keys.md whole, or one command's part),
+/// without a device, and refuses a command without a case file, naming those with one.
+#[test]
+fn cli_info_keys_prints_the_case_file_reference() {
+    let exe = common::warpkit_exe();
+    let keys = |args: &[&str]| Command::new(&exe).arg("info").args(args).output().unwrap();
+    let all = keys(&["--keys"]);
+    assert!(
+        all.status.success(),
+        "{}",
+        String::from_utf8_lossy(&all.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(all.stdout).unwrap(),
+        warpkit::config_keys::page()
+    );
+    let sph = keys(&["--keys", "sph"]);
+    assert!(sph.status.success());
+    let text = String::from_utf8(sph.stdout).unwrap();
+    assert_eq!(
+        Some(text.as_str()),
+        warpkit::config_keys::command_page("sph").as_deref()
+    );
+    assert!(
+        text.contains("| `kernel` |") && !text.contains("warpkit nbody"),
+        "{text}"
+    );
+    let bad = keys(&["--keys", "gravity"]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("[possible values: all, nbody, fem, sph, planet, impact]"),
+        "{err}"
+    );
+}
+
 #[test]
 fn cli_gravity_reads_and_writes_npy_in_input_order() {
     use warpkit::bh::npy;

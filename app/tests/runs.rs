@@ -152,7 +152,11 @@ fn outputs_never_replace_inputs() {
 /// Output into a closed pipe ends quietly: no panic, not Rust's panic exit code 101.
 #[test]
 fn broken_pipe_is_quiet() {
-    for (args, read) in [(&["info", "--kernels"][..], 0), (&["ptx"][..], 100)] {
+    for (args, read) in [
+        (&["info", "--kernels"][..], 0),
+        (&["info", "--keys"][..], 0),
+        (&["ptx"][..], 100),
+    ] {
         let mut child = Command::new(common::warpkit_exe())
             .args(["--backend", "cpu"])
             .args(args)

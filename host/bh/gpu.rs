@@ -97,6 +97,7 @@ impl Storage {
     crate::choice::Choice,
     serde::Serialize,
     serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Build {

@@ -29,7 +29,7 @@
 
 use super::gmsh::GmshMesh;
 use super::{ElementMaterials, Formulation, Material, Mesh, solve};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The material of elements that no `[[material]]` names, when the case gives none (steel).
@@ -38,48 +38,65 @@ pub const DEFAULT_MATERIAL: Material = Material {
     poisson: 0.3,
 };
 
-/// A case file as written.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+/// A load case of `warpkit fem`: materials per physical volume, fixed sets, tractions and a
+/// body force on a Gmsh mesh, its groups named by their physical names. Units are the user's,
+/// consistent (SI: Pa, N/m², N/m³, m). The options compose with the file: `--mesh`,
+/// `--young`/`--poisson` and `--body-force` replace its keys, `--fix` and `--traction` add sets.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct CaseFile {
-    /// The mesh, relative to the case file.
+    /// The Gmsh mesh (`.msh` 2.2 or 4.1), relative to the case file (`--mesh` overrides).
     pub mesh: Option<PathBuf>,
+    /// The material of elements in no `[[material]]` group (absent: steel, E = 210e9, ν = 0.3).
     pub default_material: Option<MaterialSpec>,
+    /// One material per physical volume (its hexahedra); a hexahedron takes at most one.
     #[serde(default, rename = "material")]
     pub materials: Vec<GroupMaterial>,
+    /// Nodes held at zero displacement, by group (repeatable; with none here nor `--fix`, the
+    /// group `fixed` is clamped).
     #[serde(default)]
     pub fixed: Vec<FixedSpec>,
+    /// A uniform force per area on a group's quadrangles and triangles (repeatable).
     #[serde(default, rename = "traction")]
     pub tractions: Vec<TractionSpec>,
-    /// Force per unit volume.
+    /// Force per unit volume on every element (e.g. ρ g: `[0.0, 0.0, -78500.0]` for steel);
+    /// absent: none.
     pub body_force: Option<[f64; 3]>,
-    /// The element formulation (`--bbar` overrides).
+    /// The element formulation (absent: `standard`; `--bbar` selects `bbar`).
     pub formulation: Option<Formulation>,
 }
 
 /// E and ν.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct MaterialSpec {
+    /// Young's modulus E, a stress (Pa in SI; > 0; alias `E`).
     #[serde(alias = "E")]
     pub young: f64,
+    /// Poisson's ratio ν, in (−1, 0.5) (alias `nu`; above 0.45 use `formulation = "bbar"`).
     #[serde(alias = "nu")]
     pub poisson: f64,
 }
 
 /// A physical volume's material.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct GroupMaterial {
+    /// The physical volume (a group of hexahedra).
     pub group: String,
+    /// Young's modulus E, a stress (Pa in SI; > 0; alias `E`).
     #[serde(alias = "E")]
     pub young: f64,
+    /// Poisson's ratio ν, in (−1, 0.5) (alias `nu`).
     #[serde(alias = "nu")]
     pub poisson: f64,
 }
 
 /// A displacement component, or all three.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Component {
     X,
@@ -89,10 +106,13 @@ pub enum Component {
 }
 
 /// A fixed set: the group's nodes held at zero in `components`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct FixedSpec {
+    /// A physical group with nodes (any dimension).
     pub group: String,
+    /// The components held at zero: one name or a list such as `["x", "z"]` (a roller).
     #[serde(default = "all_components")]
     pub components: Components,
     /// Where it came from when not the file (`--fix`), for errors.
@@ -101,7 +121,7 @@ pub struct FixedSpec {
 }
 
 /// `components = "all"` or a list such as `["x", "z"]`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(
     untagged,
     expecting = "components: \"x\", \"y\", \"z\", \"all\" or a list of them"
@@ -135,11 +155,14 @@ impl Components {
     }
 }
 
-/// A uniform traction (force per area) on a group's quadrangles.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+/// A uniform traction (force per area) on a group's quadrangles and 3-node triangles.
+#[derive(Clone, Debug, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct TractionSpec {
+    /// A physical group of surface quadrangles or triangles.
     pub group: String,
+    /// The traction, force per area (x, y, z).
     pub vector: [f64; 3],
     /// Where it came from when not the file (`--traction`), for errors.
     #[serde(skip)]

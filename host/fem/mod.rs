@@ -119,7 +119,7 @@ impl Material {
 }
 
 /// The element formulation: how Ke integrates the material's response to volume change.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Formulation {
     /// Bᵀ D B fully integrated (2×2×2): exact for compressible materials, locks as ν → ½.

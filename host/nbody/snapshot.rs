@@ -167,6 +167,7 @@ impl GasFields {
     serde::Serialize,
     serde::Deserialize,
     crate::choice::Choice,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {

@@ -10,7 +10,7 @@ use crate::device::sph::hydro::Tillotson;
 use crate::nbody::snapshot::{self, Format, Precision};
 use crate::sph::hydro::{GravitySolver, Sim, snapio};
 use anyhow::{Context, Result, bail};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -38,23 +38,28 @@ pub fn material(name: &str) -> Result<Tillotson<f64>> {
 }
 
 /// One layer as the configuration names it.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct LayerSpec {
+    /// Its Tillotson material: `iron`, `granite`, `basalt`, `water` or `ice`.
     pub material: String,
+    /// Its share of the planet's mass (> 0; the layers' fractions sum to 1).
     pub fraction: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// The planet: `[planet]`. Units: SI.
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct PlanetSection {
-    /// Mass in Earth masses (default 1 when `mass_kg` is not given).
+    /// Mass in Earth masses (absent: 1, unless `mass_kg` is given).
     pub mass_earth: Option<f64>,
-    /// Mass in kg.
+    /// Mass in kg (instead of `mass_earth`).
     pub mass_kg: Option<f64>,
-    /// Layers from the centre out.
+    /// Layers from the centre out (`--layers iron:0.3,granite:0.7`).
     pub layers: Vec<LayerSpec>,
-    /// Radial steps of the profile.
+    /// Radial steps of the hydrostatic profile (100 ..= 100000).
     pub steps: usize,
 }
 
@@ -69,12 +74,16 @@ impl Default for PlanetSection {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// The SPH particles: `[particles]`.
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct ParticlesSection {
+    /// Equal-mass particles on spherical shells (100 ..= 5·10^7).
     pub n: usize,
+    /// Seed of the shells' random rotations.
     pub seed: u64,
-    /// Target neighbour number of the cubic spline.
+    /// Target neighbour number of the cubic spline (≥ 8).
     pub n_ngb: f64,
 }
 
@@ -88,17 +97,21 @@ impl Default for ParticlesSection {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// The damped settling of the particles into equilibrium: `[settle]`.
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct SettleSection {
-    /// Damped settling time, in dynamical times `√(R³/GM)`.
+    /// Damped settling time, in dynamical times `√(R³/GM)` (≥ 0).
     pub time: f64,
-    /// Damping time τ, in dynamical times.
+    /// Damping time τ, in dynamical times (> 0).
     pub tau: f64,
-    /// Undamped coast after the settling, in dynamical times.
+    /// Undamped coast after the settling, in dynamical times: a check that the settled planet
+    /// stays still (0: none; the snapshot is the settled state either way).
     pub coast: f64,
-    /// Plummer softening in mean particle spacings.
+    /// Plummer softening, in mean particle spacings `(m/ρ̄)^{1/3}` (> 0).
     pub softening: f64,
+    /// How self-gravity is summed.
     pub gravity_solver: GravitySolver,
 }
 
@@ -115,9 +128,12 @@ impl Default for SettleSection {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// Outputs: `[output]`.
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct OutputSection {
+    /// The output directory: `planet.gadget`, `profile.csv`, `planet.toml`.
     pub dir: PathBuf,
     /// Replace the files of a previous planet in `dir` (else refused).
     pub overwrite: bool,
@@ -132,9 +148,11 @@ impl Default for OutputSection {
     }
 }
 
-/// The TOML case.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+/// The case of `warpkit planet`: every key optional (the default is an Earth mass, 30% iron
+/// under 70% granite, 10^4 particles); the options override the file.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct PlanetConfig {
     pub planet: PlanetSection,
     pub particles: ParticlesSection,

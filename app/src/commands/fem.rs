@@ -39,10 +39,10 @@ pub(crate) struct FemCommand {
     /// (--traction).
     #[arg(long, conflicts_with_all = ["size", "cells", "load"])]
     pub(crate) mesh: Option<PathBuf>,
-    /// A TOML load case (materials per physical volume, fixed sets and components,
-    /// tractions, body force; README "FEM case files"). The options below compose with it:
-    /// --mesh, --young/--poisson (the default material) and --body-force replace the file's,
-    /// --fix and --traction add sets to the file's.
+    /// A TOML load case (materials per physical volume, fixed sets and components, tractions,
+    /// body force; every key: docs/keys.md or `warpkit info --keys fem`). The options below
+    /// compose with it: --mesh, --young/--poisson (the default material) and --body-force
+    /// replace the file's, --fix and --traction add sets to the file's.
     #[arg(long, conflicts_with_all = ["size", "cells", "load"])]
     pub(crate) case: Option<PathBuf>,
     /// With --mesh or --case: a physical group whose nodes are clamped in x, y and z

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 pub struct ImpactArgs {
     /// A TOML file with [target], [impactor], [particles], [settle], [impact], [run] and
-    /// [output] tables (see docs/impact.md); without it, the demo (0.887 and 0.133 Earth
-    /// masses, 30% iron and 70% granite each, 45°, the mutual escape speed).
+    /// [output] tables (every key: docs/keys.md or `warpkit info --keys impact`); without it,
+    /// the demo (0.887 and 0.133 Earth masses, 30% iron and 70% granite each, 45°, the mutual
+    /// escape speed).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Particles of the two bodies built here together, shared by mass [default: 2000].

@@ -1,16 +1,43 @@
 //! `warpkit info`: the device (name, SMs, memory, driver, PTX arch), or why the CPU backend is
-//! used; with `--kernels`, every kernel.
+//! used; with `--kernels`, every kernel; with `--keys`, every key of the case files.
 
 use super::*;
+use warpkit::config_keys;
 
 #[derive(clap::Args)]
 pub(crate) struct InfoArgs {
     /// Also list every kernel with its registers and memory (GPU), or its name (CPU).
     #[arg(long)]
     pub(crate) kernels: bool,
+    /// Print every key of the TOML case files (docs/keys.md), or only COMMAND's, as Markdown;
+    /// nothing else.
+    #[arg(
+        long,
+        value_name = "COMMAND",
+        num_args = 0..=1,
+        default_missing_value = "all",
+        value_parser = keys_commands(),
+        conflicts_with = "kernels"
+    )]
+    pub(crate) keys: Option<String>,
+}
+
+/// `all` or a command with a case file.
+fn keys_commands() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        std::iter::once("all").chain(config_keys::command_names()),
+    )
 }
 
 pub(crate) fn run(choice: BackendChoice, a: InfoArgs) -> Result<()> {
+    if let Some(command) = a.keys {
+        // Needs no device: the page only.
+        match config_keys::command_page(&command) {
+            Some(keys) => print!("{keys}"),
+            None => print!("{}", config_keys::page()),
+        }
+        return Ok(());
+    }
     let kernels = a.kernels;
     println!(
         "warpkit {} (PTX for {}, {} kernels)",

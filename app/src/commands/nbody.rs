@@ -4,8 +4,8 @@ use super::*;
 
 #[derive(clap::Args)]
 pub(crate) struct NbodyArgs {
-    /// A TOML file with [ic], [run] and [output] tables: docs/nbody.md lists every key; each run
-    /// writes the config.toml it used, every key with its value.
+    /// A TOML file with [ic], [run] and [output] tables (every key: docs/keys.md or `warpkit info
+    /// --keys nbody`); each run writes the config.toml it used, every key with its value.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Initial conditions.

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 /// Arguments of `warpkit planet`.
 #[derive(clap::Args, Debug)]
 pub struct PlanetArgs {
-    /// A TOML file with [planet], [particles], [settle] and [output] tables (see docs/planet.md).
+    /// A TOML file with [planet], [particles], [settle] and [output] tables (every key:
+    /// docs/keys.md or `warpkit info --keys planet`).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Mass in Earth masses [default: 1].

@@ -8,7 +8,8 @@ use warpkit::sph::hydro::cli::IcKind;
 /// Arguments of `warpkit sph`.
 #[derive(clap::Args, Debug)]
 pub struct SphArgs {
-    /// A TOML file with [ic], [run] and [output] tables (see docs/sph.md).
+    /// A TOML file with [ic], [run] and [output] tables (every key: docs/keys.md or `warpkit
+    /// info --keys sph`).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Initial conditions.

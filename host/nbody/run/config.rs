@@ -4,7 +4,17 @@
 use super::*;
 
 /// Which initial conditions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::choice::Choice)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    crate::choice::Choice,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum IcKind {
     /// Plummer sphere in equilibrium, Hénon units (M = 1, E = −1/4), in the potential
@@ -20,27 +30,33 @@ pub enum IcKind {
     Snapshot,
 }
 
-/// Initial conditions: `[ic]` in the TOML file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Initial conditions: `[ic]` in the TOML file. Units: G = 1; the disk galaxies' scale length
+/// and mass are 1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct IcConfig {
+    /// Which initial conditions.
     pub kind: IcKind,
-    /// Total particles (split between galaxies and components in their default proportions).
+    /// Total particles, split between galaxies and components in their default proportions
+    /// (2 ..= 2^30; a snapshot has its own).
     pub n: usize,
+    /// Seed of the random initial conditions: the same seed, the same particles.
     pub seed: u64,
     /// The snapshot to start from (`kind = "snapshot"`), e.g. a restart.
     pub file: Option<PathBuf>,
     /// Collision: secondary / primary mass.
     pub mass_ratio: f64,
-    /// Collision: pericentre distance (disk scale lengths).
+    /// Collision: pericentre distance, in disk scale lengths.
     pub pericentre: f64,
-    /// Collision: initial separation.
+    /// Collision: initial centre-to-centre distance, in disk scale lengths (≥ the pericentre).
     pub separation: f64,
-    /// Collision: eccentricity of the orbit (1: parabolic).
+    /// Collision: eccentricity of the orbit (1: parabolic; < 1 bound; > 1 hyperbolic).
     pub eccentricity: f64,
-    /// Collision: the two disks' inclinations to the orbital plane, degrees.
+    /// Collision: the two disks' inclinations to the orbital plane, degrees (0: prograde in the
+    /// plane).
     pub inclination_deg: [f64; 2],
-    /// Disk galaxies: Toomre Q.
+    /// Disk and collision: the disks' Toomre Q (stability against local collapse; > 0).
     pub toomre_q: f64,
 }
 
@@ -63,51 +79,65 @@ impl Default for IcConfig {
     }
 }
 
-/// The integration: `[run]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The integration: `[run]`. A restart takes these from the snapshot's `.run.toml`, except
+/// `t_end`, `check` and the keys given here or as options.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct StepConfig {
-    /// Length of the run in time units (G = 1).
+    /// End time in time units (G = 1), absolute: a restart runs from the snapshot's time to it.
     pub t_end: f64,
-    /// The shared time step.
+    /// The shared time step, the largest one with block steps (> 0).
     pub dt: f64,
-    /// Plummer softening ε.
+    /// Plummer softening length ε (≥ 0).
     pub eps: f64,
-    /// Opening angle θ (GPU tree).
+    /// Opening angle θ of the tree walk.
     pub theta: f64,
     /// Gadget's relative opening criterion with this α instead of θ after the first force
-    /// evaluation (GPU tree; θ then only for the first one); 0: θ throughout.
+    /// evaluation (θ then only for the first one); 0: θ throughout.
     pub alpha: f64,
     /// The relative criterion's geometric guard: never a cell seen under more than θ_max
-    /// (w / r from the group's box).
+    /// (w / r from the group's box; > 0).
     pub theta_max: f64,
     /// Quadrupole moments in the tree forces.
     pub quadrupole: bool,
     /// Particles sampled at the start for the force error against float64 direct summation
     /// (GPU backend; 0: none).
     pub check: usize,
-    /// Individual block time steps (`dt` is then the largest step, `eta` the accuracy of
-    /// `η·sqrt(ε/|a|)`), with levels down to `dt / 2^BLOCK_MAX_LEVEL`: on the GPU, forces for
-    /// the active particles only; on the CPU, the float64 reference.
+    /// Individual block time steps: `dt` is then the largest step, with levels down to
+    /// `dt / 2^20` ([`BLOCK_MAX_LEVEL`]); on the GPU, forces for the active particles only; on
+    /// the CPU, the float64 reference. Needs `eps` > 0.
     pub block_steps: bool,
+    /// Block steps' accuracy η: a particle's step is `η·sqrt(ε/|a|)` rounded down to a level
+    /// (> 0).
     pub eta: f64,
-    /// How the tree is built each step (GPU): `sorted` or `locked`.
+    /// How the tree is built each step on the GPU.
     pub build: Build,
-    /// Forces on the CPU backend: `direct` (float64 direct summation, the reference), `tree`
-    /// (the GPU's tree walk on the CPU: θ, α, θ_max and quadrupoles as on the GPU) or `auto`
-    /// (the tree above [`CPU_DIRECT_MAX`] particles). Block steps always sum directly.
+    /// How the CPU backend evaluates forces; block steps always sum directly.
     pub forces: CpuForces,
 }
 
 /// `run.forces`: how the CPU backend evaluates forces.
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, crate::choice::Choice,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    crate::choice::Choice,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum CpuForces {
+    /// Direct summation up to 4096 particles ([`CPU_DIRECT_MAX`]), the tree above.
     #[default]
     Auto,
+    /// Float64 direct summation: O(N²), the reference.
     Direct,
+    /// The GPU's tree walk on the CPU: θ, α, θ_max and quadrupoles as on the GPU.
     Tree,
 }
 
@@ -141,30 +171,32 @@ impl Default for StepConfig {
 }
 
 /// Outputs: `[output]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct OutputConfig {
+    /// The output directory: `diagnostics.csv`, snapshots, `config.toml`, plots.
     pub dir: PathBuf,
-    /// Diagnostics every this many steps (and at the start and end).
+    /// A row of `diagnostics.csv` every this many steps, and at the start and end (≥ 1).
     pub diag_every: u64,
     /// A snapshot every this many steps (0: only the last).
     pub snapshot_every: u64,
-    /// Gadget format 1 or 2, or HDF5 (feature `hdf5`).
+    /// Snapshot file format.
     pub format: SnapshotFormat,
     /// The snapshots' floats: `single` (float32, Gadget's default; the GPU's state) or `double`
-    /// (float64, the CPU backend's default: a restart from them continues the run to round-off).
+    /// (float64: a restart from them continues the run to round-off; the CPU backend's default
+    /// without `--config`).
     pub precision: Precision,
-    /// Seconds between plain progress lines: the command line's when standard error is not a
-    /// terminal (a batch job's log), [`super::run`]'s always; 0: none.
+    /// Seconds between plain progress lines on standard error when it is not a terminal (a
+    /// batch job's log); 0: none (the library's `run` prints them always).
     pub progress_every: f64,
     /// Also save the initial conditions as `ic.gadget`.
     pub write_ic: bool,
-    /// A surface-density image every this many steps (rounded up to a diagnostic step; 0: none):
-    /// `images/*.png`, `movie.gif` and at the end the panel `collision.png` (the collision) or
-    /// `panel.png`, drawn by the command line ([`super::Observer::frame`]; [`super::run`] draws
-    /// none).
+    /// A surface-density image every this many steps (rounded up to a diagnostics step; 0:
+    /// none): `images/*.png`, `movie.gif` and at the end the panel `collision.png` (the
+    /// collision) or `panel.png`, drawn by the `warpkit` command line, not the library's `run`.
     pub image_every: u64,
-    /// Image side in pixels.
+    /// Image side in pixels (16 ..= 8192).
     pub image_pixels: u32,
     /// Write into a directory that holds a previous run's outputs (`diagnostics.csv` or
     /// snapshots), replacing the files this run writes (the previous run's others stay); without
@@ -174,14 +206,26 @@ pub struct OutputConfig {
 }
 
 /// Snapshot file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, crate::choice::Choice)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    crate::choice::Choice,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum SnapshotFormat {
+    /// Gadget format 1: bare records (`.gadget`).
     Gadget1,
+    /// Gadget format 2: a name record before each block (`.gadget`).
     Gadget2,
-    /// HDF5 in the Gadget-4/SWIFT layout (`.hdf5`). Parsed always, so that a build without the
-    /// `hdf5` cargo feature refuses it by name ([`RunConfig::validate`]) instead of as an
-    /// unknown value.
+    /// HDF5 in the Gadget-4/SWIFT layout (`.hdf5`): needs the `hdf5` cargo feature. Parsed
+    /// always, so that a build without it refuses it by name ([`RunConfig::validate`]), not as
+    /// an unknown value.
     Hdf5,
 }
 
@@ -280,9 +324,13 @@ impl RunState {
 /// `[run]` keys that describe this run only, not the physics a restart continues.
 const NOT_INHERITED: [&str; 2] = ["t_end", "check"];
 
-/// Everything a run needs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// An N-body run: initial conditions, integration, outputs. Every key is optional: the defaults
+/// are the collision of 5·10^6 particles (without `--config`, the CPU backend runs it with
+/// 2000). Options of the same names override the file; each run writes the `config.toml` it used
+/// into its output directory.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct RunConfig {
     pub ic: IcConfig,
     pub run: StepConfig,

@@ -19,12 +19,15 @@ use crate::planet::settle::{self, SettleOptions};
 use crate::planet::{G_SI, Planet, Profile};
 use crate::sph::hydro::{Boundary, Gas, GravitySolver, HydroParams, Sim, snapio};
 use anyhow::{Context, Result, bail};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// One body: a snapshot of `warpkit planet`, or a planet to build.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+/// One body: a snapshot of `warpkit planet` (`snapshot`, with `materials` and `radius_m` where
+/// no `planet.toml` lies beside it), or a planet to build (`mass_earth` or `mass_kg`, `layers`,
+/// `steps`), never both. Units: SI.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct BodySection {
     /// A settled planet (Gadget, SI, material ids in MATI), e.g. `warpkit planet`'s
     /// `planet.gadget`; its `planet.toml` beside it names the materials by id and the radius.
@@ -34,11 +37,13 @@ pub struct BodySection {
     /// A snapshot's radius in m, where no `planet.toml` lies beside it (default: the farthest
     /// particle from its centre of mass).
     pub radius_m: Option<f64>,
-    /// A planet to build: mass in Earth masses or kg, layers from the centre out.
+    /// A planet to build: its mass in Earth masses.
     pub mass_earth: Option<f64>,
+    /// A planet to build: its mass in kg (instead of `mass_earth`).
     pub mass_kg: Option<f64>,
+    /// A planet to build: its layers from the centre out (absent: 30% iron under 70% granite).
     pub layers: Option<Vec<LayerSpec>>,
-    /// Radial steps of its profile (default 4000).
+    /// A planet to build: radial steps of its profile (absent: 4000).
     pub steps: Option<usize>,
 }
 
@@ -53,15 +58,18 @@ impl BodySection {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// The particles of the bodies built here: `[particles]`.
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct ParticlesSection {
     /// Particles of the two built bodies together, shared in proportion to their masses (equal
-    /// particle masses; default 2000). With one body from a snapshot, the built one takes the
+    /// particle masses; absent: 2000). With one body from a snapshot, the built one takes the
     /// snapshot's particle mass instead.
     pub n: Option<usize>,
+    /// Seed of the shells' random rotations (the impactor's are another stream).
     pub seed: u64,
-    /// Target neighbour number of the cubic spline.
+    /// Target neighbour number of the cubic spline (≥ 8).
     pub n_ngb: f64,
 }
 
@@ -76,15 +84,17 @@ impl Default for ParticlesSection {
 }
 
 /// The settling of the bodies built here (as `warpkit planet`'s, without its coast).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct SettleSection {
-    /// Damped settling time, in each body's dynamical times `√(R³/GM)`.
+    /// Damped settling time, in each body's dynamical times `√(R³/GM)` (≥ 0).
     pub time: f64,
-    /// Damping time τ, in dynamical times.
+    /// Damping time τ, in dynamical times (> 0).
     pub tau: f64,
-    /// Plummer softening in mean particle spacings of the body.
+    /// Plummer softening while settling, in mean particle spacings of the body (> 0).
     pub softening: f64,
+    /// How self-gravity is summed while settling.
     pub gravity_solver: GravitySolver,
 }
 
@@ -100,9 +110,11 @@ impl Default for SettleSection {
     }
 }
 
-/// The orbit: impact parameter, speed at contact, and where the run starts.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+/// The orbit: impact parameter, speed at contact, and where the run starts (each given one
+/// way at most).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct ImpactSection {
     /// Impact parameter `b = sin B` in [0, 1) (or `angle_deg`; default 45°).
     pub b: Option<f64>,
@@ -111,32 +123,36 @@ pub struct ImpactSection {
     /// Speed at contact in units of the mutual escape speed `√(2G(M_t+M_i)/(R_t+R_i))` (or
     /// `v_c_m_s`; default 1).
     pub v_c: Option<f64>,
-    /// Speed at contact in m/s.
+    /// Speed at contact in m/s (instead of `v_c`).
     pub v_c_m_s: Option<f64>,
     /// Time from the start to contact in s (or `separation`; default 3600).
     pub t_contact: Option<f64>,
-    /// Initial separation of the centres in units of `R_t + R_i` (≥ 1).
+    /// Initial separation of the centres in units of `R_t + R_i` (≥ 1; instead of
+    /// `t_contact`).
     pub separation: Option<f64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// The impact's run: `[run]`.
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct RunSection {
-    /// End time, s from the start.
+    /// End time, s from the start (> 0).
     pub t_end: f64,
-    /// Plummer softening in mean particle spacings of the target.
+    /// Plummer softening, in mean particle spacings of the target (> 0).
     pub softening: f64,
+    /// How self-gravity is summed.
     pub gravity_solver: GravitySolver,
-    /// Opening angle θ of the tree.
+    /// Opening angle θ of the tree (0 < θ ≤ 1.5).
     pub theta: f64,
-    /// CFL factor C.
+    /// CFL factor C of the time step (0 < C ≤ 1).
     pub courant: f64,
     /// Individual time steps on this many levels (0: one shared step).
     pub block_levels: u32,
-    /// A diagnostics row every K steps.
+    /// A row of `diagnostics.csv` every this many steps (≥ 1).
     pub diag_every: u64,
-    /// The outcome (remnant, disk, escaping) every so many seconds (0: at the start and the
-    /// end only).
+    /// A row of `outcome.csv` (remnant, disk, escaping mass) every so many seconds (0: at the
+    /// start and the end only).
     pub analysis_every: f64,
     /// A snapshot every so many seconds, the start's included (0: the final one only).
     pub snapshot_every: f64,
@@ -158,9 +174,12 @@ impl Default for RunSection {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// Outputs: `[output]`.
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct OutputSection {
+    /// The output directory: `diagnostics.csv`, `outcome.csv`, `impact.toml`, snapshots.
     pub dir: PathBuf,
     /// Replace a previous run's files in `dir` (else refused).
     pub overwrite: bool,
@@ -170,7 +189,7 @@ pub struct OutputSection {
     /// Beside each snapshot, `.materials.png`: the particles seen along z, coloured by material
     /// (drawn by the `warpkit` command line).
     pub images: bool,
-    /// Pixels per side of those images.
+    /// Pixels per side of those images (16 ..= 8192).
     pub image_pixels: u32,
     /// With `images`: a frame of `impact.gif` every so many seconds of simulated time, the
     /// start's included, in the view of the start (0: no animation).
@@ -190,11 +209,16 @@ impl Default for OutputSection {
     }
 }
 
-/// The TOML case; every table optional (the default is the demo).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// The case of `warpkit impact`: every table optional; the default is the demo, 0.887 and 0.133
+/// Earth masses, 30% iron under 70% granite each, at 45° and the mutual escape speed, an hour
+/// before contact.
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct ImpactConfig {
+    /// The larger body.
     pub target: BodySection,
+    /// The body that hits it.
     pub impactor: BodySection,
     pub particles: ParticlesSection,
     pub settle: SettleSection,

@@ -17,7 +17,16 @@ use std::path::{Path, PathBuf};
 
 /// Initial conditions.
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, crate::choice::Choice,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Deserialize,
+    Serialize,
+    crate::choice::Choice,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum IcKind {
@@ -38,11 +47,15 @@ pub enum IcKind {
 }
 
 /// The kernel as the TOML names it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum KernelName {
+    /// The M4 cubic spline (default 58 neighbours).
     #[default]
     CubicSpline,
+    /// Wendland C2 (default 100 neighbours): no pairing instability.
     WendlandC2,
 }
 
@@ -55,58 +68,72 @@ impl From<KernelName> for SmoothingKernel {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+/// Initial conditions: `[ic]`. Units: code units (the self-gravitating cases have
+/// G = M = R = 1).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct IcConfig {
+    /// Which initial conditions.
     pub kind: IcKind,
     /// Sod: dense particles per unit length along the tube (even); Sedov: particles per box
-    /// side. 0: the case's default (32).
+    /// side (2 ..= 1024). 0: the default (32).
     pub resolution: usize,
-    /// Sedov: the blast energy.
+    /// Sedov: the blast energy (absent: 1; a restart: its run's).
     pub energy: Option<f64>,
-    /// Evrard, polytrope: about this many particles. 0: the default (4000).
+    /// Evrard, polytrope: about this many particles (100 ..= 5·10^7). 0: the default (4000).
     pub particles: usize,
     /// Polytrope: the damped settling time before the run, which then starts at t = 0
-    /// (default 3; 0 for none).
+    /// (absent: 3; 0 for none).
     pub settle: Option<f64>,
-    /// Snapshot: the file.
+    /// Snapshot: the file, Gadget 1/2 or HDF5: its gas (type 0) and collisionless particles.
     pub file: Option<PathBuf>,
     /// Snapshot: the sides of the periodic box `[0, L_x) × [0, L_y) × [0, L_z)` (absent: an
     /// open boundary; a restart takes its run's box).
     pub periodic_box: Option<[f64; 3]>,
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+/// The solver: `[run]`. A restart takes these from the snapshot's `.run.toml` except the keys
+/// given here or as options.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct RunSection {
-    /// End time (default: Sod 0.2; Sedov when the shock reaches r = 0.35; a restart: its
-    /// run's).
+    /// End time (absent: Sod 0.2; Sedov when the shock reaches r = 0.35; Evrard 0.8; the
+    /// polytrope 3; a restart: its run's).
     pub t_end: Option<f64>,
-    /// Adiabatic index of the ideal gas (default: the case's; 5/3 for a snapshot).
+    /// Adiabatic index γ of the ideal gas (absent: the case's, Sod 1.4, Sedov and Evrard 5/3,
+    /// the polytrope 2; 5/3 for a snapshot from elsewhere).
     pub gamma: Option<f64>,
+    /// The smoothing kernel.
     pub kernel: KernelName,
-    /// Target neighbour number (default 58 cubic spline, 100 Wendland C2).
+    /// Target neighbour number N_ngb (absent: 58 for the cubic spline, 100 for Wendland C2).
     pub n_ngb: Option<f64>,
+    /// CFL factor C of the time step.
     pub courant: f64,
+    /// Artificial viscosity's floor α_min; below `alpha_max`, α follows Morris–Monaghan's
+    /// switch, else it is constant.
     pub alpha_min: f64,
+    /// Artificial viscosity's α_max (the constant α when equal to `alpha_min`).
     pub alpha_max: f64,
-    /// Morris–Monaghan decay length ℓ.
+    /// Morris–Monaghan decay parameter ℓ: α relaxes to `alpha_min` at the rate 2ℓ c/h.
     pub decay: f64,
+    /// The Balsara (1995) switch on the viscosity (less of it in shear flows).
     pub balsara: bool,
     /// Artificial conduction α_u (Price 2008; 0: none).
     pub conduction: f64,
-    /// A diagnostics row every K steps.
+    /// A row of `diagnostics.csv` every this many steps (≥ 1).
     pub diag_every: u64,
-    /// Self-gravity (default: on for Evrard, the polytrope and a snapshot with collisionless
-    /// particles; a periodic box refuses it).
+    /// Self-gravity (absent: on for Evrard, the polytrope and a snapshot with collisionless
+    /// particles, off otherwise; a periodic box refuses it).
     pub self_gravity: Option<bool>,
-    /// Gravitational constant (the self-gravitating cases are set up for G = 1).
+    /// Gravitational constant G (the self-gravitating cases are set up for G = 1).
     pub g: f64,
-    /// Fixed Plummer softening length ε.
+    /// Fixed Plummer softening length ε of self-gravity.
     pub softening: f64,
-    /// Opening angle θ of the tree.
+    /// Opening angle θ of the self-gravity tree.
     pub theta: f64,
-    /// `tree` (Barnes–Hut, float32) or `direct` (float64 O(N²) sum).
+    /// How self-gravity is summed.
     pub gravity_solver: GravitySolver,
     /// Accuracy η of the gravity time step `η √(ε/|a|)`.
     pub gravity_eta: f64,
@@ -140,11 +167,15 @@ impl Default for RunSection {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// Outputs: `[output]`.
+#[derive(Clone, Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct OutputSection {
+    /// The output directory: `diagnostics.csv`, `profile.csv`, snapshots, images.
     pub dir: PathBuf,
-    /// A snapshot every K steps (counted from the first run's start; 0: the final one only).
+    /// A snapshot every this many steps (counted from the first run's start; 0: the final one
+    /// only).
     pub snapshot_every: u64,
     /// `gadget2` (the default), `gadget1` (U, RHO and HSML only: a restart from it does not
     /// continue exactly) or `hdf5` (feature `hdf5`; PartType0 with SWIFT's names).
@@ -160,7 +191,7 @@ pub struct OutputSection {
     /// and `.column.png` (the column density along z), interpolated with the kernel (drawn by
     /// the `warpkit` command line).
     pub images: bool,
-    /// Pixels per side of those images.
+    /// Pixels per side of those images (16 ..= 8192).
     pub image_pixels: u32,
 }
 
@@ -226,9 +257,11 @@ impl SphRunState {
     }
 }
 
-/// The TOML case.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+/// The case of `warpkit sph`: every key optional (the defaults are the Sod shock tube); the
+/// options of the same names override the file.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(transform = crate::config_keys::field_order::<Self>)]
 pub struct SphConfig {
     pub ic: IcConfig,
     pub run: RunSection,

@@ -18,7 +18,16 @@ use serde::{Deserialize, Serialize};
 
 /// How the gravity of the gas is summed.
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, crate::choice::Choice,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Deserialize,
+    Serialize,
+    crate::choice::Choice,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum GravitySolver {
