@@ -139,6 +139,14 @@ impl FieldUnits {
                 "Largest signal velocities over the neighbours.",
             ),
             "ViscosityParameters" => (0, 0, 0, 0, "Artificial viscosity coefficients α."),
+            "VelocityDivergences" => (
+                0,
+                0,
+                -1,
+                0,
+                "Velocity divergences ∇·v of the last density pass.",
+            ),
+            "BalsaraSwitches" => (0, 0, 0, 0, "Balsara factors of the last density pass."),
             "MaterialIDs" => (
                 0,
                 0,
