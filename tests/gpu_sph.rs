@@ -745,3 +745,42 @@ fn hydro_with_collisionless_particles_on_the_gpu_follows_the_cpu_run() {
     );
     assert!((gs as f64 - cs as f64).abs() <= 0.05 * cs as f64, "steps");
 }
+
+/// Block steps with self-gravity on the GPU (the gravity walk serves only the warp groups'
+/// active members) against the same run on the CPU: the Evrard collapse to t = 0.3.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn hydro_block_steps_with_gravity_on_the_gpu_follow_the_cpu_run() {
+    use std::sync::Arc;
+    use warpkit::backend::Backend;
+    use warpkit::sph::hydro::{Boundary, HydroParams, Sim, ic_gravity};
+    let gpu = Arc::new(gpu());
+    let mut params = HydroParams::ideal_gas(ic_gravity::EVRARD_GAMMA);
+    params.self_gravity = true;
+    params.gravity.eps = 0.02;
+    params.block_levels = 4;
+    let gas = ic_gravity::evrard(2000, &params);
+    let run = |backend: Backend| {
+        let mut sim =
+            Sim::with_backend(gas.clone(), params.clone(), Boundary::Open, backend).unwrap();
+        let e0 = sim.diagnostics();
+        sim.run_to(0.3).unwrap();
+        (e0, sim.diagnostics(), sim.updates, sim.times)
+    };
+    let (c0, c1, cu, ct) = run(Backend::Cpu);
+    let (g0, g1, gu, gt) = run(Backend::Gpu(gpu));
+    let scale = c0.potential.abs();
+    let rel = |a: f64, b: f64| (a - b).abs() / scale;
+    println!(
+        "Evrard 2000 on block steps to t = 0.3: CPU {cu} updates, E {:.6} → {:.6}, K {:.5}; GPU \
+         {gu} updates, E {:.6} → {:.6}, K {:.5}; gravity CPU {:.3} s, GPU {:.3} s",
+        c0.total, c1.total, c1.kinetic, g0.total, g1.total, g1.kinetic, ct.gravity, gt.gravity
+    );
+    assert!(rel(g1.kinetic, c1.kinetic) < 2e-3, "kinetic");
+    assert!(rel(g1.potential, c1.potential) < 2e-3, "potential");
+    assert!(
+        rel(g1.total, g0.total) < 2e-3 + rel(c1.total, c0.total),
+        "energy"
+    );
+    assert!((gu as f64 - cu as f64).abs() < 0.05 * cu as f64, "updates");
+}

@@ -518,6 +518,59 @@ impl GroupSubset {
             groups: gpu.alloc_poisoned(n)?,
         })
     }
+
+    /// The subset of the bodies marked in `active` (by body index) of a sorted `octree`, built
+    /// on the host ([`subset_groups`]) from the tree's sort and groups: for callers whose
+    /// active set is a host mask (the SPH block steps), where the N-body block steps gather it
+    /// on the device from their levels.
+    pub fn of_mask(gpu: &Gpu, octree: &DeviceOctree, active: &[bool]) -> Result<Self, GpuError> {
+        let t = &octree.tree;
+        let mut header = gpu.download(&t.header)?[0];
+        let groups = gpu.download(&t.groups)?;
+        let groups = &groups[..(header.groups as usize).min(groups.len())];
+        let (sort, groups) = subset_groups(&gpu.download(&t.sort)?, groups, active);
+        header.groups = groups.len() as u32;
+        header.next_group = 0;
+        header.interactions = 0;
+        header.opened = 0;
+        // Never empty buffers: a subset without bodies walks no group.
+        Ok(GroupSubset {
+            header: gpu.upload(&[header])?,
+            sort: gpu.upload(if sort.is_empty() { &[0] } else { &sort })?,
+            groups: gpu.upload(if groups.is_empty() {
+                &[[0, 0]]
+            } else {
+                &groups
+            })?,
+        })
+    }
+}
+
+/// The warp groups of the bodies marked in `active`: each group `[first, size]` of the sort
+/// (members `sort[first..first + size]`) keeps its active members, in order, as a group of its
+/// own (so within its parent cell, as the group kernels need); groups without one are dropped.
+/// Returns the subset's sort and groups.
+pub fn subset_groups(
+    sort: &[u32],
+    groups: &[[u32; 2]],
+    active: &[bool],
+) -> (Vec<u32>, Vec<[u32; 2]>) {
+    let mut out_sort = Vec::new();
+    let mut out_groups = Vec::new();
+    for &[first, size] in groups {
+        let start = out_sort.len() as u32;
+        out_sort.extend(
+            sort[first as usize..(first + size) as usize]
+                .iter()
+                .copied()
+                .filter(|&b| active[b as usize]),
+        );
+        let kept = out_sort.len() as u32 - start;
+        if kept > 0 {
+            out_groups.push([start, kept]);
+        }
+    }
+    (out_sort, out_groups)
 }
 
 /// The gravity kernel of `o` on a sorted octree into `acc`: over every body (the tree order and
@@ -613,6 +666,19 @@ pub fn potential(
     acc: &mut CudaSlice<Accel>,
     pot: &mut CudaSlice<f32>,
 ) -> Result<f64, BhError> {
+    potential_on(gpu, octree, p, acc, pot, None)
+}
+
+/// [`potential`], with `subset` for its groups' bodies only (the others' entries are left as
+/// they were).
+pub fn potential_on(
+    gpu: &Gpu,
+    octree: &mut DeviceOctree,
+    p: &Params,
+    acc: &mut CudaSlice<Accel>,
+    pot: &mut CudaSlice<f32>,
+    subset: Option<&GroupSubset>,
+) -> Result<f64, BhError> {
     let n = octree.n();
     if acc.len() < n || pot.len() < n {
         return Err(BhError::Option(format!(
@@ -622,18 +688,18 @@ pub fn potential(
         )));
     }
     let cfg = gpu.resident_grid(k::bh_gravity_group2_pot, dev::GROUP_BLOCK)?;
-    // The groups are handed out again from the start (the force kernel used the counter up).
-    rewind_groups(gpu, octree)?;
-    let args = (
-        octree.view(gpu),
-        p.theta * p.theta,
-        p.eps * p.eps,
-        p.g,
-        acc,
-        pot,
-    );
-    // SAFETY: a summarized, sorted tree of n bodies; groups of at most 64 from the sort; both
-    // outputs hold n entries (checked above).
+    // The groups are handed out again from the start (the force kernel used the counter up); a
+    // subset's header starts at zero.
+    let tree = match subset {
+        Some(s) => octree.view_subset(gpu, s),
+        None => {
+            rewind_groups(gpu, octree)?;
+            octree.view(gpu)
+        }
+    };
+    let args = (tree, p.theta * p.theta, p.eps * p.eps, p.g, acc, pot);
+    // SAFETY: a summarized, sorted tree of n bodies; groups of at most 64 from the sort (a
+    // subset's within them); both outputs hold n entries (checked above).
     Ok(gpu
         .time(|| unsafe { gpu.launch(k::bh_gravity_group2_pot, cfg, args) })?
         .1)
@@ -694,4 +760,62 @@ pub fn brute_force_f64(gpu: &Gpu, bodies: &[Body], p: &Params) -> Result<Vec<[f6
         )?
     };
     Ok(gpu.download(&d_acc)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::subset_groups;
+
+    /// Random groups over a shuffled sort and a random mask: every active body once, in its
+    /// group's order, each new group inside its old one, no empty group.
+    #[test]
+    fn subsets_keep_each_groups_active_members_in_order() {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let n = 5000;
+        let mut sort: Vec<u32> = (0..n as u32).collect();
+        for i in (1..n).rev() {
+            sort.swap(i, next() as usize % (i + 1));
+        }
+        let mut groups = Vec::new();
+        let mut first = 0u32;
+        while (first as usize) < n {
+            let size = (1 + next() % 64).min(n as u64 - first as u64) as u32;
+            groups.push([first, size]);
+            first += size;
+        }
+        for fraction in [0, 3, 50, 100] {
+            let active: Vec<bool> = (0..n).map(|_| next() % 100 < fraction).collect();
+            let (sub_sort, sub_groups) = subset_groups(&sort, &groups, &active);
+            assert_eq!(sub_sort.len(), active.iter().filter(|&&a| a).count());
+            let mut seen = vec![false; n];
+            for &b in &sub_sort {
+                assert!(active[b as usize] && !seen[b as usize], "body {b}");
+                seen[b as usize] = true;
+            }
+            let mut covered = 0;
+            let mut old = groups.iter();
+            for &[start, size] in &sub_groups {
+                assert!(size > 0 && start == covered);
+                covered += size;
+                let members = &sub_sort[start as usize..(start + size) as usize];
+                // The old group that holds the first member holds them all, in order.
+                let [f, sz] = *old
+                    .find(|&&[f, sz]| sort[f as usize..(f + sz) as usize].contains(&members[0]))
+                    .expect("an old group");
+                let want: Vec<u32> = sort[f as usize..(f + sz) as usize]
+                    .iter()
+                    .copied()
+                    .filter(|&b| active[b as usize])
+                    .collect();
+                assert_eq!(members, want.as_slice());
+            }
+            assert_eq!(covered as usize, sub_sort.len());
+        }
+    }
 }

@@ -295,6 +295,18 @@ impl StepTree {
         gpu: &Gpu,
         grav: &super::Gravity,
     ) -> Result<(Vec<[f64; 3]>, Vec<f64>), HydroError> {
+        self.gravity_of(gpu, grav, None)
+    }
+
+    /// [`Self::gravity`] for the particles `active` (all when `None`): the walk serves only the
+    /// warp groups' active members (`GroupSubset::of_mask`); the others' entries are not
+    /// computed (NaN).
+    pub fn gravity_of(
+        &mut self,
+        gpu: &Gpu,
+        grav: &super::Gravity,
+        active: Option<&[usize]>,
+    ) -> Result<(Vec<[f64; 3]>, Vec<f64>), HydroError> {
         let n = self.octree.n();
         let p = crate::bh::Params {
             theta: grav.theta as f32,
@@ -304,8 +316,26 @@ impl StepTree {
         let mut run = || -> Result<_, HydroGpuError> {
             let mut acc = gpu.alloc_poisoned::<Accel>(n)?;
             let mut pot = gpu.alloc_poisoned::<f32>(n)?;
-            self.gravity_ms +=
-                crate::bh::gpu::potential(gpu, &mut self.octree, &p, &mut acc, &mut pot)?;
+            let subset = match active {
+                Some(a) => {
+                    let mut mask = vec![false; n];
+                    a.iter().for_each(|&i| mask[i] = true);
+                    Some(crate::bh::gpu::GroupSubset::of_mask(
+                        gpu,
+                        &self.octree,
+                        &mask,
+                    )?)
+                }
+                None => None,
+            };
+            self.gravity_ms += crate::bh::gpu::potential_on(
+                gpu,
+                &mut self.octree,
+                &p,
+                &mut acc,
+                &mut pot,
+                subset.as_ref(),
+            )?;
             Ok((gpu.download(&acc)?, gpu.download(&pot)?))
         };
         let (acc, pot) = run()?;

@@ -166,7 +166,7 @@ impl Sim {
                 // collisionless particles it takes a tree of everything below); the direct
                 // sum is the CPU's.
                 if grav_on && !mixed && p.gravity.solver == super::GravitySolver::Tree {
-                    grav = Some(tree.gravity(gpu, &p.gravity)?);
+                    grav = Some(tree.gravity_of(gpu, &p.gravity, active_gas)?);
                     self.times.gravity += secs(t2, Instant::now());
                 }
                 self.times.kernels +=
