@@ -3,6 +3,7 @@
 //! the largest remnant, the disk orbiting it and the escaping mass, per material. [`cli`] is
 //! `warpkit impact`'s case and run. SI units throughout.
 
+mod assemble;
 pub mod cli;
 pub mod orbit;
 pub mod outcome;
