@@ -330,8 +330,9 @@ pub struct PlanetSummary {
     pub dir: PathBuf,
 }
 
-/// Runs the command: validate, profile, place, settle, write.
-pub fn run(a: PlanetArgs) -> Result<PlanetSummary> {
+/// Runs the command: validate, profile, place, settle (the passes on the backend of `choice`),
+/// write.
+pub fn run(a: PlanetArgs, choice: crate::backend::BackendChoice) -> Result<PlanetSummary> {
     let c = config(&a)?;
     let planet = validate(&c)?;
     let profile = planet.profile(G_SI, c.planet.steps)?;
@@ -360,7 +361,11 @@ pub fn run(a: PlanetArgs) -> Result<PlanetSummary> {
         placed.shells.len(),
         t_dyn
     );
-    let mut sim = settle::sim_of(&planet, &profile, &placed, &opts)?;
+    let (backend, note) = crate::sph::hydro::cli::backend_for(choice)?;
+    if let Some(n) = note {
+        eprintln!("{n}");
+    }
+    let mut sim = settle::sim_of(&planet, &profile, &placed, &opts, backend)?;
     let outer = settle::surface_shells(&placed, profile.radius());
     let show = |what: &str, t: f64, c: &Criteria| {
         println!(

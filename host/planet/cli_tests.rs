@@ -1,6 +1,7 @@
 //! `warpkit planet`'s configuration: the refusals before any work, and a tiny planet written.
 
 use super::cli::{self, PlanetArgs};
+use crate::backend::BackendChoice;
 
 fn args(layers: &str, n: usize, out: &std::path::Path) -> PlanetArgs {
     PlanetArgs {
@@ -65,7 +66,7 @@ fn a_tiny_planet_is_written() {
     let _ = std::fs::remove_dir_all(&dir);
     let mut a = args("iron:0.3,granite:0.7", 300, &dir);
     a.settle = Some(0.5);
-    let s = cli::run(a).unwrap();
+    let s = cli::run(a, BackendChoice::Cpu).unwrap();
     assert!((5.5e6..7.5e6).contains(&s.radius), "{}", s.radius);
     let snap = crate::nbody::snapshot::read_snapshot(&dir.join("planet.gadget")).unwrap();
     let gas = snap.gas.unwrap();
@@ -81,7 +82,7 @@ fn a_tiny_planet_is_written() {
     let csv = std::fs::read_to_string(dir.join("profile.csv")).unwrap();
     assert!(csv.starts_with("r_m,mass_kg,pressure_pa,density_kg_m3,u_j_kg,layer,material"));
     // Again without --overwrite: refused.
-    let e = cli::run(args("iron:0.3,granite:0.7", 300, &dir)).unwrap_err();
+    let e = cli::run(args("iron:0.3,granite:0.7", 300, &dir), BackendChoice::Cpu).unwrap_err();
     assert!(format!("{e:#}").contains("--overwrite"), "{e:#}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -5,6 +5,7 @@ use super::particles::{PlacementError, place};
 use super::settle::{self, SettleOptions};
 use super::tests::earth_like;
 use super::*;
+use crate::backend::Backend;
 use crate::sph::hydro::GravitySolver;
 
 fn norm(p: [f64; 3]) -> f64 {
@@ -66,7 +67,7 @@ fn fresh_particles_have_the_profiles_density() {
         solver: GravitySolver::Direct,
         ..Default::default()
     };
-    let sim = settle::sim_of(&planet, &profile, &placed, &opts).unwrap();
+    let sim = settle::sim_of(&planet, &profile, &placed, &opts, Backend::Cpu).unwrap();
     let outer = settle::surface_shells(&placed, profile.radius());
     let c = settle::criteria(&sim, &profile, &placed.shell_of, outer);
     println!("fresh, outer {outer} shells: {c:?}");
@@ -90,7 +91,7 @@ fn a_small_planet_settles() {
         solver: GravitySolver::Direct,
         ..Default::default()
     };
-    let mut sim = settle::sim_of(&planet, &profile, &placed, &opts).unwrap();
+    let mut sim = settle::sim_of(&planet, &profile, &placed, &opts, Backend::Cpu).unwrap();
     let outer = settle::surface_shells(&placed, profile.radius());
     let fresh = settle::criteria(&sim, &profile, &placed.shell_of, outer);
     let t_dyn = settle::dynamical_time(&profile);
@@ -127,7 +128,7 @@ fn a_granite_planet_meets_the_density_criterion() {
         solver: GravitySolver::Direct,
         ..Default::default()
     };
-    let mut sim = settle::sim_of(&planet, &profile, &placed, &opts).unwrap();
+    let mut sim = settle::sim_of(&planet, &profile, &placed, &opts, Backend::Cpu).unwrap();
     let outer = settle::surface_shells(&placed, profile.radius());
     let t_dyn = settle::dynamical_time(&profile);
     let adiabats = settle::adiabats(&planet);

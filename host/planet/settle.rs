@@ -107,18 +107,21 @@ pub fn hydro_params(
     planetary_params(materials, opts.softening * spacing, opts)
 }
 
-/// The placed particles as a run at t = 0 (densities and forces computed).
+/// The placed particles as a run at t = 0 (densities and forces computed), its passes on
+/// `backend`.
 pub fn sim_of(
     planet: &Planet,
     profile: &Profile,
     placed: &Placement,
     opts: &SettleOptions,
+    backend: crate::backend::Backend,
 ) -> Result<Sim, HydroError> {
     let params = hydro_params(planet, profile, placed.particle_mass, opts);
-    Sim::new(
+    Sim::with_backend(
         placed.gas.clone(),
         params,
         crate::sph::hydro::Boundary::Open,
+        backend,
     )
 }
 

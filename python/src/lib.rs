@@ -655,7 +655,7 @@ fn sph_run<'py>(
     overwrite: bool,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     use warpkit::sph::hydro::cli::{IcKind, SphConfig, refuse_previous_outputs, restart, run_case};
-    // The case picks its backend itself (a periodic box runs on the CPU), on the run's thread.
+    // The case resolves its backend on the run's thread.
     let choice = self::backend_choice(backend_choice)?;
     let (mut c, set) = match config {
         Some(text) => {

@@ -177,8 +177,7 @@ def run(config=None, out=None, *, backend="auto", overwrite=False):
     which receives ``diagnostics.csv``, the snapshots (each with its ``.run.toml``) and
     ``profile.csv``; the images beside the snapshots are the command line's. A directory holding
     a previous run's diagnostics or snapshots is refused unless ``overwrite`` is True (or
-    ``overwrite = true`` under ``[output]``). A periodic box runs on the CPU backend
-    (``backend="gpu"`` refuses it).
+    ``overwrite = true`` under ``[output]``).
 
     The dict: ``time`` (the final time), ``steps`` (of this run), ``particles``, ``backend``,
     ``energy_error`` (the total energy's relative change), ``dir``, ``diagnostics``,

@@ -36,11 +36,8 @@ pub struct PlanetArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Builds the planet on the CPU (the SPH solver's backend).
+/// Builds the planet, the settling's SPH passes on the backend of `choice`.
 pub(crate) fn run(choice: warpkit::backend::BackendChoice, a: PlanetArgs) -> anyhow::Result<()> {
-    if choice == warpkit::backend::BackendChoice::Gpu {
-        anyhow::bail!("the planet's settling runs on the CPU SPH solver only so far");
-    }
     let PlanetArgs {
         config,
         mass,
@@ -52,16 +49,19 @@ pub(crate) fn run(choice: warpkit::backend::BackendChoice, a: PlanetArgs) -> any
         overwrite,
         out,
     } = a;
-    warpkit::planet::cli::run(warpkit::planet::cli::PlanetArgs {
-        config,
-        mass,
-        mass_kg,
-        layers,
-        particles,
-        seed,
-        settle,
-        overwrite,
-        out,
-    })?;
+    warpkit::planet::cli::run(
+        warpkit::planet::cli::PlanetArgs {
+            config,
+            mass,
+            mass_kg,
+            layers,
+            particles,
+            seed,
+            settle,
+            overwrite,
+            out,
+        },
+        choice,
+    )?;
     Ok(())
 }

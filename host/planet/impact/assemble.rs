@@ -4,6 +4,7 @@
 
 use super::cli::*;
 use super::orbit;
+use crate::backend::Backend;
 use crate::planet::cli::EARTH_MASS;
 use crate::planet::settle::{self, SettleOptions};
 use crate::sph::hydro::{Boundary, Gas, HydroParams, Sim};
@@ -29,7 +30,7 @@ pub fn run_params(c: &ImpactConfig, setup: &Setup) -> Result<HydroParams> {
 }
 
 /// A body's gas at rest at the origin: a snapshot's, or the built planet's placed and settled.
-fn settled_gas(c: &ImpactConfig, body: &Body) -> Result<Gas> {
+fn settled_gas(c: &ImpactConfig, body: &Body, backend: &Backend) -> Result<Gas> {
     match &body.source {
         Source::Snapshot { gas, .. } => Ok(gas.as_ref().clone()),
         Source::Built {
@@ -38,7 +39,7 @@ fn settled_gas(c: &ImpactConfig, body: &Body) -> Result<Gas> {
             placed,
         } => {
             let opts = settle_options(c);
-            let mut sim = settle::sim_of(planet, profile, placed, &opts)?;
+            let mut sim = settle::sim_of(planet, profile, placed, &opts, backend.clone())?;
             println!(
                 "{}: {:.4} Earth masses, radius {:.1} km, {} particles of {:.4e} kg; settling {} \
                  dynamical times ({:.0} s)",
@@ -64,14 +65,14 @@ fn settled_gas(c: &ImpactConfig, body: &Body) -> Result<Gas> {
 
 /// The bodies settled (those built here), put on their orbit in the centre-of-mass frame with
 /// the run's material ids, as one gas: the target's particles first (ids 1..=N_t in the
-/// snapshots), then the impactor's.
-pub fn assemble(c: &ImpactConfig, setup: &Setup) -> Result<Gas> {
+/// snapshots), then the impactor's. The settling's passes run on `backend`.
+pub fn assemble(c: &ImpactConfig, setup: &Setup, backend: &Backend) -> Result<Gas> {
     let (st, si) =
         orbit::centre_of_mass_frame(setup.target.mass, setup.impactor.mass, &setup.start);
     let (mut pos, mut vel, mut mass, mut u, mut h) = (vec![], vec![], vec![], vec![], vec![]);
     let (mut mat, mut alpha) = (vec![], vec![]);
     for (body, state) in [(&setup.target, st), (&setup.impactor, si)] {
-        let g = settled_gas(c, body)?;
+        let g = settled_gas(c, body, backend)?;
         let ids: Vec<u32> = body
             .materials
             .iter()
@@ -101,8 +102,8 @@ pub fn assemble(c: &ImpactConfig, setup: &Setup) -> Result<Gas> {
 
 /// The run at t = 0: the gas of [`assemble`] with densities and forces computed, passes on
 /// `backend`.
-pub fn build(c: &ImpactConfig, setup: &Setup, backend: crate::backend::Backend) -> Result<Sim> {
-    let gas = assemble(c, setup)?;
+pub fn build(c: &ImpactConfig, setup: &Setup, backend: Backend) -> Result<Sim> {
+    let gas = assemble(c, setup, &backend)?;
     let params = run_params(c, setup)?;
     Ok(Sim::with_backend(gas, params, Boundary::Open, backend)?)
 }

@@ -108,14 +108,17 @@ fn bad_impacts_are_refused_before_any_work() {
 #[test]
 fn a_planet_snapshot_joins_a_built_target() {
     let dir = scratch("snapshot");
-    planet_cli::run(PlanetArgs {
-        mass: Some(0.2),
-        layers: Some("iron:0.3,basalt:0.7".into()),
-        particles: Some(300),
-        settle: Some(0.0),
-        out: Some(dir.join("imp")),
-        ..Default::default()
-    })
+    planet_cli::run(
+        PlanetArgs {
+            mass: Some(0.2),
+            layers: Some("iron:0.3,basalt:0.7".into()),
+            particles: Some(300),
+            settle: Some(0.0),
+            out: Some(dir.join("imp")),
+            ..Default::default()
+        },
+        crate::backend::BackendChoice::Cpu,
+    )
     .unwrap();
     let case = dir.join("case.toml");
     std::fs::write(
@@ -141,7 +144,7 @@ fn a_planet_snapshot_joins_a_built_target() {
         setup.target.particles,
         (0.887 / 0.2 * 300.0f64).round() as usize
     );
-    let gas = cli::assemble(&c, &setup).unwrap();
+    let gas = cli::assemble(&c, &setup, &crate::backend::Backend::Cpu).unwrap();
     let n_t = setup.target.particles;
     assert_eq!(gas.len(), n_t + 300);
     assert!(gas.mat[..n_t].iter().all(|&m| m < 2));

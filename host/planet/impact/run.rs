@@ -140,8 +140,7 @@ pub fn run_case_with(
     observer: &mut dyn ImpactObserver,
 ) -> Result<ImpactSummary> {
     let setup = validate(c)?;
-    let (backend, note) =
-        crate::sph::hydro::cli::backend_for(choice, &crate::sph::hydro::Boundary::Open)?;
+    let (backend, note) = crate::sph::hydro::cli::backend_for(choice)?;
     if let Some(n) = note {
         eprintln!("{n}");
     }

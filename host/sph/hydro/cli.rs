@@ -471,29 +471,16 @@ pub fn build(c: &SphConfig) -> Result<(Sim, f64)> {
     Ok((p.sim, p.t_end))
 }
 
-/// The backend of the passes for `boundary`; the notice to print, if any. A periodic box runs
-/// on the GPU when it is asked for by name, and on the CPU under `auto`.
-pub fn backend_for(
-    choice: BackendChoice,
-    boundary: &Boundary,
-) -> Result<(Backend, Option<String>)> {
-    if *boundary != Boundary::Open && choice == BackendChoice::Auto {
-        return Ok((
-            Backend::Cpu,
-            Some(
-                "sph: a periodic box runs on the CPU backend (--backend gpu to walk it there)"
-                    .into(),
-            ),
-        ));
-    }
+/// The backend of the passes; the notice to print, if any (`auto` without a usable GPU).
+pub fn backend_for(choice: BackendChoice) -> Result<(Backend, Option<String>)> {
     Ok(crate::backend::select(choice)?)
 }
 
 /// The case's particles, parameters and end time, and what its snapshots record, with the
 /// passes on the backend of `choice` ([`backend_for`]; its notice on standard error).
 pub fn prepare(c: &SphConfig, choice: BackendChoice) -> Result<Prepared> {
-    let on = |boundary: &Boundary| -> Result<Backend> {
-        let (b, note) = backend_for(choice, boundary)?;
+    let on = || -> Result<Backend> {
+        let (b, note) = backend_for(choice)?;
         if let Some(note) = note {
             eprintln!("{note}");
         }
@@ -608,7 +595,7 @@ pub fn prepare(c: &SphConfig, choice: BackendChoice) -> Result<Prepared> {
                 // Collisionless particles move under gravity alone: on unless switched off.
                 params.self_gravity = true;
             }
-            let (sim, exact) = snapio::sim_of(&s, params, boundary, step0, on(&boundary)?)
+            let (sim, exact) = snapio::sim_of(&s, params, boundary, step0, on()?)
                 .with_context(|| format!("starting from {}", file.display()))?;
             let t_end = c
                 .run
@@ -637,7 +624,7 @@ pub fn prepare(c: &SphConfig, choice: BackendChoice) -> Result<Prepared> {
     if !(t_end > 0.0 && t_end.is_finite()) {
         bail!("t_end = {t_end} must be positive and finite");
     }
-    let backend = on(&boundary)?;
+    let backend = on()?;
     let mut sim = Sim::with_backend(gas, params, boundary, backend)?;
     if c.ic.kind == IcKind::Polytrope {
         let settle = c.ic.settle.unwrap_or(3.0);
