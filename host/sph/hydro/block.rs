@@ -124,7 +124,11 @@ impl Sim {
         let mut now = 0u64;
         while now < cycle_end {
             let t0 = Instant::now();
-            let next = (0..n).map(|i| clock.end(i)).min().unwrap_or(cycle_end);
+            let next = (0..n)
+                .into_par_iter()
+                .map(|i| clock.end(i))
+                .min()
+                .unwrap_or(cycle_end);
             let dt = (next - now) as f64 * tick;
             let boundary = self.boundary;
             let c = &mut self.collisionless;
@@ -147,7 +151,10 @@ impl Sim {
                     *x = boundary.wrap(*x);
                 });
             now = next;
-            let active: Vec<usize> = (0..n).filter(|&i| clock.end(i) == now).collect();
+            let active: Vec<usize> = (0..n)
+                .into_par_iter()
+                .filter(|&i| clock.end(i) == now)
+                .collect();
             // Velocities and energies predicted to `now`: each particle's half-step values
             // kicked from its step's middle.
             let since_mid =
@@ -251,17 +258,23 @@ impl Sim {
                     // Collisionless: no neighbours.
                     return (k, Vec::new());
                 }
+                // One walk: the limit, and the inactive neighbours below it that might need
+                // waking (those more than 2 levels longer than the final k, checked after).
+                let mut low = Vec::new();
                 cells.for_each_symmetric(&g.pos, &g.h, g.pos[i], g.h[i], |j, _, _| {
                     k = k.max(level[j].saturating_sub(2));
+                    if !mine[j] {
+                        low.push((j, level[j]));
+                    }
                 });
-                let mut wake = Vec::new();
-                if k >= 3 {
-                    cells.for_each_symmetric(&g.pos, &g.h, g.pos[i], g.h[i], |j, _, _| {
-                        if !mine[j] && level[j] + 2 < k {
-                            wake.push((j, k - 2));
-                        }
-                    });
-                }
+                let wake = if k >= 3 {
+                    low.into_iter()
+                        .filter(|&(_, lj)| lj + 2 < k)
+                        .map(|(j, _)| (j, k - 2))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 (k, wake)
             })
             .collect();

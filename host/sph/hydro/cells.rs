@@ -2,6 +2,7 @@
 //! sort by cell), queried with any radius, with minimum-image wrap in a periodic box.
 
 use super::Boundary;
+use rayon::prelude::*;
 
 /// Particles sorted into a grid of cells.
 pub struct CellList {
@@ -107,7 +108,7 @@ impl CellList {
             is_outlier: Vec::new(),
         };
         let ncell = dims[0] * dims[1] * dims[2];
-        let cells: Vec<usize> = pos.iter().map(|p| list.index(list.coords(*p))).collect();
+        let cells: Vec<usize> = pos.par_iter().map(|p| list.index(list.coords(*p))).collect();
         let mut start = vec![0u32; ncell + 1];
         for &c in &cells {
             start[c + 1] += 1;

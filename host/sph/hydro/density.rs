@@ -15,9 +15,10 @@ use rayon::prelude::*;
 const MAX_ITER: u32 = 100;
 
 /// One particle's converged gather sums.
-struct Converged {
-    h: f64,
-    sum: DensitySum<f64>,
+#[derive(Clone, Copy)]
+pub struct Converged {
+    pub h: f64,
+    pub sum: DensitySum<f64>,
 }
 
 /// The density sums of particle `i` at smoothing length `h`.
@@ -106,53 +107,66 @@ pub fn density_of(
     let cells = CellList::with_h(&gas.pos, &gas.h, boundary);
     let n = gas.len();
     let g: &Gas = gas;
-    let run = |i: usize| (i, iterate(g, vel, &cells, params, &lim, i));
-    let out: Vec<(usize, Result<Converged, HydroError>)> = match active {
-        None => (0..n).into_par_iter().map(run).collect(),
+    let run = |i: usize| iterate(g, vel, &cells, params, &lim, i);
+    // In index order, so that an error names the first particle that failed.
+    let new: Vec<Option<Converged>> = match active {
+        None => {
+            let out: Vec<_> = (0..n).into_par_iter().map(run).collect();
+            out.into_iter()
+                .map(|c| c.map(Some))
+                .collect::<Result<_, _>>()?
+        }
         Some(a) => {
-            let out = a.par_iter().map(|&i| run(i)).collect();
-            for (i, &ui) in u.iter().enumerate() {
-                set_eos(gas, i, ui, params);
+            let out: Vec<_> = a.par_iter().map(|&i| run(i)).collect();
+            let mut new = vec![None; n];
+            for (&i, c) in a.iter().zip(out) {
+                new[i] = Some(c?);
             }
-            out
+            new
         }
     };
-    for (i, c) in out {
-        let c = c?;
-        set_state(gas, i, c.h, &c.sum, u[i], params);
-    }
+    set_states(gas, &new, u, params);
     Ok(())
 }
 
-/// Particle `i`'s pressure and sound speed at its density and the energy `u`.
-pub fn set_eos(gas: &mut Gas, i: usize, u: f64, params: &HydroParams) {
-    let mat = params.materials[gas.mat[i] as usize];
-    gas.p[i] = mat.pressure(gas.rho[i], u);
-    gas.cs[i] = mat.sound_speed(gas.rho[i], u);
-}
-
-/// Particle `i`'s state from its converged `h` and gather sums, with energy `u`: `ρ`, `f`,
-/// `∇·v`, `|∇×v|`, `P`, `c_s` and the Balsara factor (the GPU pass's too).
-pub fn set_state(
-    gas: &mut Gas,
-    i: usize,
-    h: f64,
-    sum: &DensitySum<f64>,
-    u: f64,
-    params: &HydroParams,
-) {
-    let rho = sum.rho;
-    gas.h[i] = h;
-    gas.rho[i] = rho;
-    gas.f[i] = grad_h_factor(h, rho, sum.drho_dh);
-    gas.div_v[i] = sum.div_v();
-    gas.curl_v[i] = sum.curl_v();
-    set_eos(gas, i, u, params);
-    gas.balsara[i] = if params.viscosity.balsara {
-        balsara(gas.div_v[i], gas.curl_v[i], gas.cs[i], h)
-    } else {
-        1.0
-    };
+/// Each particle's state with energy `u`, in parallel: where `new` holds its converged `h`
+/// and gather sums (the CPU's pass or the GPU's), `h`, `ρ`, `f`, `∇·v`, `|∇×v|`, `P`, `c_s` and
+/// the Balsara factor; elsewhere only `P` and `c_s` at its current density.
+pub fn set_states(gas: &mut Gas, new: &[Option<Converged>], u: &[f64], params: &HydroParams) {
+    let Gas {
+        h,
+        rho,
+        f,
+        div_v,
+        curl_v,
+        p,
+        cs,
+        balsara: bal,
+        mat,
+        ..
+    } = gas;
+    let state = (h, rho, f, div_v, curl_v, bal);
+    (state, p, cs, &*mat, u, new).into_par_iter().for_each(
+        |((h, rho, f, div_v, curl_v, bal), p, cs, &m, &u, new)| {
+            if let Some(c) = new {
+                *h = c.h;
+                *rho = c.sum.rho;
+                *f = grad_h_factor(c.h, c.sum.rho, c.sum.drho_dh);
+                *div_v = c.sum.div_v();
+                *curl_v = c.sum.curl_v();
+            }
+            let mat = params.materials[m as usize];
+            *p = mat.pressure(*rho, u);
+            *cs = mat.sound_speed(*rho, u);
+            if new.is_some() {
+                *bal = if params.viscosity.balsara {
+                    balsara(*div_v, *curl_v, *cs, *h)
+                } else {
+                    1.0
+                };
+            }
+        },
+    );
 }
 
 /// A first smoothing length for particles of mass `m` at density `rho`.

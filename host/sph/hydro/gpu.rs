@@ -11,7 +11,7 @@
 //! separation to the nearest image (the box's centre at the origin); self-gravity there is
 //! refused before a step is taken.
 
-use super::density::{limits, set_eos, set_state};
+use super::density::{Converged, limits, set_states};
 use super::{Boundary, Gas, HydroError, HydroParams};
 use crate::bh::gpu::{BhError, DeviceOctree, Traversal, build_device_tree, sort_tree};
 use crate::bh::initial_cells;
@@ -85,14 +85,27 @@ impl StepTree {
         let n = gas.len();
         let (c, period) = match boundary {
             Boundary::Open => {
-                let mut lo = [f64::INFINITY; 3];
-                let mut hi = [f64::NEG_INFINITY; 3];
-                for p in &gas.pos {
-                    for k in 0..3 {
-                        lo[k] = lo[k].min(p[k]);
-                        hi[k] = hi[k].max(p[k]);
-                    }
-                }
+                let (lo, hi) = gas
+                    .pos
+                    .par_iter()
+                    .fold(
+                        || ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
+                        |(lo, hi), p| {
+                            (
+                                core::array::from_fn(|k| lo[k].min(p[k])),
+                                core::array::from_fn(|k| hi[k].max(p[k])),
+                            )
+                        },
+                    )
+                    .reduce(
+                        || ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
+                        |(a, b), (c, d)| {
+                            (
+                                core::array::from_fn(|k| a[k].min(c[k])),
+                                core::array::from_fn(|k| b[k].max(d[k])),
+                            )
+                        },
+                    );
                 let c: [f64; 3] = core::array::from_fn(|k| 0.5 * (lo[k] + hi[k]));
                 (c, [f32::INFINITY; 3])
             }
@@ -265,26 +278,23 @@ impl StepTree {
             }
         }
         self.stalled = stalled;
-        let sums: Vec<(f64, DensitySum<f64>)> = search
+        let new: Vec<Option<Converged>> = search
             .par_iter()
             .zip(&sums)
-            .map(|(st, s)| {
-                let sum = DensitySum {
-                    rho: s.rho as f64,
-                    drho_dh: s.drho_dh as f64,
-                    div: s.div as f64,
-                    curl: s.curl.map(f64::from),
-                };
-                (st.h as f64, sum)
+            .enumerate()
+            .map(|(i, (st, s))| {
+                on(i).then(|| Converged {
+                    h: st.h as f64,
+                    sum: DensitySum {
+                        rho: s.rho as f64,
+                        drho_dh: s.drho_dh as f64,
+                        div: s.div as f64,
+                        curl: s.curl.map(f64::from),
+                    },
+                })
             })
             .collect();
-        for (i, (h, sum)) in sums.iter().enumerate() {
-            if on(i) {
-                set_state(gas, i, *h, sum, u[i], params);
-            } else {
-                set_eos(gas, i, u[i], params);
-            }
-        }
+        set_states(gas, &new, u, params);
         Ok(())
     }
 
@@ -424,12 +434,17 @@ impl StepTree {
             Ok((gpu.download(&acc_du)?, gpu.download(&vsig)?))
         };
         let (acc_du, vsig) = run()?;
-        for i in (0..n).filter(|&i| mask.as_ref().is_none_or(|m| m[i] != 0)) {
-            let a = acc_du[i];
-            gas.acc[i] = [a[0] as f64, a[1] as f64, a[2] as f64];
-            gas.du[i] = a[3] as f64;
-            gas.vsig[i] = vsig[i] as f64;
-        }
+        let on = |i: usize| mask.as_ref().is_none_or(|m| m[i] != 0);
+        (&mut gas.acc, &mut gas.du, &mut gas.vsig)
+            .into_par_iter()
+            .enumerate()
+            .filter(|(i, _)| on(*i))
+            .for_each(|(i, (acc, du, vs))| {
+                let a = acc_du[i];
+                *acc = [a[0] as f64, a[1] as f64, a[2] as f64];
+                *du = a[3] as f64;
+                *vs = vsig[i] as f64;
+            });
         Ok(())
     }
 }

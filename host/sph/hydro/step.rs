@@ -202,7 +202,7 @@ impl Sim {
         }
         if let Some((acc, phi)) = grav {
             let c = &mut self.collisionless;
-            let mut apply = |i: usize| {
+            let apply = |i: usize| {
                 if i < n_gas {
                     for (ak, gk) in g.acc[i].iter_mut().zip(acc[i]) {
                         *ak += gk;
@@ -212,7 +212,14 @@ impl Sim {
                 }
             };
             match active {
-                None => (0..n_all).for_each(&mut apply),
+                None => {
+                    g.acc.par_iter_mut().zip(&acc[..n_gas]).for_each(|(a, ga)| {
+                        for (ak, gk) in a.iter_mut().zip(ga) {
+                            *ak += gk;
+                        }
+                    });
+                    c.acc.copy_from_slice(&acc[n_gas..]);
+                }
                 Some(a) => a.iter().copied().for_each(apply),
             }
             match active {
@@ -303,16 +310,19 @@ impl Sim {
         self.collisionless.kick_drift(half, 0.0);
         let g = &mut self.gas;
         let visc = &self.params.viscosity;
-        for i in 0..n {
-            for k in 0..3 {
-                g.vel[i][k] += half * g.acc[i][k];
-            }
-            g.u[i] += half * g.du[i];
-            if visc.alpha_min < visc.alpha_max {
-                let rate = alpha_rate(g.alpha[i], g.div_v[i], g.cs[i], g.h[i], visc);
-                g.alpha[i] = (g.alpha[i] + dt * rate).clamp(visc.alpha_min, visc.alpha_max);
-            }
-        }
+        let rates = (&g.div_v, &g.cs, &g.h, &g.acc, &g.du);
+        (&mut g.vel, &mut g.u, &mut g.alpha, rates)
+            .into_par_iter()
+            .for_each(|(v, u, alpha, (&div_v, &cs, &h, a, &du))| {
+                for k in 0..3 {
+                    v[k] += half * a[k];
+                }
+                *u += half * du;
+                if visc.alpha_min < visc.alpha_max {
+                    let rate = alpha_rate(*alpha, div_v, cs, h, visc);
+                    *alpha = (*alpha + dt * rate).clamp(visc.alpha_min, visc.alpha_max);
+                }
+            });
         self.times.integration += secs(t0, Instant::now());
         self.t += dt;
         self.step += 1;
@@ -375,7 +385,10 @@ fn secs(a: Instant, b: Instant) -> f64 {
 /// A negative or non-finite energy (a time step too long for the cooling by expansion) stops
 /// the run with the particle named.
 pub(super) fn check_energy(g: &Gas, t: f64) -> Result<(), HydroError> {
-    for i in 0..g.len() {
+    let bad = |i: usize| {
+        !(g.u[i] >= 0.0 && g.u[i].is_finite()) || !g.vel[i].iter().all(|v| v.is_finite())
+    };
+    if let Some(i) = (0..g.len()).into_par_iter().find_first(|&i| bad(i)) {
         if !(g.u[i] >= 0.0 && g.u[i].is_finite()) {
             return Err(HydroError::BadValue {
                 index: i,
