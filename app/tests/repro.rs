@@ -168,6 +168,25 @@ fn figures_render_png_and_svg() {
     assert_figure(&dir, "bars", "Ratios");
 }
 
+/// `warpkit --backend cpu repro NAME ARGS… --out DIR`, which must succeed: the reproduction's
+/// folder under a fresh scratch directory.
+fn repro_cpu(name: &str, args: &[&str]) -> PathBuf {
+    let out = scratch(name).join("r");
+    let mut all = vec!["--backend", "cpu", "repro", name];
+    all.extend_from_slice(args);
+    all.extend(["--out", out.to_str().unwrap()]);
+    let o = warpkit(&all);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out.join(name)
+}
+
+/// A reproduction folder's meta.json, which must say it is complete.
+fn complete_meta(dir: &Path) -> serde_json::Value {
+    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
+    assert_eq!(meta["status"], "complete", "{}", dir.display());
+    meta
+}
+
 fn warpkit(args: &[&str]) -> std::process::Output {
     Command::new(common::warpkit_exe())
         .args(args)
@@ -218,8 +237,7 @@ fn repro_sort_end_to_end() {
     let rows = parse_csv(&read(&dir.join("data.csv")));
     assert_eq!(rows.len(), 4, "header + three modes");
     assert_eq!(rows[1][1], "random");
-    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
-    assert_eq!(meta["status"], "complete");
+    let meta = complete_meta(&dir);
     assert_eq!(meta["parameters"]["n"], 4096);
     assert_figure(&dir, "stages", "traversal order");
     assert_figure(&dir, "ratios", "relative to tree-sorted");
@@ -362,19 +380,7 @@ fn repro_all_index_links_resolve() {
 /// equal-error table and one pareto figure per scene.
 #[test]
 fn repro_gravity_end_to_end() {
-    let out = scratch("gravity").join("r");
-    let o = warpkit(&[
-        "--backend",
-        "cpu",
-        "repro",
-        "gravity",
-        "--n",
-        "1024",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let dir = out.join("gravity");
+    let dir = repro_cpu("gravity", &["--n", "1024"]);
     let rows = parse_csv(&read(&dir.join("data.csv")));
     let col = |name: &str| column(&rows[0], name);
     for name in [
@@ -465,8 +471,7 @@ fn repro_gravity_end_to_end() {
     ] {
         assert!(md.contains(needle), "table.md lacks {needle:?}:\n{md}");
     }
-    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
-    assert_eq!(meta["status"], "complete");
+    let meta = complete_meta(&dir);
     assert_eq!(meta["parameters"]["sizes"], serde_json::json!([1024]));
     for sc in ["lattice", "uniform", "plummer"] {
         assert_figure(&dir, &format!("pareto-{sc}-2p10"), "Accuracy against cost");
@@ -478,19 +483,7 @@ fn repro_gravity_end_to_end() {
 /// testing more pairs per neighbour than the group search on the Plummer sphere.
 #[test]
 fn repro_neighbours_end_to_end() {
-    let out = scratch("neighbours").join("r");
-    let o = warpkit(&[
-        "--backend",
-        "cpu",
-        "repro",
-        "neighbours",
-        "--n",
-        "4096",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let dir = out.join("neighbours");
+    let dir = repro_cpu("neighbours", &["--n", "4096"]);
     let md = read(&dir.join("table.md"));
     for col in [
         "h iteration ms",
@@ -539,21 +532,7 @@ fn repro_neighbours_end_to_end() {
 /// error against float64 direct summation within 1.1× the single rank's).
 #[test]
 fn repro_multigpu_end_to_end() {
-    let out = scratch("multigpu").join("r");
-    let o = warpkit(&[
-        "--backend",
-        "cpu",
-        "repro",
-        "multigpu",
-        "--n",
-        "4096",
-        "--repeats",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let dir = out.join("multigpu");
+    let dir = repro_cpu("multigpu", &["--n", "4096", "--repeats", "1"]);
     let rows = parse_csv(&read(&dir.join("data.csv")));
     let col = |name: &str| column(&rows[0], name);
     for name in [
@@ -623,8 +602,7 @@ fn repro_multigpu_end_to_end() {
     ] {
         assert!(md.contains(needle), "table.md lacks {needle:?}:\n{md}");
     }
-    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
-    assert_eq!(meta["status"], "complete");
+    let meta = complete_meta(&dir);
     assert_eq!(meta["parameters"]["place"], "cpu-threads");
     assert_eq!(meta["parameters"]["strong_n"], 4096);
     assert_eq!(meta["machine"]["backend"], "cpu");
@@ -640,19 +618,7 @@ fn repro_multigpu_end_to_end() {
 /// time for every stage (gravity only where there is self-gravity).
 #[test]
 fn repro_hydro_end_to_end() {
-    let out = scratch("hydro").join("r");
-    let o = warpkit(&[
-        "--backend",
-        "cpu",
-        "repro",
-        "hydro",
-        "--n",
-        "512",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let dir = out.join("hydro");
+    let dir = repro_cpu("hydro", &["--n", "512"]);
     let rows = parse_csv(&read(&dir.join("data.csv")));
     assert_eq!(rows.len(), 1 + 4 * 3, "header + 3 sizes of 4 cases");
     let col = |name: &str| column(&rows[0], name);
@@ -694,7 +660,6 @@ fn repro_hydro_end_to_end() {
         assert!(dir.join(format!("{stem}.png")).is_file(), "{stem}");
         assert!(dir.join(format!("{stem}.svg")).is_file(), "{stem}");
     }
-    let meta: serde_json::Value = serde_json::from_str(&read(&dir.join("meta.json"))).unwrap();
-    assert_eq!(meta["status"], "complete");
+    let meta = complete_meta(&dir);
     assert_eq!(meta["parameters"]["sod_resolutions"][2], 12);
 }

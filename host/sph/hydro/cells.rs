@@ -108,7 +108,10 @@ impl CellList {
             is_outlier: Vec::new(),
         };
         let ncell = dims[0] * dims[1] * dims[2];
-        let cells: Vec<usize> = pos.par_iter().map(|p| list.index(list.coords(*p))).collect();
+        let cells: Vec<usize> = pos
+            .par_iter()
+            .map(|p| list.index(list.coords(*p)))
+            .collect();
         let mut start = vec![0u32; ncell + 1];
         for &c in &cells {
             start[c + 1] += 1;
