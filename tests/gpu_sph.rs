@@ -13,6 +13,30 @@ use warpkit::sph::{
     Criterion, DEFAULT_MAX_PAIRS, HParams, Method, SmoothingKernel, SphError, cpu, initial_h,
 };
 
+/// A self-gravitating run on both backends (`[start, end]` diagnostics of each): kinetic and
+/// potential energies agree to float32 forces' accuracy (2e-3 of the CPU's starting |W|), the
+/// GPU run conserves energy as the CPU run does, and `counts` (steps or updates, CPU then GPU)
+/// are within 5%.
+fn assert_runs_agree(
+    cpu: [&warpkit::sph::hydro::Diagnostics; 2],
+    gpu: [&warpkit::sph::hydro::Diagnostics; 2],
+    counts: (u64, u64),
+) {
+    let scale = cpu[0].potential.abs();
+    let rel = |a: f64, b: f64| (a - b).abs() / scale;
+    assert!(rel(gpu[1].kinetic, cpu[1].kinetic) < 2e-3, "kinetic");
+    assert!(rel(gpu[1].potential, cpu[1].potential) < 2e-3, "potential");
+    assert!(
+        rel(gpu[1].total, gpu[0].total) < 2e-3 + rel(cpu[1].total, cpu[0].total),
+        "energy"
+    );
+    let (c, g) = (counts.0 as f64, counts.1 as f64);
+    assert!(
+        (g - c).abs() <= 0.05 * c,
+        "steps or updates: {c} on the CPU, {g} on the GPU"
+    );
+}
+
 fn random_h(n: usize, seed: u64, lo: f32, hi: f32, zeros: bool) -> Vec<f32> {
     (0..n as u64)
         .map(|i| {
@@ -566,22 +590,12 @@ fn hydro_run_on_the_gpu_follows_the_cpu_run() {
     };
     let (c0, c1, ct, cs) = run(Backend::Cpu);
     let (g0, g1, gt, gs) = run(Backend::Gpu(gpu));
-    let rel = |a: f64, b: f64, s: f64| (a - b).abs() / s;
-    let scale = c0.potential.abs();
     println!(
         "Evrard 2000 to t = 0.3: CPU {cs} steps, E {:.6} → {:.6}, K {:.5}, W {:.5}; GPU {gs} \
          steps, E {:.6} → {:.6}, K {:.5}, W {:.5}; times CPU {ct:?} GPU {gt:?}",
         c0.total, c1.total, c1.kinetic, c1.potential, g0.total, g1.total, g1.kinetic, g1.potential
     );
-    // The same collapse: kinetic and potential energies agree to float32 forces' accuracy, and
-    // the GPU run conserves energy as the CPU run does.
-    assert!(rel(g1.kinetic, c1.kinetic, scale) < 2e-3, "kinetic");
-    assert!(rel(g1.potential, c1.potential, scale) < 2e-3, "potential");
-    assert!(
-        rel(g1.total, g0.total, scale) < 2e-3 + rel(c1.total, c0.total, scale),
-        "energy"
-    );
-    assert!((gs as f64 - cs as f64).abs() <= 0.05 * cs as f64, "steps");
+    assert_runs_agree([&c0, &c1], [&g0, &g1], (cs, gs));
 }
 
 /// The periodic box on the GPU: the Sod tube (the walks measure separations to the nearest
@@ -730,20 +744,12 @@ fn hydro_with_collisionless_particles_on_the_gpu_follows_the_cpu_run() {
     };
     let (c0, c1, cs) = run(Backend::Cpu);
     let (g0, g1, gs) = run(Backend::Gpu(gpu));
-    let scale = c0.potential.abs();
-    let rel = |a: f64, b: f64| (a - b).abs() / scale;
     println!(
         "Evrard 2000 in a Plummer halo of 2000 to t = 0.2: CPU {cs} steps, E {:.6} → {:.6}, K \
          {:.5}; GPU {gs} steps, E {:.6} → {:.6}, K {:.5}",
         c0.total, c1.total, c1.kinetic, g0.total, g1.total, g1.kinetic
     );
-    assert!(rel(g1.kinetic, c1.kinetic) < 2e-3, "kinetic");
-    assert!(rel(g1.potential, c1.potential) < 2e-3, "potential");
-    assert!(
-        rel(g1.total, g0.total) < 2e-3 + rel(c1.total, c0.total),
-        "energy"
-    );
-    assert!((gs as f64 - cs as f64).abs() <= 0.05 * cs as f64, "steps");
+    assert_runs_agree([&c0, &c1], [&g0, &g1], (cs, gs));
 }
 
 /// Block steps with self-gravity on the GPU (the gravity walk serves only the warp groups'
@@ -769,18 +775,10 @@ fn hydro_block_steps_with_gravity_on_the_gpu_follow_the_cpu_run() {
     };
     let (c0, c1, cu, ct) = run(Backend::Cpu);
     let (g0, g1, gu, gt) = run(Backend::Gpu(gpu));
-    let scale = c0.potential.abs();
-    let rel = |a: f64, b: f64| (a - b).abs() / scale;
     println!(
         "Evrard 2000 on block steps to t = 0.3: CPU {cu} updates, E {:.6} → {:.6}, K {:.5}; GPU \
          {gu} updates, E {:.6} → {:.6}, K {:.5}; gravity CPU {:.3} s, GPU {:.3} s",
         c0.total, c1.total, c1.kinetic, g0.total, g1.total, g1.kinetic, ct.gravity, gt.gravity
     );
-    assert!(rel(g1.kinetic, c1.kinetic) < 2e-3, "kinetic");
-    assert!(rel(g1.potential, c1.potential) < 2e-3, "potential");
-    assert!(
-        rel(g1.total, g0.total) < 2e-3 + rel(c1.total, c0.total),
-        "energy"
-    );
-    assert!((gu as f64 - cu as f64).abs() < 0.05 * cu as f64, "updates");
+    assert_runs_agree([&c0, &c1], [&g0, &g1], (cu, gu));
 }
