@@ -408,8 +408,8 @@ pub fn restart(c: &mut SphConfig, set: &[String]) -> Result<Vec<String>> {
             .context("[ic] kind = \"snapshot\" needs `file`")?;
     let Some(state) = SphRunState::read(&file)? else {
         return Ok(vec![format!(
-            "restart: {} has no SPH run state beside it ({}): it starts at its header's time \
-             with this run's parameters",
+            "sph: {} is initial conditions (no {} beside it): the run starts at its header's \
+             time with this case's parameters",
             file.display(),
             state_path(&file).display()
         )]);

@@ -135,7 +135,8 @@ pub fn run_case_with(
     let p = prepare(c, choice)?;
     let (mut sim, t_end) = (p.sim, p.t_end);
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    if !p.exact {
+    // Only a restart can continue exactly; initial conditions start from their own forces.
+    if !p.exact && c.restart_of.is_some() {
         eprintln!(
             "sph: the snapshot has no accelerations, du/dt and signal velocities (a format-2 \
              snapshot of warpkit has): the run starts from forces computed at its state"
