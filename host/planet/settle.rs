@@ -86,6 +86,7 @@ pub fn planetary_params(
             solver: opts.solver,
             ..Gravity::default()
         },
+        u_floor: Some(0.0),
         ..HydroParams::ideal_gas(5.0 / 3.0)
     }
 }

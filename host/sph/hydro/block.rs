@@ -215,7 +215,7 @@ impl Sim {
                 }
                 self.assign(&mut clock, &active, &wanted, now, tick);
             }
-            check_energy(&self.gas, self.t)?;
+            check_energy(&mut self.gas, self.t, self.params.u_floor)?;
             check_collisionless(&self.collisionless)?;
             self.times.integration += t0.elapsed().as_secs_f64();
         }

@@ -105,6 +105,11 @@ pub struct HydroParams {
     /// Levels of individual time steps (steps `Δ / 2^k`, `k ≤ block_levels`); 0: one step
     /// shared by every particle.
     pub block_levels: u32,
+    /// A floor for the specific energy, applied after every kick (`None`: an energy that turns
+    /// negative stops the run with the particle named). The planetary runs use 0, as SWIFT's
+    /// minimal internal energy does: the cold surface of a Tillotson body sits at u ≈ 0, where
+    /// the float32 forces' rounding alone can kick it below.
+    pub u_floor: Option<f64>,
 }
 
 impl HydroParams {
@@ -127,6 +132,7 @@ impl HydroParams {
             self_gravity: false,
             gravity: Gravity::default(),
             block_levels: 0,
+            u_floor: None,
         }
     }
 

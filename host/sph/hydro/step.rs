@@ -293,7 +293,7 @@ impl Sim {
                 *x = boundary.wrap(*x);
             });
         self.collisionless.kick_drift(half, dt);
-        check_energy(g, self.t)?;
+        check_energy(g, self.t, self.params.u_floor)?;
         // Predicted to the end of the step, for the forces.
         let vel: Vec<[f64; 3]> = (0..n)
             .into_par_iter()
@@ -326,7 +326,7 @@ impl Sim {
         self.times.integration += secs(t0, Instant::now());
         self.t += dt;
         self.step += 1;
-        check_energy(&self.gas, self.t)?;
+        check_energy(&mut self.gas, self.t, self.params.u_floor)?;
         check_collisionless(&self.collisionless)?;
         Ok(dt)
     }
@@ -382,9 +382,14 @@ fn secs(a: Instant, b: Instant) -> f64 {
     (b - a).as_secs_f64()
 }
 
-/// A negative or non-finite energy (a time step too long for the cooling by expansion) stops
-/// the run with the particle named.
-pub(super) fn check_energy(g: &Gas, t: f64) -> Result<(), HydroError> {
+/// Raises the energies to `floor` where there is one; then a negative or non-finite energy (a
+/// time step too long for the cooling by expansion) stops the run with the particle named.
+pub(super) fn check_energy(g: &mut Gas, t: f64, floor: Option<f64>) -> Result<(), HydroError> {
+    if let Some(f) = floor {
+        // NaN stays NaN (and is refused below).
+        g.u.par_iter_mut().filter(|u| **u < f).for_each(|u| *u = f);
+    }
+    let g: &Gas = g;
     let bad = |i: usize| {
         !(g.u[i] >= 0.0 && g.u[i].is_finite()) || !g.vel[i].iter().all(|v| v.is_finite())
     };

@@ -296,6 +296,47 @@ fn sedov_shock_radius_and_energy() {
     assert!((e1 - e0).abs() < 5e-3 * e0, "energy {e0} → {e1}");
 }
 
+/// The energy floor: without one an energy kicked below zero stops the run with the particle
+/// named (the first, in index order); with one it is raised to the floor, and a NaN is still
+/// refused.
+#[test]
+fn energies_below_the_floor_are_raised_and_without_one_refused() {
+    let params = HydroParams::ideal_gas(1.4);
+    let (mut gas, _) = ic::sod(4, 12, &params);
+    gas.u[7] = -1e-9;
+    gas.u[9] = -2.0;
+    let e = step::check_energy(&mut gas.clone(), 0.5, None).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            HydroError::BadValue {
+                index: 7,
+                what: "u",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let before = gas.u.clone();
+    step::check_energy(&mut gas, 0.5, Some(0.0)).unwrap();
+    for (i, (&b, &a)) in before.iter().zip(&gas.u).enumerate() {
+        assert_eq!(a, if b < 0.0 { 0.0 } else { b }, "particle {i}");
+    }
+    gas.u[4] = f64::NAN;
+    let e = step::check_energy(&mut gas, 0.5, Some(0.0)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            HydroError::BadValue {
+                index: 4,
+                what: "u",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
 #[test]
 fn bad_input_is_refused() {
     let params = HydroParams::ideal_gas(1.4);
