@@ -863,3 +863,70 @@ fn hydro_restart_on_the_gpu_continues_the_run() {
     assert!(dv < 1e-4, "velocities differ by {dv:e}");
     assert!(du < 1e-4, "energies differ by {du:e}");
 }
+
+/// The block steps' limiter on the GPU (`sph_level_limit`) against a float64 brute force over
+/// every pair `r < max(h_i, h_j)`: 3000 Evrard particles with their converged `h`, random
+/// levels 0..=7 and a random third of them being assigned a step. Each assigned particle's
+/// limited level and each other particle's wake level must match; a pair within float32
+/// rounding of the criterion may decide otherwise on the GPU, so at most 3 particles may differ.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn level_limits_on_the_gpu_match_a_brute_force() {
+    use warpkit::device::sph::hydro::{limited_level, wake_level};
+    use warpkit::sph::hydro::{Boundary, HydroParams, density, gpu as hgpu, ic_gravity};
+    let gpu = gpu();
+    let params = HydroParams::ideal_gas(5.0 / 3.0);
+    let mut gas = ic_gravity::evrard(3000, &params);
+    let (vel, u) = (gas.vel.clone(), gas.u.clone());
+    density::density(&mut gas, &vel, &u, &params, &Boundary::Open).unwrap();
+    let n = gas.len();
+    let seed = 0x1e7e_15;
+    let level: Vec<u32> = (0..n)
+        .map(|i| (8.0 * rng::uniform_f32(seed, i as u64)) as u32 % 8)
+        .collect();
+    let mine: Vec<u32> = (0..n)
+        .map(|i| u32::from(rng::uniform_f32(seed + 1, i as u64) < 1.0 / 3.0))
+        .collect();
+    let pairs = |i: usize, f: &mut dyn FnMut(usize)| {
+        for j in 0..n {
+            let r2: f64 = (0..3).map(|k| (gas.pos[i][k] - gas.pos[j][k]).powi(2)).sum();
+            if r2.sqrt() < gas.h[i].max(gas.h[j]) {
+                f(j);
+            }
+        }
+    };
+    let mut want_limit = level.clone();
+    let mut want_wake = vec![0u32; n];
+    for i in (0..n).filter(|&i| mine[i] != 0) {
+        let mut k = level[i];
+        pairs(i, &mut |j| k = limited_level(k, level[j]));
+        want_limit[i] = k;
+        pairs(i, &mut |j| {
+            if mine[j] == 0 {
+                if let Some(w) = wake_level(k, level[j]) {
+                    want_wake[j] = want_wake[j].max(w);
+                }
+            }
+        });
+    }
+    let mut tree = hgpu::StepTree::new(&gpu, &gas, &Boundary::Open).unwrap();
+    let (limit, wake) = tree.level_limits(&gpu, &level, &mine).unwrap();
+    let differing: Vec<usize> = (0..n)
+        .filter(|&i| {
+            if mine[i] != 0 {
+                limit[i] != want_limit[i]
+            } else {
+                wake[i] != want_wake[i]
+            }
+        })
+        .collect();
+    let raised = (0..n).filter(|&i| mine[i] != 0 && want_limit[i] > level[i]).count();
+    let woken = want_wake.iter().filter(|&&w| w > 0).count();
+    println!(
+        "level limits: {n} particles, {} assigned, {raised} raised by a neighbour, {woken} \
+         woken; differing from the brute force: {differing:?}",
+        mine.iter().filter(|&&m| m != 0).count()
+    );
+    assert!(raised > 50 && woken > 50, "the case must exercise both rules");
+    assert!(differing.len() <= 3, "{} particles differ", differing.len());
+}

@@ -22,7 +22,9 @@
 use super::cells::CellList;
 use super::step::{Sim, check_collisionless, check_energy};
 use super::{Gas, HydroError};
-use crate::device::sph::hydro::alpha_rate;
+use crate::backend::Backend;
+use crate::device::sph::hydro::{alpha_rate, limited_level, wake_level};
+use crate::runtime::Gpu;
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -117,7 +119,7 @@ impl Sim {
             h0: vec![0.0; n],
         };
         let wanted: Vec<u32> = own.iter().map(|&d| level_of(d, big, levels)).collect();
-        self.assign(&mut clock, &all, &wanted, 0, tick);
+        self.assign(&mut clock, &all, &wanted, 0, tick)?;
         self.times.integration += t0.elapsed().as_secs_f64();
 
         let cycle_end = 1u64 << levels;
@@ -213,7 +215,7 @@ impl Sim {
                     }
                     wanted.push(k);
                 }
-                self.assign(&mut clock, &active, &wanted, now, tick);
+                self.assign(&mut clock, &active, &wanted, now, tick)?;
             }
             check_energy(&mut self.gas, self.t, self.params.u_floor)?;
             check_collisionless(&self.collisionless)?;
@@ -237,58 +239,34 @@ impl Sim {
     /// New steps from tick `now` for the particles `who` at the levels `wanted` (their own
     /// criteria's), limited against their neighbours' levels, with their opening half kicks;
     /// inactive neighbours whose steps are too long for them are woken.
-    fn assign(&mut self, clock: &mut Clock, who: &[usize], wanted: &[u32], now: u64, tick: f64) {
+    fn assign(
+        &mut self,
+        clock: &mut Clock,
+        who: &[usize],
+        wanted: &[u32],
+        now: u64,
+        tick: f64,
+    ) -> Result<(), HydroError> {
         let levels = clock.levels;
         let mut level = clock.level.clone();
         for (&i, &k) in who.iter().zip(wanted) {
             level[i] = k;
         }
-        let n_gas = self.gas.len();
         let mut mine = vec![false; level.len()];
         who.iter().for_each(|&i| mine[i] = true);
-        let g = &self.gas;
-        let cells = CellList::with_h(&g.pos, &g.h, &self.boundary);
-        // The limit from the neighbours' levels (the others' new ones), and the inactive
-        // neighbours to wake with the level each must reach.
-        let limited: Vec<(u32, Vec<(usize, u32)>)> = who
-            .par_iter()
-            .map(|&i| {
-                let mut k = level[i];
-                if i >= n_gas {
-                    // Collisionless: no neighbours.
-                    return (k, Vec::new());
-                }
-                // One walk: the limit, and the inactive neighbours below it that might need
-                // waking (those more than 2 levels longer than the final k, checked after).
-                let mut low = Vec::new();
-                cells.for_each_symmetric(&g.pos, &g.h, g.pos[i], g.h[i], |j, _, _| {
-                    k = k.max(level[j].saturating_sub(2));
-                    if !mine[j] {
-                        low.push((j, level[j]));
-                    }
-                });
-                let wake = if k >= 3 {
-                    low.into_iter()
-                        .filter(|&(_, lj)| lj + 2 < k)
-                        .map(|(j, _)| (j, k - 2))
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                (k, wake)
-            })
-            .collect();
-        let mut woken: Vec<(usize, u32)> = Vec::new();
-        for (&i, (k, wake)) in who.iter().zip(limited) {
+        let (limited, mut woken) = match &self.backend {
+            Backend::Cpu => self.limits_on_cpu(who, &level, &mine),
+            Backend::Gpu(gpu) => self.limits_on_gpu(gpu, who, &level, &mine)?,
+        };
+        for (&i, k) in who.iter().zip(limited) {
             clock.level[i] = k;
             clock.start[i] = now;
             clock.len[i] = ticks_of(k, levels);
-            if i < n_gas {
+            if i < self.gas.len() {
                 clock.rho0[i] = self.gas.rho[i];
                 clock.h0[i] = self.gas.h[i];
             }
             self.kick_any(i, 0.5 * clock.len[i] as f64 * tick);
-            woken.extend(wake);
         }
         woken.sort_unstable();
         // One wake per particle, to the deepest level asked.
@@ -312,5 +290,80 @@ impl Sim {
                 clock.level[j] = k;
             }
         }
+        Ok(())
+    }
+
+    /// The limiter on the CPU: for each of `who` (gas) its level limited against its
+    /// neighbours' in `level`, and the inactive neighbours to wake with the level each must
+    /// reach (possibly several for one particle), from a cell list of the gas.
+    fn limits_on_cpu(
+        &self,
+        who: &[usize],
+        level: &[u32],
+        mine: &[bool],
+    ) -> (Vec<u32>, Vec<(usize, u32)>) {
+        let g = &self.gas;
+        let n_gas = g.len();
+        let cells = CellList::with_h(&g.pos, &g.h, &self.boundary);
+        let limited: Vec<(u32, Vec<(usize, u32)>)> = who
+            .par_iter()
+            .map(|&i| {
+                let mut k = level[i];
+                if i >= n_gas {
+                    // Collisionless: no neighbours.
+                    return (k, Vec::new());
+                }
+                // One walk: the limit, and the inactive neighbours that might need waking
+                // (checked against the final k after).
+                let mut others = Vec::new();
+                cells.for_each_symmetric(&g.pos, &g.h, g.pos[i], g.h[i], |j, _, _| {
+                    k = limited_level(k, level[j]);
+                    if !mine[j] {
+                        others.push((j, level[j]));
+                    }
+                });
+                let wake = others
+                    .into_iter()
+                    .filter_map(|(j, kj)| wake_level(k, kj).map(|w| (j, w)))
+                    .collect();
+                (k, wake)
+            })
+            .collect();
+        let mut woken = Vec::new();
+        let ks = limited
+            .into_iter()
+            .map(|(k, wake)| {
+                woken.extend(wake);
+                k
+            })
+            .collect();
+        (ks, woken)
+    }
+
+    /// [`Self::limits_on_cpu`] on the GPU: the walks of `sph_level_limit` over a tree of the
+    /// gas at its current positions and `h` (one wake per particle, the deepest).
+    fn limits_on_gpu(
+        &self,
+        gpu: &Gpu,
+        who: &[usize],
+        level: &[u32],
+        mine: &[bool],
+    ) -> Result<(Vec<u32>, Vec<(usize, u32)>), HydroError> {
+        let g = &self.gas;
+        let n_gas = g.len();
+        let mut tree = super::gpu::StepTree::new(gpu, g, &self.boundary)?;
+        let mine_gas: Vec<u32> = mine[..n_gas].iter().map(|&m| u32::from(m)).collect();
+        let (limit, wake) = tree
+            .level_limits(gpu, &level[..n_gas], &mine_gas)
+            .map_err(HydroError::from)?;
+        let ks = who
+            .iter()
+            .map(|&i| if i < n_gas { limit[i] } else { level[i] })
+            .collect();
+        let woken = (0..n_gas)
+            .filter(|&j| wake[j] > 0)
+            .map(|j| (j, wake[j]))
+            .collect();
+        Ok((ks, woken))
     }
 }

@@ -19,7 +19,7 @@ use crate::device::bh::{Accel, Body};
 use crate::device::sph::CellBox;
 use crate::device::sph::hydro::hsearch::{H_CONVERGED, H_STALLED, H_TOO_LARGE};
 use crate::device::sph::hydro::{DensitySum, HLimits, HSearch};
-use crate::device::sph::kernels::{self as k, DensityView, GasView};
+use crate::device::sph::kernels::{self as k, DensityView, GasView, LevelView};
 use crate::runtime::{CudaSlice, Gpu, GpuError, ViewMut};
 use rayon::prelude::*;
 
@@ -296,6 +296,40 @@ impl StepTree {
             .collect();
         set_states(gas, &new, u, params);
         Ok(())
+    }
+
+    /// The block steps' limiter for the particles `mine` (non-zero) at the levels `level` (theirs
+    /// the wanted ones), over the tree's pairs `r < max(h_i, h_j)` at the tree's `h`: each one's
+    /// limited level ([`crate::device::sph::hydro::limited_level`], meaningful for `mine`), and
+    /// for the others the deepest level a neighbour wakes them to (0: not woken).
+    pub fn level_limits(
+        &mut self,
+        gpu: &Gpu,
+        level: &[u32],
+        mine: &[u32],
+    ) -> Result<(Vec<u32>, Vec<u32>), HydroGpuError> {
+        let n = level.len();
+        let d_level = gpu.upload(level)?;
+        let d_mine = gpu.upload(mine)?;
+        let mut limit = gpu.alloc_poisoned::<u32>(n)?;
+        let mut wake = gpu.alloc_zeros::<u32>(n)?;
+        let cfg = gpu.resident_grid(k::sph_level_limit, k::VOTE_BLOCK)?;
+        for pass in 0..2 {
+            let view = LevelView {
+                level: gpu.addr(&d_level),
+                mine: gpu.addr(&d_mine),
+                limit: gpu.addr_mut(&mut limit),
+                wake: gpu.addr_mut(&mut wake),
+                pass,
+                period: self.period,
+            };
+            // SAFETY: the view's buffers outlive the launch, n entries each.
+            let view = unsafe { ViewMut::new(view) };
+            let args = (self.octree.view(gpu), &self.h, &self.boxes, view);
+            // SAFETY: a sorted tree of n bodies boxed for `h`; the view's arrays hold n.
+            unsafe { gpu.launch(k::sph_level_limit, cfg, args)? };
+        }
+        Ok((gpu.download(&limit)?, gpu.download(&wake)?))
     }
 
     /// Self-gravity accelerations `G ∇φ` and potentials `G φ` of the tree's bodies (monopoles,

@@ -229,5 +229,20 @@ pub fn h3_for_density<R: Float>(rho: R, m: R, n_ngb: R) -> R {
     n_ngb * m / (R::from_f64(FOUR_THIRDS_PI) * rho)
 }
 
+/// The time-step limiter of block steps (Saitoh & Makino 2009): neighbours' steps differ by at
+/// most a factor 4. The level (deeper: shorter step) a particle wanting level `k` takes beside a
+/// neighbour at level `kj`.
+#[inline(always)]
+pub fn limited_level(k: u32, kj: u32) -> u32 {
+    k.max(kj.saturating_sub(2))
+}
+
+/// The level an inactive neighbour at level `kj` is woken to by a particle at level `k` (Durier
+/// & Dalla Vecchia 2012), where its step is more than 4× as long.
+#[inline(always)]
+pub fn wake_level(k: u32, kj: u32) -> Option<u32> {
+    (kj + 2 < k).then(|| k - 2)
+}
+
 #[cfg(test)]
 mod tests;

@@ -341,3 +341,102 @@ pub unsafe fn sph_hydro_h_update(
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// the block steps' limiter: the neighbours' levels of the particles being assigned a step
+// ---------------------------------------------------------------------------------------------
+
+/// What the step limiter's walks read and write besides the tree and `h`, one kernel
+/// parameter. Arrays of `n` entries in the particles' own order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LevelView {
+    /// Each particle's time-step level (deeper: shorter); those being assigned, their wanted
+    /// ones.
+    pub level: *const u32,
+    /// Which particles are being assigned a step (non-zero): the walks serve only them.
+    pub mine: *const u32,
+    /// Pass 0 writes each served particle's level raised to its neighbours' less 2
+    /// ([`crate::sph::hydro::limited_level`]); pass 1 reads it.
+    pub limit: *mut u32,
+    /// Pass 1: for every particle not being assigned, the deepest level a served neighbour
+    /// wakes it to ([`crate::sph::hydro::wake_level`]) by atomic maximum (zero before the
+    /// launch; zero after: not woken).
+    pub wake: *mut u32,
+    /// 0: the limits; 1: the wakes.
+    pub pass: u32,
+    /// As [`GasView::period`].
+    pub period: [f32; 3],
+}
+
+// SAFETY: #[repr(C)]; raw pointers and u32s only.
+unsafe impl crate::gpu::DeviceViewMut for LevelView {}
+
+/// One lane's level for its particle.
+struct Level {
+    k: u32,
+    v: LevelView,
+}
+
+impl Sink for Level {
+    #[inline(always)]
+    fn take(&mut self, j: u32, _: f32, _: f32) {
+        // SAFETY: j is a particle of the walked tree; the view's arrays hold n entries.
+        unsafe {
+            let kj = *self.v.level.add(j as usize);
+            if self.v.pass == 0 {
+                self.k = crate::sph::hydro::limited_level(self.k, kj);
+            } else if *self.v.mine.add(j as usize) == 0 {
+                if let Some(w) = crate::sph::hydro::wake_level(self.k, kj) {
+                    atomic_max_u32(self.v.wake.add(j as usize), w);
+                }
+            }
+        }
+    }
+}
+
+struct LevelTargets(LevelView);
+
+impl VoteTargets for LevelTargets {
+    type S = Level;
+    #[inline(always)]
+    unsafe fn serves(&self, i: u32) -> bool {
+        // SAFETY: i < n, per the contract.
+        unsafe { *self.0.mine.add(i as usize) != 0 }
+    }
+    #[inline(always)]
+    unsafe fn start(&self, i: u32, _: f32) -> Level {
+        let v = self.0;
+        // SAFETY: i < n, per the contract.
+        let k = unsafe {
+            if v.pass == 0 {
+                *v.level.add(i as usize)
+            } else {
+                *v.limit.add(i as usize)
+            }
+        };
+        Level { k, v }
+    }
+    #[inline(always)]
+    unsafe fn finish(&self, s: Level, i: u32) {
+        if self.0.pass == 0 {
+            // SAFETY: i < n, per the contract.
+            unsafe { *self.0.limit.add(i as usize) = s.k };
+        }
+    }
+    #[inline(always)]
+    fn tested(&self) -> *mut u64 {
+        core::ptr::null_mut()
+    }
+}
+
+/// One pass of the block steps' limiter over the pairs `r < max(h_i, h_j)` ([`SYMMETRIC`]) of
+/// the particles being assigned a step ([`LevelView`]): pass 0 their limited levels, pass 1
+/// (after pass 0) the wakes of their neighbours, as the CPU solver's cell-list walks find them.
+/// `tree` built, summarized and sorted, boxed for `h`. `VOTE_BLOCK`-thread blocks, any grid.
+#[crate::kernel]
+pub unsafe fn sph_level_limit(tree: TreeView, h: *const f32, boxes: *const CellBox, v: LevelView) {
+    let t = LevelTargets(v);
+    // SAFETY: forwarded contract.
+    unsafe { walk(tree, h, boxes, SYMMETRIC, v.period, &t) }
+}
