@@ -28,6 +28,11 @@ use crate::runtime::Gpu;
 use rayon::prelude::*;
 use std::time::Instant;
 
+/// What the limiter gives for the particles being assigned a step: each one's limited level
+/// (in their order), and the inactive particles to wake with a level each (possibly several
+/// for one particle).
+type Limits = (Vec<u32>, Vec<(usize, u32)>);
+
 /// The deepest hierarchy: 2^30 ticks per cycle.
 pub const MAX_LEVELS: u32 = 30;
 
@@ -301,7 +306,7 @@ impl Sim {
         who: &[usize],
         level: &[u32],
         mine: &[bool],
-    ) -> (Vec<u32>, Vec<(usize, u32)>) {
+    ) -> Limits {
         let g = &self.gas;
         let n_gas = g.len();
         let cells = CellList::with_h(&g.pos, &g.h, &self.boundary);
@@ -348,7 +353,7 @@ impl Sim {
         who: &[usize],
         level: &[u32],
         mine: &[bool],
-    ) -> Result<(Vec<u32>, Vec<(usize, u32)>), HydroError> {
+    ) -> Result<Limits, HydroError> {
         let g = &self.gas;
         let n_gas = g.len();
         let mut tree = super::gpu::StepTree::new(gpu, g, &self.boundary)?;

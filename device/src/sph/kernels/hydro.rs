@@ -386,10 +386,10 @@ impl Sink for Level {
             let kj = *self.v.level.add(j as usize);
             if self.v.pass == 0 {
                 self.k = crate::sph::hydro::limited_level(self.k, kj);
-            } else if *self.v.mine.add(j as usize) == 0 {
-                if let Some(w) = crate::sph::hydro::wake_level(self.k, kj) {
-                    atomic_max_u32(self.v.wake.add(j as usize), w);
-                }
+            } else if *self.v.mine.add(j as usize) == 0
+                && let Some(w) = crate::sph::hydro::wake_level(self.k, kj)
+            {
+                atomic_max_u32(self.v.wake.add(j as usize), w);
             }
         }
     }
