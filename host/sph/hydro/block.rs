@@ -301,12 +301,7 @@ impl Sim {
     /// The limiter on the CPU: for each of `who` (gas) its level limited against its
     /// neighbours' in `level`, and the inactive neighbours to wake with the level each must
     /// reach (possibly several for one particle), from a cell list of the gas.
-    fn limits_on_cpu(
-        &self,
-        who: &[usize],
-        level: &[u32],
-        mine: &[bool],
-    ) -> Limits {
+    fn limits_on_cpu(&self, who: &[usize], level: &[u32], mine: &[bool]) -> Limits {
         let g = &self.gas;
         let n_gas = g.len();
         let cells = CellList::with_h(&g.pos, &g.h, &self.boundary);
