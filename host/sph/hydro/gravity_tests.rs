@@ -226,13 +226,15 @@ fn direct_self_gravity_conserves_momentum_and_energy() {
 
 #[test]
 fn polytrope_stays_in_lane_emden_equilibrium() {
-    // ~2000 particles, Wendland C2 (no pairing noise), the direct sum; settled for 3 time units
-    // (damped, on the adiabat), then run freely for 5 dynamical times √(R³/GM) = 1.
-    let mut params = gravity_params(POLYTROPE_GAMMA, GravitySolver::Direct);
+    // ~10^4 particles (at 2000 the kernel's smoothing of the central peak takes 2.5% of the
+    // density and the surface's few-neighbour particles 1.1–1.7% of v_esc in RMS speed),
+    // Wendland C2 (no pairing noise), the tree; settled for 3 time units (damped, on the
+    // adiabat), then run freely for 5 dynamical times √(R³/GM) = 1.
+    let mut params = gravity_params(POLYTROPE_GAMMA, GravitySolver::Tree);
     params.kernel = crate::sph::SmoothingKernel::WendlandC2;
     params.n_ngb = HydroParams::default_n_ngb(params.kernel);
     let poly = Polytrope::new(1.0);
-    let gas = ic_gravity::polytrope(2000, 1.0, &params);
+    let gas = ic_gravity::polytrope(10_000, 1.0, &params);
     let mut sim = Sim::new(gas, params, Boundary::Open).unwrap();
     ic_gravity::settle(&mut sim, poly.k, 3.0, 0.5).unwrap();
     let d0 = sim.diagnostics();
@@ -272,12 +274,12 @@ fn polytrope_stays_in_lane_emden_equilibrium() {
             v_in / v_esc,
             v_all / v_esc
         );
-        // Within 4% of Lane–Emden (the kernel's smoothing of the central peak takes ≈ 2.5% at
-        // this resolution), and no drift from the settled profile.
-        assert!((ratio - 1.0).abs() < 0.04, "ρ/ρ_LE = {ratio}");
+        // Within 2% of Lane–Emden, no drift from the settled profile, and the RMS speed below
+        // 1% of the escape speed (the equilibrium criteria).
+        assert!((ratio - 1.0).abs() < 0.02, "ρ/ρ_LE = {ratio}");
         assert!((ratio - start).abs() < 0.01, "drift {start} → {ratio}");
         assert!(v_in < 0.01 * v_esc, "inner v_rms {v_in}");
-        assert!(v_all < 0.03 * v_esc, "v_rms {v_all}");
+        assert!(v_all < 0.01 * v_esc, "v_rms {v_all}");
     }
     let d = sim.diagnostics();
     assert!(
