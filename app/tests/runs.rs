@@ -17,6 +17,72 @@ fn succeeds(dir: &Path, args: &[&str]) -> String {
     err
 }
 
+/// `nbody --restart` on the GPU continues the run: a Plummer sphere of 4096 particles stopped at
+/// t = 0.1 (float64 snapshot) and restarted to t = 0.2 ends where the run that did not stop
+/// ends, to float32 rounding (each step's tree is built anew, so its sums may come in another
+/// order; on the CPU the same restart holds to 1e-12).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn nbody_restart_on_the_gpu_continues() {
+    let dir = scratch("restart-gpu");
+    let on_gpu = |args: &[&str]| {
+        let out = Command::new(common::warpkit_exe())
+            .args(["--backend", "gpu"])
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{args:?}: {err}");
+        err
+    };
+    let run = [
+        "nbody", "--ic", "plummer", "--n", "4096", "--dt", "0.01", "--eps", "0.02",
+    ];
+    let double = ["--precision", "double", "--snapshot-every", "0"];
+    on_gpu(&[&run[..], &double, &["--t-end", "0.2", "--out", "whole"]].concat());
+    on_gpu(&[&run[..], &double, &["--t-end", "0.1", "--out", "rA"]].concat());
+    let err = on_gpu(
+        &[
+            &[
+                "nbody",
+                "--restart",
+                "rA/snapshot_final.gadget",
+                "--t-end",
+                "0.2",
+            ][..],
+            &double,
+            &["--out", "rB"],
+        ]
+        .concat(),
+    );
+    assert!(!err.contains("overrides"), "{err}");
+    let t0 = first_time(&dir.join("rB/diagnostics.csv"));
+    assert!((t0 - 0.1).abs() < 1e-12, "the restart starts at t = {t0}");
+    let a = read_snapshot(&dir.join("whole/snapshot_final.gadget")).unwrap();
+    let b = read_snapshot(&dir.join("rB/snapshot_final.gadget")).unwrap();
+    assert_eq!(a.header.time, b.header.time);
+    assert_eq!(a.particles.id, b.particles.id);
+    let pairs = || {
+        a.particles
+            .pos
+            .iter()
+            .zip(&b.particles.pos)
+            .chain(a.particles.vel.iter().zip(&b.particles.vel))
+    };
+    let worst = pairs()
+        .flat_map(|(x, y)| (0..3).map(move |k| (x[k] - y[k]).abs() / x[k].abs().max(1e-3)))
+        .fold(0.0, f64::max);
+    let same = pairs().filter(|(x, y)| x == y).count();
+    println!(
+        "nbody restart on the GPU: largest relative difference {worst:.2e}; {same} of {} \
+         positions and velocities equal to the bit",
+        2 * a.particles.pos.len()
+    );
+    assert!(worst <= 1e-5, "the restart differs by {worst:.3e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The first column of the diagnostics' first data row: the run's starting time.
 fn first_time(csv: &Path) -> f64 {
     let text = std::fs::read_to_string(csv).unwrap();
