@@ -164,6 +164,8 @@ pub struct PlanetConfig {
 #[derive(Debug, Default)]
 pub struct PlanetArgs {
     pub config: Option<PathBuf>,
+    /// The configuration as TOML text (instead of `config`).
+    pub text: Option<String>,
     /// Mass in Earth masses.
     pub mass: Option<f64>,
     /// Mass in kg.
@@ -199,13 +201,14 @@ pub fn parse_layers(s: &str) -> Result<Vec<LayerSpec>> {
 
 /// Reads and overrides the configuration.
 pub fn config(a: &PlanetArgs) -> Result<PlanetConfig> {
-    let mut c: PlanetConfig = match &a.config {
-        Some(p) => {
+    let mut c: PlanetConfig = match (&a.config, &a.text) {
+        (Some(p), _) => {
             let text =
                 std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
             toml::from_str(&text).with_context(|| format!("parsing {}", p.display()))?
         }
-        None => PlanetConfig::default(),
+        (None, Some(text)) => toml::from_str(text).context("parsing the configuration")?,
+        (None, None) => PlanetConfig::default(),
     };
     if a.mass.is_some() || a.mass_kg.is_some() {
         (c.planet.mass_earth, c.planet.mass_kg) = (a.mass, a.mass_kg);

@@ -1,5 +1,6 @@
 """warpkit from Python: Barnes–Hut gravity (and potentials), stochastic Barnes–Hut sums at query
-points, hex8 FEM assembly, N-body runs, and SPH neighbours, densities and runs (``warpkit.sph``).
+points, hex8 FEM assembly, N-body runs, SPH neighbours, densities and runs (``warpkit.sph``), and
+planets and giant impacts (``warpkit.planet``).
 
 Arrays go in and out as NumPy arrays; the work runs on the GPU when one is usable and on
 warpkit's CPU backend otherwise (``backend="auto"``, or ``"gpu"`` / ``"cpu"``).
@@ -21,7 +22,7 @@ from . import _warpkit
 from . import fem
 from ._warpkit import backend_name
 
-__all__ = ["gravity", "sbh", "fem", "nbody", "sph", "backend_name"]
+__all__ = ["gravity", "sbh", "fem", "nbody", "sph", "planet", "backend_name"]
 
 
 _F32_MAX = float(_np.finfo(_np.float32).max)
@@ -275,5 +276,5 @@ def _out_dir(out):
     return out
 
 
-# Last: `sph` takes the helpers above from this module.
-from . import sph  # noqa: E402
+# Last: `sph` and `planet` take the helpers above from this module.
+from . import planet, sph  # noqa: E402

@@ -53,6 +53,7 @@ pub(crate) fn run(
         choice,
         warpkit::planet::impact::cli::ImpactArgs {
             config,
+            text: None,
             particles,
             t_end,
             overwrite,

@@ -52,6 +52,7 @@ pub(crate) fn run(choice: warpkit::backend::BackendChoice, a: PlanetArgs) -> any
     warpkit::planet::cli::run(
         warpkit::planet::cli::PlanetArgs {
             config,
+            text: None,
             mass,
             mass_kg,
             layers,

@@ -245,6 +245,8 @@ impl Default for ImpactConfig {
 #[derive(Debug, Default)]
 pub struct ImpactArgs {
     pub config: Option<PathBuf>,
+    /// The case as TOML text (instead of `config`).
+    pub text: Option<String>,
     /// Particles of the built bodies together.
     pub particles: Option<usize>,
     /// End time, s.
@@ -256,13 +258,14 @@ pub struct ImpactArgs {
 
 /// Reads and overrides the configuration.
 pub fn config(a: &ImpactArgs) -> Result<ImpactConfig> {
-    let mut c: ImpactConfig = match &a.config {
-        Some(p) => {
+    let mut c: ImpactConfig = match (&a.config, &a.text) {
+        (Some(p), _) => {
             let text =
                 std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
             toml::from_str(&text).with_context(|| format!("parsing {}", p.display()))?
         }
-        None => ImpactConfig::default(),
+        (None, Some(text)) => toml::from_str(text).context("parsing the case")?,
+        (None, None) => ImpactConfig::default(),
     };
     if let Some(n) = a.particles {
         c.particles.n = Some(n);
