@@ -123,3 +123,63 @@ fn cli_writes_restarts_and_reads_hdf5() {
     assert_eq!(a, b);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `warpkit impact` with `format = "hdf5"`: SI snapshots with SWIFT's planetary fields
+/// (MaterialIDs, InternalEnergies, Densities, Pressures, SmoothingLengths) that warpkit reads
+/// back, the bodies' masses in kg, and the SI unit system stated in the file.
+#[test]
+fn impact_writes_si_hdf5_snapshots() {
+    let dir = scratch("impact");
+    std::fs::write(
+        dir.join("case.toml"),
+        "[settle]\ntime = 0\n[run]\ngravity_solver = \"direct\"\nt_end = 300\n\
+         snapshot_every = 0\n[output]\nimages = false\nformat = \"hdf5\"\n",
+    )
+    .unwrap();
+    warpkit(
+        &dir,
+        &[
+            "impact",
+            "--config",
+            "case.toml",
+            "--particles",
+            "1000",
+            "--out",
+            "run",
+        ],
+    );
+    let path = dir.join("run/snapshot_final.hdf5");
+    let _fork = no_fork();
+    let s = read_hdf5(&path).unwrap();
+    let gas = s.gas.as_ref().expect("gas");
+    let n = s.particles.pos.len();
+    assert_eq!(n, 1000);
+    assert_eq!(gas.mat.len(), n, "MaterialIDs");
+    assert!(gas.mat.iter().all(|&m| m < 2), "iron 0, granite 1");
+    for (name, v) in [
+        ("InternalEnergies", &gas.u),
+        ("Densities", &gas.rho),
+        ("SmoothingLengths", &gas.hsml),
+    ] {
+        assert_eq!(v.len(), n, "{name}");
+        assert!(v.iter().all(|x| x.is_finite() && *x >= 0.0), "{name}");
+    }
+    // Densities of rock and iron in kg/m³, masses in kg.
+    let rho_max = gas.rho.iter().copied().fold(0.0, f64::max);
+    assert!((3e3..2e4).contains(&rho_max), "ρ max {rho_max}");
+    let m: f64 = s.particles.mass.iter().sum();
+    let earth = 5.9722e24;
+    assert!(
+        ((m / earth) - 1.02).abs() < 1e-3,
+        "{} Earth masses",
+        m / earth
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let says = |t: &str| bytes.windows(t.len()).any(|w| w == t.as_bytes());
+    assert!(
+        says("SI: kilograms, metres, seconds"),
+        "the unit system in /Code"
+    );
+    assert!(says("Pressures"), "pressures written");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -96,6 +96,45 @@ scaling of them: length 1 kpc, mass 1e10 Msun, time sqrt(kpc^3 / (G 1e10 Msun)) 
 (velocity 207.39 km/s), so that G = 1 holds in it. Any length L and mass M with time \
 sqrt(L^3 / (G M)) describe the run equally well.";
 
+/// The unit system a file states (`/Units`, `/InternalCodeUnits`, `/Code`, and each dataset's
+/// conversion factors): values are stored as the run computed them, in these units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Units {
+    pub mass_g: f64,
+    pub length_cm: f64,
+    pub time_s: f64,
+    /// Newton's constant in these units.
+    pub g: f64,
+    /// `/Code`'s `Unit system`, in words.
+    pub system: &'static str,
+}
+
+impl Units {
+    /// warpkit's N-body units (G = 1) with the physical scaling of [`UNIT_LENGTH_CM`],
+    /// [`UNIT_MASS_G`] and [`unit_time_s`].
+    pub fn nbody() -> Units {
+        Units {
+            mass_g: UNIT_MASS_G,
+            length_cm: UNIT_LENGTH_CM,
+            time_s: unit_time_s(),
+            g: 1.0,
+            system: UNIT_SYSTEM,
+        }
+    }
+
+    /// SI (kg, m, s), as the planetary runs compute (`G` in m³ kg⁻¹ s⁻²).
+    pub fn si(g: f64) -> Units {
+        Units {
+            mass_g: 1e3,
+            length_cm: 1e2,
+            time_s: 1.0,
+            g,
+            system: "SI: kilograms, metres, seconds; energies per mass in J/kg, densities in \
+                     kg/m³, pressures in Pa. /Units states them in cgs.",
+        }
+    }
+}
+
 /// SWIFT's unit attributes of one dataset: the exponents of (M, L, t) and the a-scale exponent.
 struct FieldUnits {
     m: i32,
@@ -117,7 +156,7 @@ impl FieldUnits {
                 2,
                 -2,
                 -1,
-                "Gravitational potentials of the particles (softened, G = 1).",
+                "Gravitational potentials of the particles (softened).",
             ),
             "InternalEnergies" => (0, 2, -2, -2, "Specific internal energies of the gas."),
             "Densities" => (1, -3, 0, -3, "SPH densities of the gas."),
@@ -165,13 +204,13 @@ impl FieldUnits {
         }
     }
 
-    fn cgs(&self) -> f64 {
-        UNIT_MASS_G.powi(self.m) * UNIT_LENGTH_CM.powi(self.l) * unit_time_s().powi(self.t)
+    fn cgs(&self, u: &Units) -> f64 {
+        u.mass_g.powi(self.m) * u.length_cm.powi(self.l) * u.time_s.powi(self.t)
     }
 
     /// SWIFT's `Expression for physical CGS units`, e.g. `1.988410e43 [ g ]`.
-    fn expression(&self) -> String {
-        let mut s = format!("{:.6e} [", self.cgs());
+    fn expression(&self, u: &Units) -> String {
+        let mut s = format!("{:.6e} [", self.cgs(u));
         for (name, e) in [("g", self.m), ("cm", self.l), ("s", self.t)] {
             match e {
                 0 => {}
@@ -202,7 +241,7 @@ fn text(at: &Location, name: &str, s: &str) -> hdf5::Result<()> {
 }
 
 /// SWIFT's unit attributes on one particle dataset.
-fn field_units(at: &Location, name: &str) -> hdf5::Result<()> {
+fn field_units(at: &Location, name: &str, units: &Units) -> hdf5::Result<()> {
     let u = FieldUnits::of(name);
     for (attr, e) in [
         ("U_M exponent", u.m),
@@ -215,7 +254,7 @@ fn field_units(at: &Location, name: &str) -> hdf5::Result<()> {
     ] {
         one(at, attr, e as f64)?;
     }
-    let cgs = u.cgs();
+    let cgs = u.cgs(units);
     one(
         at,
         "Conversion factor to CGS (not including cosmological corrections)",
@@ -226,7 +265,11 @@ fn field_units(at: &Location, name: &str) -> hdf5::Result<()> {
         "Conversion factor to physical CGS (including cosmological corrections)",
         cgs,
     )?;
-    text(at, "Expression for physical CGS units", &u.expression())?;
+    text(
+        at,
+        "Expression for physical CGS units",
+        &u.expression(units),
+    )?;
     text(at, "Description", u.description)?;
     one(at, "Value stored as physical", 1i32)?;
     one(at, "Property can be converted to comoving", 1i32)
@@ -237,6 +280,16 @@ fn field_units(at: &Location, name: &str) -> hdf5::Result<()> {
 /// `NumFilesPerSnapshot` are derived from the particles; its time, redshift, box, cosmology and
 /// flags are written as they are.
 pub fn write_hdf5(path: &Path, s: &Snapshot, precision: Precision) -> Result<(), SnapshotError> {
+    write_hdf5_in(path, s, precision, &Units::nbody())
+}
+
+/// [`write_hdf5`] stating the unit system `units`.
+pub fn write_hdf5_in(
+    path: &Path,
+    s: &Snapshot,
+    precision: Precision,
+    units: &Units,
+) -> Result<(), SnapshotError> {
     let p = &s.particles;
     let gadget = |source| SnapshotError::Gadget {
         path: path.to_path_buf(),
@@ -261,7 +314,7 @@ pub fn write_hdf5(path: &Path, s: &Snapshot, precision: Precision) -> Result<(),
     tmp.push(format!(".tmp{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
     let result = (|| {
-        encode(&tmp, s, precision).map_err(|e| err(path, format!("writing: {e}")))?;
+        encode(&tmp, s, precision, units).map_err(|e| err(path, format!("writing: {e}")))?;
         let io = |source| SnapshotError::Io {
             path: path.to_path_buf(),
             source,
@@ -277,7 +330,7 @@ pub fn write_hdf5(path: &Path, s: &Snapshot, precision: Precision) -> Result<(),
     result
 }
 
-fn encode(path: &Path, s: &Snapshot, precision: Precision) -> hdf5::Result<()> {
+fn encode(path: &Path, s: &Snapshot, precision: Precision, u: &Units) -> hdf5::Result<()> {
     let p = &s.particles;
     let h = super::snapshot::header_for(s);
     let file = hdf5::File::create(path)?;
@@ -330,9 +383,9 @@ fn encode(path: &Path, s: &Snapshot, precision: Precision) -> hdf5::Result<()> {
     }
     // SWIFT's unit and run metadata (swiftsimio): see the module's documentation.
     let units = [
-        ("Unit mass in cgs (U_M)", UNIT_MASS_G),
-        ("Unit length in cgs (U_L)", UNIT_LENGTH_CM),
-        ("Unit time in cgs (U_t)", unit_time_s()),
+        ("Unit mass in cgs (U_M)", u.mass_g),
+        ("Unit length in cgs (U_L)", u.length_cm),
+        ("Unit time in cgs (U_t)", u.time_s),
         ("Unit current in cgs (U_I)", 1.0),
         ("Unit temperature in cgs (U_T)", 1.0),
     ];
@@ -347,8 +400,8 @@ fn encode(path: &Path, s: &Snapshot, precision: Precision) -> hdf5::Result<()> {
     let code = file.create_group("Code")?;
     text(&code, "Code", "warpkit")?;
     text(&code, "Version", env!("CARGO_PKG_VERSION"))?;
-    text(&code, "Unit system", UNIT_SYSTEM)?;
-    one(&code, "Gravitational constant in internal units", 1.0f64)?;
+    text(&code, "Unit system", u.system)?;
+    one(&code, "Gravitational constant in internal units", u.g)?;
     let mut start = 0;
     for (t, &n) in p.count_by_type().iter().enumerate() {
         if n == 0 {
@@ -363,35 +416,35 @@ fn encode(path: &Path, s: &Snapshot, precision: Precision) -> hdf5::Result<()> {
             "Coordinates",
             (n, 3),
             &vec3(&p.pos[r.clone()]),
-            precision,
+            (precision, u),
         )?;
         floats(
             &g,
             "Velocities",
             (n, 3),
             &vec3(&p.vel[r.clone()]),
-            precision,
+            (precision, u),
         )?;
         let ids = g.new_dataset::<u64>().shape(n).create("ParticleIDs")?;
         ids.write_raw(&p.id[r.clone()])?;
-        field_units(&ids, "ParticleIDs")?;
-        floats(&g, "Masses", (n, 1), &p.mass[r.clone()], precision)?;
+        field_units(&ids, "ParticleIDs", u)?;
+        floats(&g, "Masses", (n, 1), &p.mass[r.clone()], (precision, u))?;
         if let Some(pot) = &s.potential {
-            floats(&g, "Potential", (n, 1), &pot[r], precision)?;
+            floats(&g, "Potential", (n, 1), &pot[r], (precision, u))?;
         }
         if let (0, Some(gas)) = (t, &s.gas) {
             for (name, v) in gas_scalars(gas) {
                 if !v.is_empty() {
-                    floats(&g, name, (n, 1), v, precision)?;
+                    floats(&g, name, (n, 1), v, (precision, u))?;
                 }
             }
             if !gas.acc.is_empty() {
-                floats(&g, "Accelerations", (n, 3), &vec3(&gas.acc), precision)?;
+                floats(&g, "Accelerations", (n, 3), &vec3(&gas.acc), (precision, u))?;
             }
             if !gas.mat.is_empty() {
                 let d = g.new_dataset::<u32>().shape(n).create("MaterialIDs")?;
                 d.write_raw(&gas.mat)?;
-                field_units(&d, "MaterialIDs")?;
+                field_units(&d, "MaterialIDs", u)?;
             }
         }
     }
@@ -421,22 +474,28 @@ fn floats(
     name: &str,
     (n, cols): (usize, usize),
     v: &[f64],
-    precision: Precision,
+    (precision, u): (Precision, &Units),
 ) -> hdf5::Result<()> {
-    fn put<T: H5Type>(g: &Group, name: &str, n: usize, cols: usize, v: &[T]) -> hdf5::Result<()> {
+    fn put<T: H5Type>(
+        g: &Group,
+        name: &str,
+        (n, cols): (usize, usize),
+        v: &[T],
+        u: &Units,
+    ) -> hdf5::Result<()> {
         let d = if cols == 1 {
             g.new_dataset::<T>().shape(n).create(name)?
         } else {
             g.new_dataset::<T>().shape((n, cols)).create(name)?
         };
         d.write_raw(v)?;
-        field_units(&d, name)
+        field_units(&d, name, u)
     }
     match precision {
-        Precision::Double => put(g, name, n, cols, v),
+        Precision::Double => put(g, name, (n, cols), v, u),
         Precision::Single => {
             let v: Vec<f32> = v.iter().map(|&x| x as f32).collect();
-            put(g, name, n, cols, &v)
+            put(g, name, (n, cols), &v, u)
         }
     }
 }

@@ -781,7 +781,7 @@ fn impact_run<'py>(
     d.set_item("dir", s.dir.display().to_string())?;
     d.set_item("diagnostics", path("diagnostics.csv"))?;
     d.set_item("outcome_csv", path("outcome.csv"))?;
-    d.set_item("snapshot", path("snapshot_final.gadget"))?;
+    d.set_item("snapshot", s.snapshot.display().to_string())?;
     d.set_item("particles", s.particles)?;
     d.set_item("target_particles", s.target_particles)?;
     d.set_item("materials", s.materials.clone())?;

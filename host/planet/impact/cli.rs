@@ -194,6 +194,9 @@ pub struct OutputSection {
     /// With `images`: a frame of `impact.gif` every so many seconds of simulated time, the
     /// start's included, in the view of the start (0: no animation).
     pub frame_every: f64,
+    /// The snapshots' format: `gadget2` (`.gadget`) or `hdf5` (`.hdf5`, SWIFT's names and
+    /// planetary fields, SI units stated in `/Units`; needs the `hdf5` cargo feature).
+    pub format: crate::nbody::run::SnapshotFormat,
 }
 
 impl Default for OutputSection {
@@ -205,6 +208,7 @@ impl Default for OutputSection {
             images: true,
             image_pixels: 512,
             frame_every: 600.0,
+            format: crate::nbody::run::SnapshotFormat::Gadget2,
         }
     }
 }
@@ -285,7 +289,8 @@ pub fn config(a: &ImpactArgs) -> Result<ImpactConfig> {
     Ok(c)
 }
 
-/// The files a run writes besides its snapshots (`snapshot_NNNN.gadget`, `snapshot_final.gadget`).
+/// The files a run writes besides its snapshots (`snapshot_NNNN.gadget`, `snapshot_final.gadget`,
+/// or `.hdf5`).
 pub const OUTPUTS: [&str; 3] = ["diagnostics.csv", "outcome.csv", "impact.toml"];
 
 /// Where a body comes from, checked and ready to settle or place.
@@ -546,6 +551,17 @@ pub fn validate(c: &ImpactConfig) -> Result<Setup> {
             c.output.image_pixels
         );
     }
+    match c.output.format {
+        crate::nbody::run::SnapshotFormat::Gadget1 => bail!(
+            "format = \"gadget1\": format 1 has no block names to carry the material ids (MATI); \
+             use \"gadget2\" or \"hdf5\""
+        ),
+        #[cfg(not(feature = "hdf5"))]
+        crate::nbody::run::SnapshotFormat::Hdf5 => {
+            bail!("{}", crate::nbody::snapshot::NO_HDF5)
+        }
+        _ => {}
+    }
 
     // The orbit's own inputs, before the bodies are made.
     let im = &c.impact;
@@ -714,7 +730,7 @@ pub fn validate(c: &ImpactConfig) -> Result<Setup> {
         {
             crate::files::check_not_input(
                 "--out",
-                &dir.join("snapshot_final.gadget"),
+                &dir.join(format!("snapshot_final.{}", c.output.format.extension())),
                 &[(body.name, Some(path))],
             )?;
         }

@@ -75,6 +75,10 @@ fn bad_impacts_are_refused_before_any_work() {
             "[particles]\nn = 400",
             "the impactor would have 52 particles",
         ),
+        (
+            "[output]\nformat = \"gadget1\"",
+            "no block names to carry the material ids",
+        ),
         ("[run]\nt_end = 0", "t_end = 0 must be > 0"),
         ("[run]\ncourant = 2", "courant"),
         (
@@ -157,5 +161,15 @@ fn a_planet_snapshot_joins_a_built_target() {
         let p: f64 = (0..gas.len()).map(|i| gas.mass[i] * gas.vel[i][k]).sum();
         assert!(p.abs() < 1e-9 * m * setup.contact.v_c, "momentum {p}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Without the `hdf5` feature, HDF5 snapshots are refused by name before any work.
+#[cfg(not(feature = "hdf5"))]
+#[test]
+fn hdf5_snapshots_without_the_feature_are_refused() {
+    let dir = scratch("no-hdf5");
+    let e = refusal(&dir, "[output]\nformat = \"hdf5\"");
+    assert!(e.contains("hdf5"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

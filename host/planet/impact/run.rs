@@ -63,6 +63,8 @@ pub struct OutcomeRow {
 #[derive(Clone, Debug)]
 pub struct ImpactSummary {
     pub dir: PathBuf,
+    /// The final snapshot.
+    pub snapshot: PathBuf,
     pub particles: usize,
     /// Particles of the target (the first ones).
     pub target_particles: usize,
@@ -256,23 +258,26 @@ pub fn run_case_with(
     analyse(&sim, &mut out)?;
 
     let mut snapshot_index = 0u32;
-    let write_snapshot = |observer: &mut dyn ImpactObserver, sim: &Sim, name: &str| -> Result<()> {
-        let path = dir.join(name);
-        snapshot::write_gadget(
-            &path,
-            &snapio::snapshot_of(sim),
-            Format::Gadget2,
-            Precision::Double,
-        )?;
+    let ext = c.output.format.extension();
+    let write_snapshot = |observer: &mut dyn ImpactObserver, sim: &Sim, stem: &str| -> Result<()> {
+        let path = dir.join(format!("{stem}.{ext}"));
+        let s = snapio::snapshot_of(sim);
+        match c.output.format {
+            #[cfg(feature = "hdf5")]
+            crate::nbody::run::SnapshotFormat::Hdf5 => crate::nbody::hdf5::write_hdf5_in(
+                &path,
+                &s,
+                Precision::Double,
+                &crate::nbody::hdf5::Units::si(crate::planet::G_SI),
+            )?,
+            // Format 1 and, without the feature, HDF5 are refused by `validate`.
+            _ => snapshot::write_gadget(&path, &s, Format::Gadget2, Precision::Double)?,
+        }
         observer.snapshot(c, sim, &materials, &path)
     };
     let every = (c.run.snapshot_every > 0.0).then_some(c.run.snapshot_every);
     if every.is_some() {
-        write_snapshot(
-            observer,
-            &sim,
-            &format!("snapshot_{snapshot_index:04}.gadget"),
-        )?;
+        write_snapshot(observer, &sim, &format!("snapshot_{snapshot_index:04}"))?;
     }
     let frame_every =
         (c.output.images && c.output.frame_every > 0.0).then_some(c.output.frame_every);
@@ -323,11 +328,7 @@ pub fn run_case_with(
         }
         if reached(sim.t, next_snapshot) {
             snapshot_index += 1;
-            write_snapshot(
-                observer,
-                &sim,
-                &format!("snapshot_{snapshot_index:04}.gadget"),
-            )?;
+            write_snapshot(observer, &sim, &format!("snapshot_{snapshot_index:04}"))?;
             next_snapshot += every.unwrap_or(f64::INFINITY);
         }
         let ticks = ((sim.t / t_end) * TICKS as f64).min(TICKS as f64) as u64;
@@ -337,13 +338,14 @@ pub fn run_case_with(
         analyse(&sim, &mut out)?;
     }
     diag.flush()?;
-    write_snapshot(observer, &sim, "snapshot_final.gadget")?;
+    write_snapshot(observer, &sim, "snapshot_final")?;
     observer.finish(c)?;
     let wall_s = start.elapsed().as_secs_f64();
     let d = sim.diagnostics();
     let steps = sim.step;
     let summary = ImpactSummary {
         dir: dir.clone(),
+        snapshot: dir.join(format!("snapshot_final.{ext}")),
         particles: sim.gas.len(),
         target_particles: n_t,
         materials: materials.clone(),
